@@ -1,0 +1,60 @@
+// The process-wide microkernel state: plugins, op/kernel registries, devices.
+#ifndef GRAPHRT_CORE_RUNTIME_H_
+#define GRAPHRT_CORE_RUNTIME_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "graphrt/core/status.h"
+
+namespace graphrt {
+
+class OpRegistry;
+class KernelRegistry;
+class DeviceRegistry;
+
+struct PluginInfo {
+  std::string name;
+  std::string version;
+  std::string path;
+  uint32_t abi_major = 0;
+  uint32_t abi_minor = 0;
+  std::vector<std::string> ops;      // op names it defined
+  std::vector<std::string> kernels;  // "Op on CPU"
+  std::vector<std::string> devices;  // device types it provides
+};
+
+class Runtime {
+ public:
+  static Runtime& Global();
+
+  // Loads one plugin file. A failed load changes nothing.
+  Status LoadPlugin(const std::string& path);
+  // Loads every lib*.so in `dir` (sorted by name); stops at the first error.
+  Status LoadPluginDirectory(const std::string& dir);
+  // Loads, once per process, the standard plugin directory (beside the core
+  // library: <libdir>/graphrt/plugins) and each directory of GRAPHRT_PLUGIN_PATH
+  // (colon-separated). Later calls return the first result.
+  Status LoadDefaultPlugins();
+  // The default plugin directory (may not exist).
+  static std::string DefaultPluginDirectory();
+
+  std::vector<PluginInfo> Plugins() const;
+  const OpRegistry& ops() const;
+  const KernelRegistry& kernels() const;
+  DeviceRegistry& devices();
+
+  Runtime(const Runtime&) = delete;
+  Runtime& operator=(const Runtime&) = delete;
+
+ private:
+  Runtime();
+  ~Runtime();
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace graphrt
+
+#endif  // GRAPHRT_CORE_RUNTIME_H_

@@ -1,0 +1,697 @@
+// graphrt plugin SDK: the familiar C++ style (REGISTER_OP, REGISTER_KERNEL,
+// OpKernel) over the C ABI in graphrt/c_api.h. Header-only; a plugin built
+// with any compiler and standard library links nothing of graphrt.
+//
+// Exactly one source file of a plugin says GRAPHRT_PLUGIN("name", "version").
+//
+// Everything here has hidden visibility: two plugins built against different
+// SDK versions never bind to each other's inline functions or statics.
+#ifndef GRAPHRT_SDK_SDK_H_
+#define GRAPHRT_SDK_SDK_H_
+
+#include <graphrt/c_api.h>
+
+#include <cstdint>
+#include <cstring>
+#include <deque>
+#include <exception>
+#include <functional>
+#include <initializer_list>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#pragma GCC visibility push(hidden)
+
+namespace graphrt {
+namespace sdk {
+
+using DataType = GR_DataType;
+constexpr const char* DEVICE_CPU = "CPU";
+constexpr const char* DEVICE_GPU = "GPU";
+
+namespace detail {
+// Defined by GRAPHRT_PLUGIN in the plugin's one entry-point file.
+extern const GR_CoreApi* g_api;
+}  // namespace detail
+
+inline const GR_CoreApi& Api() { return *detail::g_api; }
+
+// ----------------------------------------------------------------- Status
+
+class Status {
+ public:
+  Status() = default;
+  Status(int32_t code, std::string msg) : code_(code), msg_(std::move(msg)) {}
+  static Status OK() { return Status(); }
+  bool ok() const { return code_ == GR_OK; }
+  int32_t code() const { return code_; }
+  const std::string& message() const { return msg_; }
+
+ private:
+  int32_t code_ = GR_OK;
+  std::string msg_;
+};
+
+namespace errors {
+template <typename... Args>
+std::string StrCat(const Args&... args) {
+  std::ostringstream os;
+  (os << ... << args);
+  return os.str();
+}
+#define GR_SDK_ERROR_FN(Name, CODE)                 \
+  template <typename... Args>                       \
+  Status Name(const Args&... args) {                \
+    return Status(CODE, StrCat(args...));           \
+  }
+GR_SDK_ERROR_FN(InvalidArgument, GR_INVALID_ARGUMENT)
+GR_SDK_ERROR_FN(NotFound, GR_NOT_FOUND)
+GR_SDK_ERROR_FN(Internal, GR_INTERNAL)
+GR_SDK_ERROR_FN(Unimplemented, GR_UNIMPLEMENTED)
+GR_SDK_ERROR_FN(FailedPrecondition, GR_FAILED_PRECONDITION)
+GR_SDK_ERROR_FN(OutOfRange, GR_OUT_OF_RANGE)
+GR_SDK_ERROR_FN(ResourceExhausted, GR_RESOURCE_EXHAUSTED)
+GR_SDK_ERROR_FN(Unavailable, GR_UNAVAILABLE)
+#undef GR_SDK_ERROR_FN
+}  // namespace errors
+
+// ------------------------------------------------------------ data types
+
+template <typename T>
+struct DataTypeOf;
+#define GR_SDK_DTYPE(T, V) \
+  template <>              \
+  struct DataTypeOf<T> {   \
+    static constexpr DataType value = V; \
+  };
+GR_SDK_DTYPE(float, GR_FLOAT)
+GR_SDK_DTYPE(double, GR_DOUBLE)
+GR_SDK_DTYPE(int32_t, GR_INT32)
+GR_SDK_DTYPE(int64_t, GR_INT64)
+GR_SDK_DTYPE(uint8_t, GR_UINT8)
+GR_SDK_DTYPE(int8_t, GR_INT8)
+GR_SDK_DTYPE(int16_t, GR_INT16)
+GR_SDK_DTYPE(uint16_t, GR_UINT16)
+GR_SDK_DTYPE(uint32_t, GR_UINT32)
+GR_SDK_DTYPE(uint64_t, GR_UINT64)
+GR_SDK_DTYPE(bool, GR_BOOL)
+GR_SDK_DTYPE(GR_StringElem, GR_STRING)
+#undef GR_SDK_DTYPE
+
+// --------------------------------------------------------------- Tensors
+
+// A view of a core-owned tensor: dtype, dims and data pointer, no ownership.
+class TensorView {
+ public:
+  TensorView() { std::memset(&v_, 0, sizeof(v_)); v_.struct_size = sizeof(v_); }
+  GR_TensorView* raw() { return &v_; }
+  const GR_TensorView* raw() const { return &v_; }
+
+  DataType dtype() const { return static_cast<DataType>(v_.dtype); }
+  int rank() const { return v_.rank; }
+  int64_t dim(int i) const { return v_.dims[i]; }
+  const int64_t* dims_data() const { return v_.dims; }
+  std::vector<int64_t> dims() const { return std::vector<int64_t>(v_.dims, v_.dims + v_.rank); }
+  int64_t NumElements() const { return v_.num_elements; }
+  uint64_t ByteSize() const { return v_.byte_size; }
+  bool IsScalar() const { return v_.rank == 0; }
+  void* raw_data() const { return v_.data; }
+
+  template <typename T>
+  T* data() const { return static_cast<T*>(v_.data); }
+  template <typename T>
+  const T& scalar() const { return *static_cast<const T*>(v_.data); }
+
+  std::string ShapeString() const {
+    std::string s = "[";
+    for (int i = 0; i < v_.rank; ++i) s += (i ? "," : "") + std::to_string(v_.dims[i]);
+    return s + "]";
+  }
+
+ private:
+  GR_TensorView v_;
+};
+
+// An owning reference to a core tensor (e.g. a Const kernel's value).
+class Tensor {
+ public:
+  Tensor() = default;
+  Tensor(DataType dtype, const std::vector<int64_t>& dims)
+      : t_(Api().tensor_new(dtype, static_cast<int32_t>(dims.size()), dims.data())) {}
+  explicit Tensor(GR_Tensor* adopt) : t_(adopt) {}
+  Tensor(const Tensor& o) : t_(o.t_) { if (t_) Api().tensor_retain(t_); }
+  Tensor(Tensor&& o) noexcept : t_(o.t_) { o.t_ = nullptr; }
+  Tensor& operator=(Tensor o) { std::swap(t_, o.t_); return *this; }
+  ~Tensor() { if (t_) Api().tensor_release(t_); }
+
+  bool valid() const { return t_ != nullptr; }
+  GR_Tensor* raw() const { return t_; }
+  TensorView view() const {
+    TensorView v;
+    Api().tensor_view(t_, v.raw());
+    return v;
+  }
+
+ private:
+  GR_Tensor* t_ = nullptr;
+};
+
+// Dims of a possibly partially known shape: rank -1 = unknown rank, dim -1 = unknown.
+struct PartialShape {
+  int32_t rank = -1;
+  std::vector<int64_t> dims;
+  static PartialShape Unknown() { return PartialShape(); }
+  static PartialShape Known(std::vector<int64_t> d) {
+    PartialShape s;
+    s.rank = static_cast<int32_t>(d.size());
+    s.dims = std::move(d);
+    return s;
+  }
+  bool known_rank() const { return rank >= 0; }
+  bool fully_defined() const {
+    if (rank < 0) return false;
+    for (int64_t d : dims) if (d < 0) return false;
+    return true;
+  }
+};
+
+// ------------------------------------------------------------------ attrs
+
+// Attr reading shared by kernel construction and shape inference.
+class AttrReader {
+ public:
+  explicit AttrReader(const GR_Attrs* a) : a_(a) {}
+
+  Status Get(const char* name, int64_t* v) const { return Wrap(name, Api().attr_int(a_, name, v)); }
+  Status Get(const char* name, int32_t* v) const {
+    int64_t x = 0;
+    Status s = Get(name, &x);
+    *v = static_cast<int32_t>(x);
+    return s;
+  }
+  Status Get(const char* name, float* v) const { return Wrap(name, Api().attr_float(a_, name, v)); }
+  Status Get(const char* name, bool* v) const {
+    int32_t b = 0;
+    Status s = Wrap(name, Api().attr_bool(a_, name, &b));
+    *v = b != 0;
+    return s;
+  }
+  Status Get(const char* name, DataType* v) const {
+    int32_t t = 0;
+    Status s = Wrap(name, Api().attr_type(a_, name, &t));
+    *v = static_cast<DataType>(t);
+    return s;
+  }
+  Status Get(const char* name, std::string* v) const {
+    const char* d = nullptr;
+    uint64_t n = 0;
+    Status s = Wrap(name, Api().attr_string(a_, name, &d, &n));
+    if (s.ok()) v->assign(d, n);
+    return s;
+  }
+  Status Get(const char* name, std::vector<int64_t>* v) const {
+    const int64_t* p = nullptr;
+    int32_t n = 0;
+    Status s = Wrap(name, Api().attr_int_list(a_, name, &p, &n));
+    if (s.ok()) v->assign(p, p + n);
+    return s;
+  }
+  Status Get(const char* name, std::vector<int32_t>* v) const {
+    std::vector<int64_t> w;
+    Status s = Get(name, &w);
+    v->assign(w.begin(), w.end());
+    return s;
+  }
+  Status Get(const char* name, std::vector<float>* v) const {
+    const float* p = nullptr;
+    int32_t n = 0;
+    Status s = Wrap(name, Api().attr_float_list(a_, name, &p, &n));
+    if (s.ok()) v->assign(p, p + n);
+    return s;
+  }
+  Status Get(const char* name, std::vector<DataType>* v) const {
+    const int32_t* p = nullptr;
+    int32_t n = 0;
+    Status s = Wrap(name, Api().attr_type_list(a_, name, &p, &n));
+    if (s.ok()) {
+      v->clear();
+      for (int32_t i = 0; i < n; ++i) v->push_back(static_cast<DataType>(p[i]));
+    }
+    return s;
+  }
+  Status Get(const char* name, std::vector<std::string>* v) const {
+    int32_t n = 0;
+    Status s = Wrap(name, Api().attr_list_size(a_, name, &n));
+    if (!s.ok()) return s;
+    v->clear();
+    for (int32_t i = 0; i < n; ++i) {
+      const char* d = nullptr;
+      uint64_t len = 0;
+      s = Wrap(name, Api().attr_string_list_item(a_, name, i, &d, &len));
+      if (!s.ok()) return s;
+      v->emplace_back(d, len);
+    }
+    return s;
+  }
+  Status Get(const char* name, PartialShape* v) const {
+    int64_t dims[64];
+    int32_t rank = 0;
+    Status s = Wrap(name, Api().attr_shape(a_, name, &rank, dims, 64));
+    if (!s.ok()) return s;
+    if (rank > 64) return errors::InvalidArgument("attr '", name, "' has rank ", rank, " > 64");
+    v->rank = rank;
+    v->dims.assign(dims, dims + (rank > 0 ? rank : 0));
+    return s;
+  }
+  Status Get(const char* name, Tensor* v) const {
+    GR_Tensor* t = nullptr;
+    int32_t code = Api().attr_tensor(a_, name, &t, nullptr);
+    if (code != GR_OK) return Wrap(name, code);
+    *v = Tensor(t);
+    return Status();
+  }
+  bool Has(const char* name) const {
+    int32_t n;
+    int64_t i;
+    return Api().attr_list_size(a_, name, &n) != GR_NOT_FOUND ||
+           Api().attr_int(a_, name, &i) != GR_NOT_FOUND;
+  }
+
+ private:
+  static Status Wrap(const char* name, int32_t code) {
+    if (code == GR_OK) return Status();
+    if (code == GR_NOT_FOUND) return errors::NotFound("no attr named '", name, "'");
+    return Status(code, errors::StrCat("attr '", name, "' has the wrong kind or value"));
+  }
+  const GR_Attrs* a_;
+};
+
+// ------------------------------------------------------- shape inference
+
+class InferenceContext {
+ public:
+  explicit InferenceContext(GR_ShapeContext* sc) : sc_(sc) {}
+  int num_inputs() const { return Api().sc_num_inputs(sc_); }
+  int num_outputs() const { return Api().sc_num_outputs(sc_); }
+  PartialShape input(int i) const {
+    PartialShape s;
+    s.rank = Api().sc_input_rank(sc_, i);
+    if (s.rank > 0) {
+      s.dims.resize(s.rank);
+      Api().sc_input_dims(sc_, i, s.dims.data(), s.rank);
+    }
+    return s;
+  }
+  // True and a view when input i is a known constant.
+  bool input_tensor(int i, TensorView* v) const { return Api().sc_input_tensor(sc_, i, v->raw()) != 0; }
+  void set_output(int i, const PartialShape& s) {
+    Api().sc_set_output(sc_, i, s.rank, s.dims.data());
+  }
+  template <typename T>
+  Status GetAttr(const char* name, T* v) const { return AttrReader(Api().sc_attrs(sc_)).Get(name, v); }
+  const char* node_name() const { return Api().sc_node_name(sc_); }
+
+ private:
+  GR_ShapeContext* sc_;
+};
+
+using ShapeFn = std::function<Status(InferenceContext*)>;
+
+// --------------------------------------------------------------- kernels
+
+class OpKernelConstruction {
+ public:
+  explicit OpKernelConstruction(GR_KernelConstruction* kc) : kc_(kc) {}
+  template <typename T>
+  Status GetAttr(const char* name, T* v) const { return AttrReader(Api().kc_attrs(kc_)).Get(name, v); }
+  bool HasAttr(const char* name) const { return AttrReader(Api().kc_attrs(kc_)).Has(name); }
+  const char* name() const { return Api().kc_node_name(kc_); }
+  const char* op() const { return Api().kc_op_name(kc_); }
+  int num_inputs() const { return Api().kc_num_inputs(kc_); }
+  int num_outputs() const { return Api().kc_num_outputs(kc_); }
+  DataType input_type(int i) const { return static_cast<DataType>(Api().kc_input_type(kc_, i)); }
+  DataType output_type(int i) const { return static_cast<DataType>(Api().kc_output_type(kc_, i)); }
+  void* device() const { return Api().kc_device(kc_); }
+  void SetStatus(const Status& s) {
+    if (!s.ok()) { ok_ = false; Api().kc_set_error(kc_, s.code(), s.message().c_str()); }
+  }
+  void CtxFailure(const Status& s) { SetStatus(s); }
+  bool ok() const { return ok_; }
+
+ private:
+  GR_KernelConstruction* kc_;
+  bool ok_ = true;
+};
+
+class OpKernelContext {
+ public:
+  explicit OpKernelContext(GR_KernelContext* ctx) : ctx_(ctx) {}
+  GR_KernelContext* raw() const { return ctx_; }
+
+  int num_inputs() const { return Api().ctx_num_inputs(ctx_); }
+  int num_outputs() const { return Api().ctx_num_outputs(ctx_); }
+  TensorView input(int i) const {
+    TensorView v;
+    Api().ctx_input(ctx_, i, v.raw());
+    return v;
+  }
+  Status allocate_output(int i, const int64_t* dims, int rank, TensorView* out) {
+    return Check(Api().ctx_allocate_output(ctx_, i, rank, dims, out->raw()));
+  }
+  Status allocate_output(int i, const std::vector<int64_t>& dims, TensorView* out) {
+    return allocate_output(i, dims.data(), static_cast<int>(dims.size()), out);
+  }
+  Status forward_input_or_allocate_output(int in, int out_index, const int64_t* dims, int rank,
+                                          TensorView* out, bool* forwarded = nullptr) {
+    int32_t fwd = 0;
+    Status s = Check(Api().ctx_forward_input_or_allocate_output(ctx_, in, out_index, rank, dims,
+                                                                out->raw(), &fwd));
+    if (forwarded) *forwarded = fwd != 0;
+    return s;
+  }
+  // Zero-copy: output shares the input's buffer (optionally reshaped).
+  Status set_output_from_input(int out, int in) { return Check(Api().ctx_set_output_from_input(ctx_, out, in, -1, nullptr)); }
+  Status set_output_from_input(int out, int in, const std::vector<int64_t>& dims) {
+    return Check(Api().ctx_set_output_from_input(ctx_, out, in, static_cast<int32_t>(dims.size()), dims.data()));
+  }
+  Status set_output(int out, const Tensor& t) { return Check(Api().ctx_set_output_tensor(ctx_, out, t.raw())); }
+
+  void SetStatus(const Status& s) {
+    if (!s.ok()) { ok_ = false; Api().ctx_set_error(ctx_, s.code(), s.message().c_str()); }
+  }
+  void CtxFailure(const Status& s) { SetStatus(s); }
+  bool ok() const { return ok_; }
+  const char* node_name() const { return Api().ctx_node_name(ctx_); }
+  void* device() const { return Api().ctx_device(ctx_); }
+  void* stream() const { return Api().ctx_stream(ctx_); }
+  int64_t step_id() const { return Api().ctx_step_id(ctx_); }
+  int num_threads() const { return Api().ctx_num_threads(ctx_); }
+
+  // Runs fn(begin, end) over [0, total) on the session's pool and waits.
+  template <typename Fn>
+  void parallel_for(int64_t total, int64_t cost_per_unit, Fn&& fn) {
+    Api().ctx_parallel_for(
+        ctx_, total, cost_per_unit,
+        [](void* arg, int64_t b, int64_t e) { (*static_cast<Fn*>(arg))(b, e); }, &fn);
+  }
+
+ private:
+  Status Check(int32_t code) {
+    // The core has already recorded the error with its message.
+    if (code != GR_OK) ok_ = false;
+    return code == GR_OK ? Status() : Status(code, "see step status");
+  }
+  GR_KernelContext* ctx_;
+  bool ok_ = true;
+};
+
+class OpKernel {
+ public:
+  explicit OpKernel(OpKernelConstruction*) {}
+  virtual ~OpKernel() = default;
+  virtual void Compute(OpKernelContext* ctx) = 0;
+};
+
+#define OP_REQUIRES(CTX, COND, STATUS) \
+  do {                                 \
+    if (!(COND)) {                     \
+      (CTX)->CtxFailure(STATUS);       \
+      return;                          \
+    }                                  \
+  } while (0)
+
+#define OP_REQUIRES_OK(CTX, EXPR)                    \
+  do {                                               \
+    ::graphrt::sdk::Status _gr_s = (EXPR);           \
+    if (!_gr_s.ok()) {                               \
+      (CTX)->CtxFailure(_gr_s);                      \
+      return;                                        \
+    }                                                \
+  } while (0)
+
+#define GR_RETURN_IF_ERROR_SDK(EXPR)                 \
+  do {                                               \
+    ::graphrt::sdk::Status _gr_s = (EXPR);           \
+    if (!_gr_s.ok()) return _gr_s;                   \
+  } while (0)
+
+// ---------------------------------------------------------- registration
+
+class OpDefBuilder {
+ public:
+  explicit OpDefBuilder(std::string name) : name_(std::move(name)) {}
+  OpDefBuilder& Input(std::string s) { inputs_.push_back(std::move(s)); return *this; }
+  OpDefBuilder& Output(std::string s) { outputs_.push_back(std::move(s)); return *this; }
+  OpDefBuilder& Attr(std::string s) { attrs_.push_back(std::move(s)); return *this; }
+  OpDefBuilder& SetIsStateful() { flags_ |= GR_OP_STATEFUL; return *this; }
+  OpDefBuilder& SetIsCommutative() { flags_ |= GR_OP_COMMUTATIVE; return *this; }
+  OpDefBuilder& SetIsAggregate() { flags_ |= GR_OP_AGGREGATE; return *this; }
+  OpDefBuilder& SetAllowsUninitializedInput() { flags_ |= GR_OP_ALLOWS_UNINITIALIZED_INPUT; return *this; }
+  OpDefBuilder& Doc(std::string s) { summary_ = std::move(s); return *this; }
+  OpDefBuilder& SetShapeFn(ShapeFn fn) { shape_fn_ = std::move(fn); return *this; }
+
+  // Fills `spec`; pointers stay valid as long as this builder (plugin lifetime).
+  void ToSpec(GR_OpSpec* spec) {
+    in_ptrs_ = Ptrs(inputs_);
+    out_ptrs_ = Ptrs(outputs_);
+    attr_ptrs_ = Ptrs(attrs_);
+    std::memset(spec, 0, sizeof(*spec));
+    spec->struct_size = sizeof(*spec);
+    spec->name = name_.c_str();
+    spec->inputs = in_ptrs_.data();
+    spec->num_inputs = static_cast<int32_t>(in_ptrs_.size());
+    spec->outputs = out_ptrs_.data();
+    spec->num_outputs = static_cast<int32_t>(out_ptrs_.size());
+    spec->attrs = attr_ptrs_.data();
+    spec->num_attrs = static_cast<int32_t>(attr_ptrs_.size());
+    spec->flags = flags_;
+    spec->summary = summary_.c_str();
+    if (shape_fn_) {
+      spec->shape_fn = &OpDefBuilder::ShapeTrampoline;
+      spec->shape_fn_user_data = this;
+    }
+  }
+
+ private:
+  static std::vector<const char*> Ptrs(const std::vector<std::string>& v) {
+    std::vector<const char*> p;
+    for (const auto& s : v) p.push_back(s.c_str());
+    return p;
+  }
+  static int32_t ShapeTrampoline(GR_ShapeContext* sc, void* self) {
+    InferenceContext c(sc);
+    try {
+      Status s = static_cast<OpDefBuilder*>(self)->shape_fn_(&c);
+      if (!s.ok()) Api().sc_set_error(sc, s.code(), s.message().c_str());
+      return s.code();
+    } catch (const std::exception& e) {
+      Api().sc_set_error(sc, GR_INTERNAL, e.what());
+    } catch (...) {
+      Api().sc_set_error(sc, GR_INTERNAL, "unknown exception in shape function");
+    }
+    return GR_INTERNAL;
+  }
+
+  std::string name_;
+  std::vector<std::string> inputs_, outputs_, attrs_;
+  std::vector<const char*> in_ptrs_, out_ptrs_, attr_ptrs_;
+  uint32_t flags_ = 0;
+  std::string summary_;
+  ShapeFn shape_fn_;
+};
+
+class KernelDefBuilder {
+ public:
+  explicit KernelDefBuilder(std::string op) : op_(std::move(op)) {}
+  KernelDefBuilder& Device(const char* d) { device_ = d; return *this; }
+  template <typename T>
+  KernelDefBuilder& TypeConstraint(const char* attr) { return TypeConstraint(attr, {DataTypeOf<T>::value}); }
+  KernelDefBuilder& TypeConstraint(const char* attr, std::initializer_list<DataType> types) {
+    constraints_.push_back({attr, std::vector<int32_t>(types.begin(), types.end())});
+    return *this;
+  }
+  KernelDefBuilder& TypeConstraint(const char* attr, const std::vector<DataType>& types) {
+    constraints_.push_back({attr, std::vector<int32_t>(types.begin(), types.end())});
+    return *this;
+  }
+  KernelDefBuilder& HostMemory(std::string arg) { host_memory_.push_back(std::move(arg)); return *this; }
+  KernelDefBuilder& Label(std::string l) { label_ = std::move(l); return *this; }
+  KernelDefBuilder& Priority(int32_t p) { priority_ = p; return *this; }
+  // Hint: the kernel is so cheap that dispatching it to a pool costs more.
+  KernelDefBuilder& Inexpensive() { flags_ |= GR_KERNEL_INEXPENSIVE; return *this; }
+
+  using Factory = OpKernel* (*)(OpKernelConstruction*);
+  void SetFactory(Factory f) { factory_ = f; }
+
+  void ToSpec(GR_KernelSpec* spec) {
+    c_constraints_.clear();
+    for (const auto& c : constraints_) {
+      GR_TypeConstraint tc;
+      tc.struct_size = sizeof(tc);
+      tc.attr_name = c.first.c_str();
+      tc.allowed = c.second.data();
+      tc.num_allowed = static_cast<int32_t>(c.second.size());
+      c_constraints_.push_back(tc);
+    }
+    host_ptrs_.clear();
+    for (const auto& h : host_memory_) host_ptrs_.push_back(h.c_str());
+    std::memset(spec, 0, sizeof(*spec));
+    spec->struct_size = sizeof(*spec);
+    spec->op_name = op_.c_str();
+    spec->device_type = device_.c_str();
+    spec->constraints = c_constraints_.data();
+    spec->num_constraints = static_cast<int32_t>(c_constraints_.size());
+    spec->host_memory_args = host_ptrs_.data();
+    spec->num_host_memory_args = static_cast<int32_t>(host_ptrs_.size());
+    spec->label = label_.empty() ? nullptr : label_.c_str();
+    spec->priority = priority_;
+    spec->flags = flags_;
+    spec->user_data = this;
+    spec->create = &KernelDefBuilder::CreateTrampoline;
+    spec->compute = &KernelDefBuilder::ComputeTrampoline;
+    spec->destroy = &KernelDefBuilder::DestroyTrampoline;
+  }
+
+ private:
+  static void* CreateTrampoline(GR_KernelConstruction* kc, void* self) {
+    OpKernelConstruction c(kc);
+    try {
+      OpKernel* k = static_cast<KernelDefBuilder*>(self)->factory_(&c);
+      if (!c.ok()) {
+        delete k;
+        return nullptr;
+      }
+      return k;
+    } catch (const std::exception& e) {
+      Api().kc_set_error(kc, GR_INTERNAL, errors::StrCat("exception in kernel constructor: ", e.what()).c_str());
+    } catch (...) {
+      Api().kc_set_error(kc, GR_INTERNAL, "unknown exception in kernel constructor");
+    }
+    return nullptr;
+  }
+  static void ComputeTrampoline(void* kernel, GR_KernelContext* ctx) {
+    OpKernelContext c(ctx);
+    try {
+      static_cast<OpKernel*>(kernel)->Compute(&c);
+    } catch (const std::exception& e) {
+      Api().ctx_set_error(ctx, GR_INTERNAL, errors::StrCat("exception in kernel: ", e.what()).c_str());
+    } catch (...) {
+      Api().ctx_set_error(ctx, GR_INTERNAL, "unknown exception in kernel");
+    }
+  }
+  static void DestroyTrampoline(void* kernel) { delete static_cast<OpKernel*>(kernel); }
+
+  std::string op_, device_ = DEVICE_CPU;
+  std::vector<std::pair<std::string, std::vector<int32_t>>> constraints_;
+  std::vector<GR_TypeConstraint> c_constraints_;
+  std::vector<std::string> host_memory_;
+  std::vector<const char*> host_ptrs_;
+  std::string label_;
+  int32_t priority_ = 0;
+  uint32_t flags_ = 0;
+  Factory factory_ = nullptr;
+};
+
+inline KernelDefBuilder Name(const char* op) { return KernelDefBuilder(op); }
+
+namespace detail {
+
+struct PluginRegistry {
+  std::deque<OpDefBuilder> ops;
+  std::deque<KernelDefBuilder> kernels;
+  std::vector<const GR_DeviceSpec*> devices;
+};
+// Defined by GRAPHRT_PLUGIN (one per plugin, hidden).
+PluginRegistry& GetPluginRegistry();
+
+inline OpDefBuilder& AddOp(const char* name) {
+  return GetPluginRegistry().ops.emplace_back(name);
+}
+
+template <typename Kernel>
+OpKernel* MakeKernel(OpKernelConstruction* c) { return new Kernel(c); }
+
+inline bool AddKernel(KernelDefBuilder b, KernelDefBuilder::Factory f) {
+  b.SetFactory(f);
+  GetPluginRegistry().kernels.push_back(std::move(b));
+  return true;
+}
+
+inline bool AddDevice(const GR_DeviceSpec* spec) {
+  GetPluginRegistry().devices.push_back(spec);
+  return true;
+}
+
+inline int32_t PluginInit(GR_PluginInitArgs* args, const char* name, const char* version) {
+  args->plugin_abi_major = GR_ABI_MAJOR;
+  args->plugin_abi_minor = GR_ABI_MINOR;
+  args->plugin_name = name;
+  args->plugin_version = version;
+  if (args->core_abi_major != GR_ABI_MAJOR) return GR_FAILED_PRECONDITION;
+  g_api = args->api;
+  PluginRegistry& r = GetPluginRegistry();
+  for (OpDefBuilder& b : r.ops) {
+    GR_OpSpec spec;
+    b.ToSpec(&spec);
+    int32_t code = g_api->register_op(args->registrar, &spec);
+    if (code != GR_OK) return code;
+  }
+  for (KernelDefBuilder& b : r.kernels) {
+    GR_KernelSpec spec;
+    b.ToSpec(&spec);
+    int32_t code = g_api->register_kernel(args->registrar, &spec);
+    if (code != GR_OK) return code;
+  }
+  for (const GR_DeviceSpec* d : r.devices) {
+    int32_t code = g_api->register_device(args->registrar, d);
+    if (code != GR_OK) return code;
+  }
+  return GR_OK;
+}
+
+}  // namespace detail
+
+}  // namespace sdk
+}  // namespace graphrt
+
+#define GR_SDK_CONCAT_INNER(a, b) a##b
+#define GR_SDK_CONCAT(a, b) GR_SDK_CONCAT_INNER(a, b)
+#define GR_SDK_UNIQUE(prefix) GR_SDK_CONCAT(prefix, __COUNTER__)
+
+#define REGISTER_OP(name)                                                   \
+  [[maybe_unused]] static ::graphrt::sdk::OpDefBuilder& GR_SDK_UNIQUE(gr_op_) = \
+      ::graphrt::sdk::detail::AddOp(name)
+
+// REGISTER_KERNEL(Name("Op").Device(DEVICE_CPU).TypeConstraint<float>("T"), KernelClass)
+#define REGISTER_KERNEL(builder, ...)                                  \
+  [[maybe_unused]] static const bool GR_SDK_UNIQUE(gr_kernel_) =       \
+      ::graphrt::sdk::detail::AddKernel(builder, &::graphrt::sdk::detail::MakeKernel<__VA_ARGS__>)
+
+// REGISTER_DEVICE_BACKEND(&kMySpec) with a GR_DeviceSpec of static storage.
+#define REGISTER_DEVICE_BACKEND(spec_ptr)                         \
+  [[maybe_unused]] static const bool GR_SDK_UNIQUE(gr_device_) = \
+      ::graphrt::sdk::detail::AddDevice(spec_ptr)
+
+// Exactly once per plugin: defines the plugin's registry and its entry point.
+#define GRAPHRT_PLUGIN(name, version)                                                 \
+  namespace graphrt {                                                                 \
+  namespace sdk {                                                                     \
+  namespace detail {                                                                  \
+  const GR_CoreApi* g_api = nullptr;                                                  \
+  PluginRegistry& GetPluginRegistry() {                                               \
+    static PluginRegistry registry;                                                   \
+    return registry;                                                                  \
+  }                                                                                   \
+  }                                                                                   \
+  }                                                                                   \
+  }                                                                                   \
+  extern "C" __attribute__((visibility("default"))) int32_t graphrt_plugin_init(      \
+      GR_PluginInitArgs* args) {                                                      \
+    return ::graphrt::sdk::detail::PluginInit(args, name, version);                   \
+  }
+
+#pragma GCC visibility pop
+
+#endif  // GRAPHRT_SDK_SDK_H_
