@@ -1,0 +1,184 @@
+// The CPU device backend: ordinary host memory, 64-byte aligned, and
+// synchronous execution (streams and events are null handles, copies are
+// memcpy). The core runs CPU kernels on its own thread pool.
+#include <graphrt/sdk/sdk.h>
+#include <unistd.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <thread>
+
+namespace {
+
+using graphrt::sdk::Api;
+
+constexpr uint64_t kMinAlignment = 64;  // one cache line; also AVX-512 width
+
+struct CpuDevice {
+  int32_t ordinal = 0;
+  std::string description;  // built once: describe() must return stable storage
+};
+
+std::string CpuModelName() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      size_t colon = line.find(':');
+      if (colon == std::string::npos) break;
+      size_t begin = line.find_first_not_of(" \t", colon + 1);
+      return begin == std::string::npos ? std::string() : line.substr(begin);
+    }
+  }
+  return std::string();
+}
+
+const char* BestIsa() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f")) return "AVX-512";
+  if (__builtin_cpu_supports("avx2")) return "AVX2";
+  if (__builtin_cpu_supports("avx")) return "AVX";
+  if (__builtin_cpu_supports("sse4.2")) return "SSE4.2";
+  return "x86-64";
+#elif defined(__aarch64__)
+  return "AArch64";
+#else
+  return "generic";
+#endif
+}
+
+std::string Describe() {
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  if (cores <= 0) cores = static_cast<long>(std::thread::hardware_concurrency());
+  std::string s = "host CPU, ";
+  s += std::to_string(cores);
+  s += cores == 1 ? " core" : " cores";
+  const std::string model = CpuModelName();
+  if (!model.empty()) s += ", " + model;
+  s += ", ";
+  s += BestIsa();
+  return s;
+}
+
+// MemAvailable (what can be allocated without swapping) in bytes, or -1.
+int64_t AvailableBytes() {
+  std::ifstream in("/proc/meminfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    long long kb = 0;
+    if (std::sscanf(line.c_str(), "MemAvailable: %lld kB", &kb) == 1) return kb * 1024;
+  }
+  const long pages = sysconf(_SC_AVPHYS_PAGES);
+  const long page = sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0 ? static_cast<int64_t>(pages) * page : -1;
+}
+
+int32_t DeviceCount(void*) { return 1; }
+
+int32_t CreateDevice(void*, int32_t ordinal, void** device_out, GR_StatusSink* status) {
+  if (ordinal != 0) {
+    std::string msg = "CPU device ordinal ";
+    msg += std::to_string(ordinal);
+    msg += " does not exist (there is one: 0)";
+    Api().status_set(status, GR_INVALID_ARGUMENT, msg.c_str());
+    return GR_INVALID_ARGUMENT;
+  }
+  auto* d = new CpuDevice;
+  d->ordinal = ordinal;
+  d->description = Describe();
+  *device_out = d;
+  return GR_OK;
+}
+
+void DestroyDevice(void* device) { delete static_cast<CpuDevice*>(device); }
+
+const char* DescribeDevice(void* device) {
+  return static_cast<CpuDevice*>(device)->description.c_str();
+}
+
+void* Allocate(void*, uint64_t bytes, uint64_t alignment) {
+  uint64_t align = alignment < kMinAlignment ? kMinAlignment : alignment;
+  if ((align & (align - 1)) != 0) return nullptr;  // not a power of two
+  // Zero bytes still gets a real (unique, freeable) block, so callers never
+  // have to special-case it; aligned_alloc needs a size that is a multiple
+  // of the alignment.
+  const uint64_t want = bytes == 0 ? 1 : bytes;
+  if (want > UINT64_MAX - align) return nullptr;
+  const uint64_t size = (want + align - 1) & ~(align - 1);
+  return std::aligned_alloc(static_cast<size_t>(align), static_cast<size_t>(size));
+}
+
+void Deallocate(void*, void* ptr, uint64_t) { std::free(ptr); }
+
+int32_t MemoryInfo(void*, GR_DeviceMemoryInfo* info, GR_StatusSink*) {
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page = sysconf(_SC_PAGESIZE);
+  const int64_t total = pages > 0 && page > 0 ? static_cast<int64_t>(pages) * page : -1;
+  const int64_t avail = AvailableBytes();
+  // Honour the reader's struct_size: only write fields it has.
+  if (info->struct_size >= offsetof(GR_DeviceMemoryInfo, total_bytes) + sizeof(int64_t))
+    info->total_bytes = total;
+  if (info->struct_size >= offsetof(GR_DeviceMemoryInfo, free_bytes) + sizeof(int64_t))
+    info->free_bytes = avail;
+  return GR_OK;
+}
+
+// Execution on the CPU is synchronous: a stream or an event is nothing.
+int32_t CreateStream(void*, void** stream_out, GR_StatusSink*) {
+  *stream_out = nullptr;
+  return GR_OK;
+}
+void DestroyStream(void*, void*) {}
+int32_t SyncStream(void*, void*, GR_StatusSink*) { return GR_OK; }
+
+int32_t Copy(void*, void*, void* dst, const void* src, uint64_t bytes, GR_StatusSink*) {
+  if (bytes != 0) std::memcpy(dst, src, static_cast<size_t>(bytes));
+  return GR_OK;
+}
+
+int32_t CreateEvent(void*, void** event_out, GR_StatusSink*) {
+  *event_out = nullptr;
+  return GR_OK;
+}
+void DestroyEvent(void*, void*) {}
+int32_t RecordEvent(void*, void*, void*, GR_StatusSink*) { return GR_OK; }
+int32_t StreamWaitEvent(void*, void*, void*, GR_StatusSink*) { return GR_OK; }
+int32_t SyncEvent(void*, void*, GR_StatusSink*) { return GR_OK; }
+
+const GR_DeviceSpec kCpuDeviceSpec = {
+    /*struct_size=*/sizeof(GR_DeviceSpec),
+    /*device_type=*/"CPU",
+    /*priority=*/50,
+    /*flags=*/GR_DEVICE_HOST_MEMORY,
+    /*backend_state=*/nullptr,
+    /*device_count=*/&DeviceCount,
+    /*create_device=*/&CreateDevice,
+    /*destroy_device=*/&DestroyDevice,
+    /*describe=*/&DescribeDevice,
+    /*allocate=*/&Allocate,
+    /*deallocate=*/&Deallocate,
+    /*memory_info=*/&MemoryInfo,
+    /*create_stream=*/&CreateStream,
+    /*destroy_stream=*/&DestroyStream,
+    /*sync_stream=*/&SyncStream,
+    /*copy_host_to_device=*/&Copy,
+    /*copy_device_to_host=*/&Copy,
+    /*copy_device_to_device=*/&Copy,
+    /*create_event=*/&CreateEvent,
+    /*destroy_event=*/&DestroyEvent,
+    /*record_event=*/&RecordEvent,
+    /*stream_wait_event=*/&StreamWaitEvent,
+    /*sync_event=*/&SyncEvent,
+};
+
+}  // namespace
+
+REGISTER_DEVICE_BACKEND(&kCpuDeviceSpec);
+
+GRAPHRT_PLUGIN("cpu_device", "0.1.0")

@@ -1,0 +1,138 @@
+// The in-memory graph: nodes, data edges (slot >= 0), control edges (slot -1),
+// and the _SOURCE (id 0) / _SINK (id 1) nodes.
+#ifndef GRAPHRT_CORE_GRAPH_H_
+#define GRAPHRT_CORE_GRAPH_H_
+
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "graphrt/core/status.h"
+#include "graphrt/core/types.h"
+#include "graphrt/proto/graph.pb.h"
+#include "graphrt/proto/op_def.pb.h"
+
+namespace graphrt {
+
+class OpRegistry;
+class Edge;
+class Graph;
+
+constexpr int kControlSlot = -1;
+
+class Node {
+ public:
+  int id() const { return id_; }
+  const std::string& name() const { return def_.name(); }
+  const std::string& op() const { return def_.op(); }
+  const proto::NodeDef& def() const { return def_; }
+  const proto::OpDef* op_def() const { return op_def_; }
+  const std::string& requested_device() const { return def_.device(); }
+  const std::string& assigned_device() const { return assigned_device_; }
+  void set_assigned_device(std::string d) { assigned_device_ = std::move(d); }
+  int num_inputs() const { return static_cast<int>(input_types_.size()); }
+  int num_outputs() const { return static_cast<int>(output_types_.size()); }
+  DataType input_type(int i) const { return input_types_[i]; }
+  DataType output_type(int i) const { return output_types_[i]; }
+  const std::vector<DataType>& input_types() const { return input_types_; }
+  const std::vector<DataType>& output_types() const { return output_types_; }
+  const std::vector<const Edge*>& in_edges() const { return in_edges_; }
+  const std::vector<const Edge*>& out_edges() const { return out_edges_; }
+  bool IsSource() const { return id_ == 0; }
+  bool IsSink() const { return id_ == 1; }
+  bool IsOp() const { return id_ > 1; }
+  bool IsStateful() const { return op_def_ != nullptr && op_def_->is_stateful(); }
+  // The data edge into input `i`, or nullptr.
+  const Edge* input_edge(int i) const;
+
+ private:
+  friend class Graph;
+  friend void CopyGraph(const Graph& src, Graph* dst);
+  int id_ = -1;
+  proto::NodeDef def_;
+  const proto::OpDef* op_def_ = nullptr;
+  std::vector<DataType> input_types_, output_types_;
+  std::vector<const Edge*> in_edges_, out_edges_;
+  std::string assigned_device_;
+};
+
+class Edge {
+ public:
+  int id() const { return id_; }
+  Node* src() const { return src_; }
+  Node* dst() const { return dst_; }
+  int src_output() const { return src_output_; }
+  int dst_input() const { return dst_input_; }
+  bool IsControlEdge() const { return src_output_ == kControlSlot; }
+  std::string DebugString() const;  // "[id=1 A:0 -> B:0]"
+
+ private:
+  friend class Graph;
+  int id_ = -1;
+  Node* src_ = nullptr;
+  Node* dst_ = nullptr;
+  int src_output_ = 0;
+  int dst_input_ = 0;
+};
+
+class Graph {
+ public:
+  explicit Graph(const OpRegistry* ops);
+  ~Graph();
+  Graph(const Graph&) = delete;
+  Graph& operator=(const Graph&) = delete;
+
+  Node* source_node() const { return nodes_[0].get(); }
+  Node* sink_node() const { return nodes_[1].get(); }
+  const OpRegistry* op_registry() const { return ops_; }
+
+  // Validates the NodeDef against its OpDef (adding defaults). Edges are
+  // added separately; the NodeDef's inputs are kept as given.
+  Status AddNode(proto::NodeDef def, Node** out);
+  // A core-internal node (e.g. _Arg/_Retval) with explicit dtypes.
+  Node* AddInternalNode(proto::NodeDef def, std::vector<DataType> inputs, std::vector<DataType> outputs);
+  const Edge* AddEdge(Node* src, int src_output, Node* dst, int dst_input);
+  const Edge* AddControlEdge(Node* src, Node* dst);
+  void RemoveEdge(const Edge* e);
+  void RemoveNode(Node* n);
+
+  int num_node_ids() const { return static_cast<int>(nodes_.size()); }
+  int num_op_nodes() const { return num_nodes_ - 2; }
+  Node* FindNodeId(int id) const { return id >= 0 && id < num_node_ids() ? nodes_[id].get() : nullptr; }
+  // Live nodes, in id order.
+  std::vector<Node*> nodes() const;
+  std::vector<Node*> op_nodes() const;
+  std::unordered_map<std::string, Node*> BuildNameIndex() const;
+
+  const proto::VersionDef& versions() const { return versions_; }
+  void set_versions(const proto::VersionDef& v) { versions_ = v; }
+
+  // NodeDefs with inputs rewritten from the edges (data inputs in order, then ^control).
+  void ToGraphDef(proto::GraphDef* out) const;
+
+  // Nodes in an order where every node comes after its inputs.
+  std::vector<Node*> TopologicalOrder() const;
+
+ private:
+  const OpRegistry* ops_;
+  std::vector<std::unique_ptr<Node>> nodes_;  // null where removed; ids never reused
+  std::vector<std::unique_ptr<Edge>> edges_;
+  int num_nodes_ = 0;
+  proto::VersionDef versions_;
+};
+
+// Builds `g` (which must be empty) from a GraphDef: validates names, inputs,
+// types and acyclicity. Errors name the node.
+Status ConvertGraphDefToGraph(const proto::GraphDef& def, Graph* g);
+// Adds the nodes of `def` to an existing graph (Session::Extend).
+Status ExtendGraph(const proto::GraphDef& def, Graph* g);
+// Copies src into the empty dst.
+void CopyGraph(const Graph& src, Graph* dst);
+
+// Parses "node", "node:3", "^node". Returns false on malformed text.
+bool ParseTensorName(const std::string& s, std::string* node, int* index, bool* is_control);
+
+}  // namespace graphrt
+
+#endif  // GRAPHRT_CORE_GRAPH_H_

@@ -1,0 +1,538 @@
+// The GR_CoreApi table: every service the core offers plugins.
+#include <oneapi/tbb/blocked_range.h>
+#include <oneapi/tbb/parallel_for.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "core_api_internal.h"
+#include "executor.h"
+#include "node_def_util.h"
+
+namespace graphrt {
+namespace {
+
+using proto::AttrValue;
+
+// ------------------------------------------------------------ registration
+
+int32_t Fail(GR_Registrar* reg, Status s) {
+  if (reg->error.ok()) reg->error = s;
+  return static_cast<int32_t>(s.code());
+}
+
+int32_t RegisterOp(GR_Registrar* reg, const GR_OpSpec* spec) {
+  if (spec == nullptr || spec->struct_size < offsetof(GR_OpSpec, shape_fn_user_data))
+    return Fail(reg, errors::InvalidArgument("register_op: GR_OpSpec is null or too small"));
+  auto data = std::make_unique<OpRegistrationData>();
+  Status s = BuildOpDef(*spec, &data->op_def);
+  if (!s.ok()) return Fail(reg, s);
+  data->shape_fn = spec->shape_fn;
+  data->shape_fn_user_data = spec->shape_fn_user_data;
+  data->plugin = reg->plugin;
+  reg->ops.push_back(std::move(data));
+  return GR_OK;
+}
+
+int32_t RegisterKernel(GR_Registrar* reg, const GR_KernelSpec* spec) {
+  if (spec == nullptr || spec->struct_size < offsetof(GR_KernelSpec, destroy) + sizeof(spec->destroy))
+    return Fail(reg, errors::InvalidArgument("register_kernel: GR_KernelSpec is null or too small"));
+  if (spec->op_name == nullptr || spec->device_type == nullptr || !spec->create || !spec->compute || !spec->destroy)
+    return Fail(reg, errors::InvalidArgument("register_kernel: op_name, device_type, create, compute and destroy "
+                                             "are required (op ",
+                                             spec->op_name ? spec->op_name : "<null>", ")"));
+  auto k = std::make_unique<KernelRegistration>();
+  k->op = spec->op_name;
+  k->device_type = spec->device_type;
+  for (int i = 0; i < spec->num_constraints; ++i) {
+    const GR_TypeConstraint& c = spec->constraints[i];
+    std::vector<DataType> allowed;
+    for (int j = 0; j < c.num_allowed; ++j) allowed.push_back(static_cast<DataType>(c.allowed[j]));
+    k->constraints.emplace_back(c.attr_name, std::move(allowed));
+  }
+  for (int i = 0; i < spec->num_host_memory_args; ++i) k->host_memory_args.emplace_back(spec->host_memory_args[i]);
+  if (spec->label) k->label = spec->label;
+  k->priority = spec->priority;
+  k->flags = spec->flags;
+  k->user_data = spec->user_data;
+  k->create = spec->create;
+  k->compute = spec->compute;
+  k->destroy = spec->destroy;
+  k->plugin = reg->plugin;
+  reg->kernels.push_back(std::move(k));
+  return GR_OK;
+}
+
+int32_t RegisterDevice(GR_Registrar* reg, const GR_DeviceSpec* spec) {
+  if (spec == nullptr || spec->struct_size < offsetof(GR_DeviceSpec, deallocate) + sizeof(spec->deallocate))
+    return Fail(reg, errors::InvalidArgument("register_device: GR_DeviceSpec is null or too small"));
+  // An older plugin's spec may be shorter: fields past its size stay null.
+  GR_DeviceSpec copy;
+  std::memset(&copy, 0, sizeof(copy));
+  std::memcpy(&copy, spec, std::min(spec->struct_size, sizeof(copy)));
+  copy.struct_size = sizeof(copy);
+  reg->devices.emplace_back(copy, reg->plugin);
+  return GR_OK;
+}
+
+void RegistrarSetError(GR_Registrar* reg, int32_t code, const char* msg) {
+  reg->error = Status(static_cast<Code>(code == GR_OK ? GR_INTERNAL : code), msg ? msg : "");
+}
+
+void StatusSet(GR_StatusSink* sink, int32_t code, const char* msg) {
+  if (sink) sink->status = Status(static_cast<Code>(code), msg ? msg : "");
+}
+
+void Log(int32_t level, const char* file, int32_t line, const char* msg) {
+  static const char* kLevels[] = {"D", "I", "W", "E"};
+  if (level < GR_LOG_INFO && std::getenv("GRAPHRT_DEBUG") == nullptr) return;
+  std::fprintf(stderr, "%s %s:%d] %s\n", kLevels[std::clamp(level, 0, 3)], file ? file : "?", line, msg ? msg : "");
+}
+
+// ------------------------------------------------------------------ attrs
+
+const AttrValue* Attr(const GR_Attrs* a, const char* name, AttrValue::ValueCase want, int32_t* code) {
+  const AttrValue* v = FindAttr(*a->node, name);
+  if (v == nullptr) {
+    *code = GR_NOT_FOUND;
+    return nullptr;
+  }
+  if (v->value_case() != want) {
+    *code = GR_INVALID_ARGUMENT;
+    return nullptr;
+  }
+  *code = GR_OK;
+  return v;
+}
+
+int32_t AttrInt(const GR_Attrs* a, const char* name, int64_t* out) {
+  int32_t c;
+  if (const AttrValue* v = Attr(a, name, AttrValue::kI, &c)) *out = v->i();
+  return c;
+}
+int32_t AttrFloat(const GR_Attrs* a, const char* name, float* out) {
+  int32_t c;
+  if (const AttrValue* v = Attr(a, name, AttrValue::kF, &c)) *out = v->f();
+  return c;
+}
+int32_t AttrBool(const GR_Attrs* a, const char* name, int32_t* out) {
+  int32_t c;
+  if (const AttrValue* v = Attr(a, name, AttrValue::kB, &c)) *out = v->b() ? 1 : 0;
+  return c;
+}
+int32_t AttrType(const GR_Attrs* a, const char* name, int32_t* out) {
+  int32_t c;
+  if (const AttrValue* v = Attr(a, name, AttrValue::kType, &c)) *out = v->type();
+  return c;
+}
+int32_t AttrString(const GR_Attrs* a, const char* name, const char** data, uint64_t* size) {
+  int32_t c;
+  if (const AttrValue* v = Attr(a, name, AttrValue::kS, &c)) {
+    *data = v->s().data();
+    *size = v->s().size();
+  }
+  return c;
+}
+int32_t AttrShape(const GR_Attrs* a, const char* name, int32_t* rank, int64_t* dims, int32_t capacity) {
+  int32_t c;
+  const AttrValue* v = Attr(a, name, AttrValue::kShape, &c);
+  if (v == nullptr) return c;
+  if (v->shape().unknown_rank()) {
+    *rank = -1;
+    return GR_OK;
+  }
+  *rank = v->shape().dim_size();
+  for (int i = 0; i < std::min(*rank, capacity); ++i) dims[i] = v->shape().dim(i).size();
+  return GR_OK;
+}
+int32_t AttrList(const GR_Attrs* a, const char* name, const AttrValue::ListValue** out) {
+  int32_t c;
+  const AttrValue* v = Attr(a, name, AttrValue::kList, &c);
+  if (v) *out = &v->list();
+  return c;
+}
+int32_t AttrIntList(const GR_Attrs* a, const char* name, const int64_t** values, int32_t* count) {
+  const AttrValue::ListValue* l;
+  int32_t c = AttrList(a, name, &l);
+  if (c != GR_OK) return c;
+  if (l->i_size() == 0 && l->ByteSizeLong() != 0) return GR_INVALID_ARGUMENT;
+  *values = reinterpret_cast<const int64_t*>(l->i().data());
+  *count = l->i_size();
+  return GR_OK;
+}
+int32_t AttrFloatList(const GR_Attrs* a, const char* name, const float** values, int32_t* count) {
+  const AttrValue::ListValue* l;
+  int32_t c = AttrList(a, name, &l);
+  if (c != GR_OK) return c;
+  if (l->f_size() == 0 && l->ByteSizeLong() != 0) return GR_INVALID_ARGUMENT;
+  *values = l->f().data();
+  *count = l->f_size();
+  return GR_OK;
+}
+int32_t AttrTypeList(const GR_Attrs* a, const char* name, const int32_t** values, int32_t* count) {
+  const AttrValue::ListValue* l;
+  int32_t c = AttrList(a, name, &l);
+  if (c != GR_OK) return c;
+  if (l->type_size() == 0 && l->ByteSizeLong() != 0) return GR_INVALID_ARGUMENT;
+  static_assert(sizeof(int) == sizeof(int32_t));
+  *values = reinterpret_cast<const int32_t*>(l->type().data());
+  *count = l->type_size();
+  return GR_OK;
+}
+int32_t AttrListSize(const GR_Attrs* a, const char* name, int32_t* count) {
+  const AttrValue::ListValue* l;
+  int32_t c = AttrList(a, name, &l);
+  if (c != GR_OK) return c;
+  *count = l->s_size() + l->i_size() + l->f_size() + l->b_size() + l->type_size() + l->shape_size() +
+           l->tensor_size() + l->func_size();
+  return GR_OK;
+}
+int32_t AttrStringListItem(const GR_Attrs* a, const char* name, int32_t index, const char** data, uint64_t* size) {
+  const AttrValue::ListValue* l;
+  int32_t c = AttrList(a, name, &l);
+  if (c != GR_OK) return c;
+  if (index < 0 || index >= l->s_size()) return GR_OUT_OF_RANGE;
+  *data = l->s(index).data();
+  *size = l->s(index).size();
+  return GR_OK;
+}
+int32_t AttrTensor(const GR_Attrs* a, const char* name, GR_Tensor** out, GR_StatusSink* status) {
+  int32_t c;
+  const AttrValue* v = Attr(a, name, AttrValue::kTensor, &c);
+  if (v == nullptr) return c;
+  Tensor t;
+  Status s = Tensor::FromProto(v->tensor(), &t);
+  if (!s.ok()) {
+    if (status) status->status = s.WithContext("attr '" + std::string(name) + "'");
+    return static_cast<int32_t>(s.code());
+  }
+  auto* gt = new GR_Tensor();
+  gt->tensor = std::move(t);
+  *out = gt;
+  return GR_OK;
+}
+
+// -------------------------------------------------------- construction
+
+const GR_Attrs* KcAttrs(const GR_KernelConstruction* kc) { return &kc->attrs; }
+const char* KcNodeName(const GR_KernelConstruction* kc) { return kc->node->name().c_str(); }
+const char* KcOpName(const GR_KernelConstruction* kc) { return kc->node->op().c_str(); }
+int32_t KcNumInputs(const GR_KernelConstruction* kc) { return static_cast<int32_t>(kc->input_types->size()); }
+int32_t KcNumOutputs(const GR_KernelConstruction* kc) { return static_cast<int32_t>(kc->output_types->size()); }
+int32_t KcInputType(const GR_KernelConstruction* kc, int32_t i) {
+  return i >= 0 && i < KcNumInputs(kc) ? (*kc->input_types)[i] : GR_INVALID;
+}
+int32_t KcOutputType(const GR_KernelConstruction* kc, int32_t i) {
+  return i >= 0 && i < KcNumOutputs(kc) ? (*kc->output_types)[i] : GR_INVALID;
+}
+void KcSetError(GR_KernelConstruction* kc, int32_t code, const char* msg) {
+  if (kc->status.ok()) kc->status = Status(static_cast<Code>(code == GR_OK ? GR_INTERNAL : code), msg ? msg : "");
+}
+void* KcDevice(const GR_KernelConstruction* kc) { return kc->device ? kc->device->handle() : nullptr; }
+
+// ------------------------------------------------------------- compute
+
+void FillView(const Tensor& t, GR_TensorView* v) {
+  // Views from older plugins may be shorter; every field so far is in v1.
+  v->dtype = BaseType(t.dtype());
+  v->rank = t.dims();
+  v->dims = t.shape().data();
+  v->data = t.NumElements() > 0 ? t.raw_data() : nullptr;
+  v->num_elements = t.NumElements();
+  v->byte_size = t.TotalBytes();
+}
+
+void SetCallError(KernelCall& call, Status s) {
+  if (call.status.ok()) call.status = std::move(s);
+}
+
+int32_t CtxNumInputs(const GR_KernelContext* ctx) { return ctx->call.item->num_inputs; }
+int32_t CtxNumOutputs(const GR_KernelContext* ctx) { return ctx->call.item->num_outputs; }
+
+int32_t CtxInput(const GR_KernelContext* ctx, int32_t index, GR_TensorView* view) {
+  if (index < 0 || index >= ctx->call.item->num_inputs) return GR_OUT_OF_RANGE;
+  FillView(ctx->call.inputs[index], view);
+  return GR_OK;
+}
+
+bool CheckOutputIndex(GR_KernelContext* ctx, int32_t index) {
+  if (index >= 0 && index < ctx->call.item->num_outputs) return true;
+  SetCallError(ctx->call, errors::Internal("output index ", index, " out of range [0, ",
+                                           ctx->call.item->num_outputs, ")"));
+  return false;
+}
+
+int32_t AllocateInto(GR_KernelContext* ctx, int32_t index, int32_t rank, const int64_t* dims, GR_TensorView* view) {
+  TensorShape shape;
+  Status s = TensorShape::FromDims(dims, rank, &shape);
+  if (!s.ok()) {
+    SetCallError(ctx->call, s.WithContext("allocating output " + std::to_string(index)));
+    return static_cast<int32_t>(s.code());
+  }
+  const NodeItem& item = *ctx->call.item;
+  const DataType dtype = BaseType(item.output_types[index]);
+  const size_t elem = dtype == GR_STRING ? sizeof(GR_StringElem) : DataTypeSize(dtype);
+  if (elem == 0) {
+    SetCallError(ctx->call, errors::Unimplemented("cannot allocate a tensor of dtype ", DataTypeString(dtype)));
+    return GR_UNIMPLEMENTED;
+  }
+  const size_t bytes = elem * static_cast<size_t>(shape.num_elements());
+  Allocator* a = item.device ? item.device->allocator() : HostAllocator();
+  TensorBuffer* buf = TensorBuffer::Create(a, bytes);
+  if (buf == nullptr) {
+    SetCallError(ctx->call, errors::ResourceExhausted("OOM allocating output ", index, " of shape ",
+                                                      shape.DebugString(), " (", bytes, " bytes) on ", a->Name()));
+    return GR_RESOURCE_EXHAUSTED;
+  }
+  if (dtype == GR_STRING && bytes > 0) {
+    std::memset(buf->data(), 0, bytes);
+    buf->set_owns_strings(shape.num_elements());
+  }
+  Tensor& out = ctx->call.outputs[index];
+  out = Tensor(dtype, shape, buf, buf->data());
+  if (view) FillView(out, view);
+  return GR_OK;
+}
+
+int32_t CtxAllocateOutput(GR_KernelContext* ctx, int32_t index, int32_t rank, const int64_t* dims,
+                          GR_TensorView* view) {
+  if (!CheckOutputIndex(ctx, index)) return GR_INTERNAL;
+  return AllocateInto(ctx, index, rank, dims, view);
+}
+
+int32_t CtxForwardInputOrAllocateOutput(GR_KernelContext* ctx, int32_t in, int32_t out, int32_t rank,
+                                        const int64_t* dims, GR_TensorView* view, int32_t* forwarded) {
+  if (!CheckOutputIndex(ctx, out)) return GR_INTERNAL;
+  if (forwarded) *forwarded = 0;
+  const NodeItem& item = *ctx->call.item;
+  if (in >= 0 && in < item.num_inputs) {
+    Tensor& input = ctx->call.inputs[in];
+    const DataType dtype = BaseType(item.output_types[out]);
+    // Reuse only a buffer nobody else can observe: sole reference, same dtype
+    // and size, not a ref input (a variable's storage), POD elements.
+    if (input.RefCountIsOne() && !IsRefType(item.input_types[in]) && input.dtype() == dtype &&
+        DataTypeIsPod(dtype)) {
+      int64_t n = 1;
+      for (int i = 0; i < rank; ++i) n *= dims[i];
+      if (rank >= 0 && n == input.NumElements()) {
+        TensorShape shape(dims, rank);
+        Tensor& o = ctx->call.outputs[out];
+        o = Tensor(dtype, shape, input.buffer(), input.raw_data());
+        input.buffer()->Ref();
+        if (view) FillView(o, view);
+        if (forwarded) *forwarded = 1;
+        return GR_OK;
+      }
+    }
+  }
+  return AllocateInto(ctx, out, rank, dims, view);
+}
+
+int32_t CtxSetOutputFromInput(GR_KernelContext* ctx, int32_t out, int32_t in, int32_t rank, const int64_t* dims) {
+  if (!CheckOutputIndex(ctx, out)) return GR_INTERNAL;
+  if (in < 0 || in >= ctx->call.item->num_inputs) {
+    SetCallError(ctx->call, errors::Internal("input index ", in, " out of range"));
+    return GR_INTERNAL;
+  }
+  const Tensor& input = ctx->call.inputs[in];
+  if (rank < 0) {
+    ctx->call.outputs[out] = input;
+    return GR_OK;
+  }
+  TensorShape shape;
+  Status s = TensorShape::FromDims(dims, rank, &shape);
+  if (s.ok()) s = input.Reshaped(shape, &ctx->call.outputs[out]);
+  if (!s.ok()) {
+    SetCallError(ctx->call, s);
+    return static_cast<int32_t>(s.code());
+  }
+  return GR_OK;
+}
+
+int32_t CtxSetOutputTensor(GR_KernelContext* ctx, int32_t out, GR_Tensor* t) {
+  if (!CheckOutputIndex(ctx, out)) return GR_INTERNAL;
+  const DataType want = BaseType(ctx->call.item->output_types[out]);
+  if (t == nullptr || t->tensor.dtype() != want) {
+    SetCallError(ctx->call, errors::Internal("output ", out, " must be ", DataTypeString(want), " but the kernel set ",
+                                             t ? DataTypeString(t->tensor.dtype()) : std::string("null")));
+    return GR_INTERNAL;
+  }
+  ctx->call.outputs[out] = t->tensor;
+  return GR_OK;
+}
+
+void CtxSetError(GR_KernelContext* ctx, int32_t code, const char* msg) {
+  SetCallError(ctx->call, Status(static_cast<Code>(code == GR_OK ? GR_INTERNAL : code), msg ? msg : ""));
+}
+const char* CtxNodeName(const GR_KernelContext* ctx) { return ctx->call.item->name.c_str(); }
+void* CtxDevice(const GR_KernelContext* ctx) {
+  return ctx->call.item->device ? ctx->call.item->device->handle() : nullptr;
+}
+void* CtxStream(const GR_KernelContext*) { return nullptr; }
+
+struct StepAccess;
+int64_t CtxStepId(const GR_KernelContext* ctx);
+int32_t CtxNumThreads(const GR_KernelContext* ctx);
+void CtxParallelFor(GR_KernelContext* ctx, int64_t total, int64_t cost_per_unit, GR_ParallelForFn fn, void* arg);
+
+// ---------------------------------------------------------------- tensors
+
+GR_Tensor* TensorNew(int32_t dtype, int32_t rank, const int64_t* dims) {
+  TensorShape shape;
+  if (!TensorShape::FromDims(dims, rank, &shape).ok()) return nullptr;
+  const DataType dt = static_cast<DataType>(dtype);
+  if (dt != GR_STRING && !DataTypeIsPod(dt)) return nullptr;
+  auto* t = new GR_Tensor();
+  try {
+    t->tensor = Tensor(dt, shape);
+  } catch (const std::bad_alloc&) {
+    delete t;
+    return nullptr;
+  }
+  return t;
+}
+void TensorRetain(GR_Tensor* t) { t->refs.fetch_add(1, std::memory_order_relaxed); }
+void TensorRelease(GR_Tensor* t) {
+  if (t && t->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete t;
+}
+void TensorViewOf(const GR_Tensor* t, GR_TensorView* v) { FillView(t->tensor, v); }
+void StringAssign(GR_TensorView* view, int64_t index, const char* data, uint64_t size) {
+  GR_StringElem& e = static_cast<GR_StringElem*>(view->data)[index];
+  std::free(e.data);
+  e.data = static_cast<char*>(std::malloc(size + 1));
+  if (size) std::memcpy(e.data, data, size);
+  e.data[size] = '\0';
+  e.size = size;
+}
+
+// --------------------------------------------------------------- shapes
+
+const GR_Attrs* ScAttrs(const GR_ShapeContext* sc) { return &sc->attrs; }
+int32_t ScNumInputs(const GR_ShapeContext* sc) { return static_cast<int32_t>(sc->inputs->size()); }
+int32_t ScNumOutputs(const GR_ShapeContext* sc) { return static_cast<int32_t>(sc->outputs.size()); }
+int32_t ScInputRank(const GR_ShapeContext* sc, int32_t i) {
+  if (i < 0 || i >= ScNumInputs(sc)) return -1;
+  return (*sc->inputs)[i].rank();
+}
+int32_t ScInputDims(const GR_ShapeContext* sc, int32_t i, int64_t* dims, int32_t capacity) {
+  if (i < 0 || i >= ScNumInputs(sc)) return GR_OUT_OF_RANGE;
+  const auto& s = (*sc->inputs)[i];
+  for (int d = 0; d < std::min(s.rank(), capacity); ++d) dims[d] = s.dim_size(d);
+  return GR_OK;
+}
+int32_t ScInputTensor(const GR_ShapeContext* sc, int32_t i, GR_TensorView* view) {
+  if (i < 0 || i >= ScNumInputs(sc) || sc->input_values == nullptr) return 0;
+  const Tensor* t = (*sc->input_values)[i];
+  if (t == nullptr) return 0;
+  FillView(*t, view);
+  return 1;
+}
+void ScSetOutput(GR_ShapeContext* sc, int32_t i, int32_t rank, const int64_t* dims) {
+  if (i < 0 || i >= ScNumOutputs(sc)) {
+    if (sc->status.ok()) sc->status = errors::Internal("shape function set output ", i, " out of range");
+    return;
+  }
+  sc->outputs[i] = rank < 0 ? PartialTensorShape() : PartialTensorShape(std::vector<int64_t>(dims, dims + rank));
+}
+void ScSetError(GR_ShapeContext* sc, int32_t code, const char* msg) {
+  if (sc->status.ok()) sc->status = Status(static_cast<Code>(code == GR_OK ? GR_INTERNAL : code), msg ? msg : "");
+}
+const char* ScNodeName(const GR_ShapeContext* sc) { return sc->node->name().c_str(); }
+
+}  // namespace
+
+// Step-level services need StepState, which lives in executor.cc.
+int64_t StepIdOf(const StepState* s);
+int32_t NumThreadsOf(const StepState* s);
+
+namespace {
+int64_t CtxStepId(const GR_KernelContext* ctx) { return StepIdOf(ctx->call.step); }
+int32_t CtxNumThreads(const GR_KernelContext* ctx) { return NumThreadsOf(ctx->call.step); }
+void CtxParallelFor(GR_KernelContext* ctx, int64_t total, int64_t cost_per_unit, GR_ParallelForFn fn, void* arg) {
+  if (total <= 0) return;
+  const int threads = NumThreadsOf(ctx->call.step);
+  // Below ~20us of work a split costs more than it saves.
+  const double work_ns = static_cast<double>(total) * static_cast<double>(std::max<int64_t>(cost_per_unit, 1));
+  if (threads <= 1 || work_ns < 20000.0) {
+    fn(arg, 0, total);
+    return;
+  }
+  const int64_t chunks = std::min<int64_t>(static_cast<int64_t>(threads) * 4,
+                                           std::max<int64_t>(1, static_cast<int64_t>(work_ns / 10000.0)));
+  const int64_t grain = (total + chunks - 1) / chunks;
+  tbb::parallel_for(
+      tbb::blocked_range<int64_t>(0, total, grain),
+      [&](const tbb::blocked_range<int64_t>& r) { fn(arg, r.begin(), r.end()); }, tbb::simple_partitioner());
+}
+}  // namespace
+
+const GR_CoreApi* CoreApi() {
+  static const GR_CoreApi api = [] {
+    GR_CoreApi a;
+    std::memset(&a, 0, sizeof(a));
+    a.struct_size = sizeof(a);
+    a.abi_major = GR_ABI_MAJOR;
+    a.abi_minor = GR_ABI_MINOR;
+    a.register_op = RegisterOp;
+    a.register_kernel = RegisterKernel;
+    a.register_device = RegisterDevice;
+    a.registrar_set_error = RegistrarSetError;
+    a.status_set = StatusSet;
+    a.log = Log;
+    a.attr_int = AttrInt;
+    a.attr_float = AttrFloat;
+    a.attr_bool = AttrBool;
+    a.attr_type = AttrType;
+    a.attr_string = AttrString;
+    a.attr_shape = AttrShape;
+    a.attr_int_list = AttrIntList;
+    a.attr_float_list = AttrFloatList;
+    a.attr_type_list = AttrTypeList;
+    a.attr_list_size = AttrListSize;
+    a.attr_string_list_item = AttrStringListItem;
+    a.attr_tensor = AttrTensor;
+    a.kc_attrs = KcAttrs;
+    a.kc_node_name = KcNodeName;
+    a.kc_op_name = KcOpName;
+    a.kc_num_inputs = KcNumInputs;
+    a.kc_num_outputs = KcNumOutputs;
+    a.kc_input_type = KcInputType;
+    a.kc_output_type = KcOutputType;
+    a.kc_set_error = KcSetError;
+    a.kc_device = KcDevice;
+    a.ctx_num_inputs = CtxNumInputs;
+    a.ctx_num_outputs = CtxNumOutputs;
+    a.ctx_input = CtxInput;
+    a.ctx_allocate_output = CtxAllocateOutput;
+    a.ctx_forward_input_or_allocate_output = CtxForwardInputOrAllocateOutput;
+    a.ctx_set_output_from_input = CtxSetOutputFromInput;
+    a.ctx_set_output_tensor = CtxSetOutputTensor;
+    a.ctx_set_error = CtxSetError;
+    a.ctx_node_name = CtxNodeName;
+    a.ctx_device = CtxDevice;
+    a.ctx_stream = CtxStream;
+    a.ctx_step_id = CtxStepId;
+    a.ctx_parallel_for = CtxParallelFor;
+    a.ctx_num_threads = CtxNumThreads;
+    a.tensor_new = TensorNew;
+    a.tensor_retain = TensorRetain;
+    a.tensor_release = TensorRelease;
+    a.tensor_view = TensorViewOf;
+    a.string_assign = StringAssign;
+    a.sc_attrs = ScAttrs;
+    a.sc_num_inputs = ScNumInputs;
+    a.sc_num_outputs = ScNumOutputs;
+    a.sc_input_rank = ScInputRank;
+    a.sc_input_dims = ScInputDims;
+    a.sc_input_tensor = ScInputTensor;
+    a.sc_set_output = ScSetOutput;
+    a.sc_set_error = ScSetError;
+    a.sc_node_name = ScNodeName;
+    return a;
+  }();
+  return &api;
+}
+
+}  // namespace graphrt

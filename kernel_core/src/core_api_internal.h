@@ -1,0 +1,81 @@
+// The core's side of the C ABI: definitions of the opaque handles.
+#ifndef GRAPHRT_CORE_SRC_CORE_API_INTERNAL_H_
+#define GRAPHRT_CORE_SRC_CORE_API_INTERNAL_H_
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "graphrt/core/device.h"
+#include "graphrt/core/kernel_registry.h"
+#include "graphrt/core/op_registry.h"
+#include "graphrt/core/status.h"
+#include "graphrt/core/tensor.h"
+#include "graphrt/proto/node_def.pb.h"
+
+struct GR_StatusSink {
+  graphrt::Status status;
+};
+
+// Everything one plugin registers during its init call, applied only if the
+// whole load succeeds.
+struct GR_Registrar {
+  std::string plugin;
+  std::vector<std::unique_ptr<graphrt::OpRegistrationData>> ops;
+  std::vector<std::unique_ptr<graphrt::KernelRegistration>> kernels;
+  std::vector<std::pair<GR_DeviceSpec, std::string>> devices;
+  graphrt::Status error;
+};
+
+struct GR_Attrs {
+  const graphrt::proto::NodeDef* node;
+};
+
+struct GR_Tensor {
+  std::atomic<int32_t> refs{1};
+  graphrt::Tensor tensor;
+};
+
+struct GR_KernelConstruction {
+  GR_Attrs attrs;
+  const graphrt::proto::NodeDef* node;
+  const std::vector<GR_DataType>* input_types;
+  const std::vector<GR_DataType>* output_types;
+  graphrt::Device* device;
+  graphrt::Status status;
+};
+
+namespace graphrt {
+
+struct StepState;
+struct NodeItem;
+
+// Owned by one executing step; one per node invocation (on the stack).
+struct KernelCall {
+  const NodeItem* item;
+  Tensor* inputs;
+  Tensor* outputs;
+  StepState* step;
+  Status status;
+};
+
+const GR_CoreApi* CoreApi();
+
+}  // namespace graphrt
+
+struct GR_KernelContext {
+  graphrt::KernelCall call;
+};
+
+#endif  // GRAPHRT_CORE_SRC_CORE_API_INTERNAL_H_
+
+struct GR_ShapeContext {
+  GR_Attrs attrs;
+  const graphrt::proto::NodeDef* node;
+  const std::vector<graphrt::PartialTensorShape>* inputs;
+  const std::vector<const graphrt::Tensor*>* input_values;  // null entries = unknown
+  std::vector<graphrt::PartialTensorShape> outputs;
+  graphrt::Status status;
+};

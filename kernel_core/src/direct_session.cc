@@ -1,0 +1,465 @@
+// DirectSession: runs a graph in this process on the registered devices.
+#include <oneapi/tbb/task_arena.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <chrono>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "core_api_internal.h"
+#include "executor.h"
+#include "graphrt/core/graph.h"
+#include "graphrt/core/runtime.h"
+#include "graphrt/core/session.h"
+#include "node_def_util.h"
+#include "shape_inference.h"
+
+namespace graphrt {
+namespace {
+
+// A parsed device spec; empty fields match anything.
+struct DeviceSpec {
+  std::string type;  // "CPU", "GPU"
+  int id = -1;
+};
+
+Status ParseDeviceSpec(const std::string& s, DeviceSpec* out) {
+  *out = DeviceSpec();
+  if (s.empty()) return Status::OK();
+  auto malformed = [&] { return errors::InvalidArgument("Malformed device specification '", s, "'"); };
+  size_t pos = 0;
+  std::string rest = s;
+  if (rest[0] != '/') rest = "/" + rest;
+  while (pos < rest.size()) {
+    if (rest[pos] != '/') return malformed();
+    size_t next = rest.find('/', pos + 1);
+    std::string part = rest.substr(pos + 1, next == std::string::npos ? std::string::npos : next - pos - 1);
+    pos = next == std::string::npos ? rest.size() : next;
+    size_t c = part.find(':');
+    if (c == std::string::npos) return malformed();
+    std::string key = part.substr(0, c), val = part.substr(c + 1);
+    if (key == "job" || key == "replica" || key == "task") continue;
+    std::string type, id;
+    if (key == "device") {
+      size_t c2 = val.find(':');
+      type = val.substr(0, c2);
+      id = c2 == std::string::npos ? "*" : val.substr(c2 + 1);
+    } else if (key == "cpu" || key == "gpu" || key == "CPU" || key == "GPU") {
+      type = key;
+      id = val;
+    } else {
+      return malformed();
+    }
+    for (char& ch : type) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+    out->type = type;
+    if (id == "*" || id.empty()) {
+      out->id = -1;
+    } else if (std::all_of(id.begin(), id.end(), ::isdigit) && id.size() < 9) {
+      out->id = std::stoi(id);
+    } else {
+      return malformed();
+    }
+  }
+  return Status::OK();
+}
+
+std::string CanonicalTensorName(const std::string& name, int index) { return name + ":" + std::to_string(index); }
+
+struct ExecutorsAndKeys {
+  std::unique_ptr<Executor> executor;
+  std::vector<DataType> feed_types;
+  std::vector<std::string> feed_names;
+  Device* device = nullptr;
+};
+
+struct SharedKernel {
+  const KernelRegistration* reg = nullptr;
+  void* kernel = nullptr;
+};
+
+class DirectSession final : public Session {
+ public:
+  explicit DirectSession(const SessionOptions& options) : options_(options) {
+    const auto& c = options.config;
+    int threads = std::max(c.intra_op_parallelism_threads(), c.inter_op_parallelism_threads());
+    if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    num_threads_ = threads;
+    if (threads > 1) arena_ = std::make_unique<tbb::task_arena>(threads);
+  }
+
+  ~DirectSession() override {
+    cache_.clear();
+    for (auto& [name, k] : stateful_kernels_) k.reg->destroy(k.kernel);
+  }
+
+  Status Create(const proto::GraphDef& def) override {
+    std::lock_guard<std::mutex> lock(graph_mu_);
+    if (closed_) return errors::Cancelled("Session has been closed.");
+    if (graph_) return errors::AlreadyExists("Session already has a graph; use Extend() to add nodes.");
+    GR_RETURN_IF_ERROR(InitDevices());
+    auto g = std::make_unique<Graph>(&Runtime::Global().ops());
+    GR_RETURN_IF_ERROR(ConvertGraphDefToGraph(def, g.get()));
+    GR_RETURN_IF_ERROR(ValidateGraph(*g));
+    graph_ = std::move(g);
+    return Status::OK();
+  }
+
+  Status Extend(const proto::GraphDef& def) override {
+    std::lock_guard<std::mutex> lock(graph_mu_);
+    if (closed_) return errors::Cancelled("Session has been closed.");
+    if (!graph_) {
+      GR_RETURN_IF_ERROR(InitDevices());
+      graph_ = std::make_unique<Graph>(&Runtime::Global().ops());
+    }
+    // Extend atomically: work on a copy, swap in on success.
+    auto g = std::make_unique<Graph>(&Runtime::Global().ops());
+    CopyGraph(*graph_, g.get());
+    GR_RETURN_IF_ERROR(ExtendGraph(def, g.get()));
+    GR_RETURN_IF_ERROR(ValidateGraph(*g));
+    graph_ = std::move(g);
+    std::lock_guard<std::mutex> cache_lock(cache_mu_);
+    cache_.clear();  // new nodes may change what a signature prunes to
+    return Status::OK();
+  }
+
+  Status Run(const std::vector<std::pair<std::string, Tensor>>& inputs, const std::vector<std::string>& output_names,
+             const std::vector<std::string>& target_nodes, std::vector<Tensor>* outputs) override {
+    static const proto::RunOptions kNoOptions;
+    return Run(kNoOptions, inputs, output_names, target_nodes, outputs, nullptr);
+  }
+
+  Status Run(const proto::RunOptions& run_options, const std::vector<std::pair<std::string, Tensor>>& inputs,
+             const std::vector<std::string>& output_names, const std::vector<std::string>& target_nodes,
+             std::vector<Tensor>* outputs, proto::RunMetadata* run_metadata) override {
+    if (closed_.load(std::memory_order_acquire)) return errors::Cancelled("Session has been closed.");
+    if (output_names.empty() && target_nodes.empty())
+      return errors::InvalidArgument("Must specify at least one target to fetch or execute.");
+    std::shared_ptr<ExecutorsAndKeys> ek;
+    GR_RETURN_IF_ERROR(GetOrCreateExecutor(inputs, output_names, target_nodes, &ek));
+
+    std::vector<Tensor> feeds;
+    feeds.reserve(inputs.size());
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const Tensor& t = inputs[i].second;
+      if (!t.IsInitialized())
+        return errors::InvalidArgument("Feed '", inputs[i].first, "' is an uninitialized tensor");
+      if (t.dtype() != ek->feed_types[i])
+        return errors::InvalidArgument("Feed '", inputs[i].first, "' has dtype ", DataTypeString(t.dtype()),
+                                       " but the graph expects ", DataTypeString(ek->feed_types[i]));
+      feeds.push_back(t);
+    }
+    std::vector<Tensor> fetched(output_names.size());
+    RunArgs args;
+    args.feeds = &feeds;
+    args.fetches = &fetched;
+    args.step_id = next_step_id_.fetch_add(1, std::memory_order_relaxed);
+    args.num_threads = num_threads_;
+    args.arena = arena_.get();
+    proto::DeviceStepStats dev_stats;
+    const bool trace = run_options.trace_level() != proto::RunOptions::NO_TRACE && run_metadata != nullptr;
+    if (trace) {
+      dev_stats.set_device(ek->device->name());
+      args.stats = &dev_stats;
+    }
+    GR_RETURN_IF_ERROR(ek->executor->Run(args));
+    for (size_t i = 0; i < fetched.size(); ++i)
+      if (!fetched[i].IsInitialized())
+        return errors::Internal("Fetch '", output_names[i], "' was not produced by the step");
+    if (run_metadata) {
+      run_metadata->Clear();
+      if (trace) *run_metadata->mutable_step_stats()->add_dev_stats() = std::move(dev_stats);
+    }
+    if (outputs) *outputs = std::move(fetched);
+    return Status::OK();
+  }
+
+  Status Close() override {
+    closed_.store(true, std::memory_order_release);
+    return Status::OK();
+  }
+
+ private:
+  Status InitDevices() {
+    if (!devices_.empty()) return Status::OK();
+    GR_RETURN_IF_ERROR(Runtime::Global().devices().GetDevices(&devices_));
+    if (devices_.empty())
+      return errors::FailedPrecondition("No devices are registered: load a device plugin (the standard CPU device "
+                                        "is libgraphrt_device_cpu.so)");
+    return Status::OK();
+  }
+
+  // Device assignment for one node: explicit spec if it names an existing
+  // device, else (soft placement) the first device with a kernel.
+  Status PlaceNode(const Node& n, Device** out) {
+    DeviceSpec spec;
+    Status s = ParseDeviceSpec(n.requested_device(), &spec);
+    if (!s.ok()) return Status(s.code(), NodePrefix(n.def()) + ": " + s.message());
+    auto matches = [&](Device* d) {
+      return (spec.type.empty() || spec.type == d->type()) && (spec.id < 0 || spec.id == d->ordinal());
+    };
+    for (Device* d : devices_) {
+      if (matches(d)) {
+        *out = d;
+        return Status::OK();
+      }
+    }
+    if (!options_.config.allow_soft_placement()) {
+      std::string names;
+      for (Device* d : devices_) names += (names.empty() ? "" : ", ") + d->name();
+      return errors::InvalidArgument(NodePrefix(n.def()), ": Could not satisfy explicit device specification '",
+                                     n.requested_device(),
+                                     "' because no devices matching that specification are registered in this "
+                                     "process; available devices: ",
+                                     names, ". Set allow_soft_placement to place it elsewhere.");
+    }
+    *out = devices_.front();
+    return Status::OK();
+  }
+
+  Status ValidateGraph(const Graph& g) {
+    if (!options_.config.graph_options().place_pruned_graph()) {
+      for (Node* n : g.op_nodes()) {
+        Device* d;
+        GR_RETURN_IF_ERROR(PlaceNode(*n, &d));
+      }
+    }
+    std::vector<std::vector<PartialTensorShape>> shapes;
+    return InferShapes(g, &shapes);
+  }
+
+  Status GetOrCreateExecutor(const std::vector<std::pair<std::string, Tensor>>& inputs,
+                             const std::vector<std::string>& outputs, const std::vector<std::string>& targets,
+                             std::shared_ptr<ExecutorsAndKeys>* out) {
+    std::string key;
+    for (const auto& in : inputs) key.append(in.first).push_back(',');
+    key.push_back('>');
+    for (const auto& o : outputs) key.append(o).push_back(',');
+    key.push_back('>');
+    for (const auto& t : targets) key.append(t).push_back(',');
+    {
+      std::lock_guard<std::mutex> lock(cache_mu_);
+      auto it = cache_.find(key);
+      if (it != cache_.end()) {
+        *out = it->second;
+        return Status::OK();
+      }
+    }
+    std::vector<std::string> feed_names;
+    for (const auto& in : inputs) feed_names.push_back(in.first);
+    std::shared_ptr<ExecutorsAndKeys> ek;
+    {
+      std::lock_guard<std::mutex> lock(graph_mu_);
+      if (!graph_) return errors::InvalidArgument("Session was not created with a graph before Run()!");
+      GR_RETURN_IF_ERROR(BuildExecutor(feed_names, outputs, targets, &ek));
+    }
+    std::lock_guard<std::mutex> lock(cache_mu_);
+    auto [it, inserted] = cache_.emplace(key, ek);
+    *out = it->second;
+    return Status::OK();
+  }
+
+  Status BuildExecutor(const std::vector<std::string>& feeds, const std::vector<std::string>& fetches,
+                       const std::vector<std::string>& targets, std::shared_ptr<ExecutorsAndKeys>* out) {
+    auto ek = std::make_shared<ExecutorsAndKeys>();
+    Graph g(&Runtime::Global().ops());
+    CopyGraph(*graph_, &g);
+    auto index = g.BuildNameIndex();
+    std::vector<Node*> keep;  // roots of the reverse traversal
+    std::unordered_set<std::string> fed;
+    std::unordered_map<std::string, Node*> arg_nodes;
+
+    for (size_t i = 0; i < feeds.size(); ++i) {
+      std::string name;
+      int slot;
+      bool control;
+      if (!ParseTensorName(feeds[i], &name, &slot, &control) || control)
+        return errors::InvalidArgument("Malformed feed name '", feeds[i], "'");
+      const std::string canonical = CanonicalTensorName(name, slot);
+      if (!fed.insert(canonical).second)
+        return errors::InvalidArgument("Endpoint \"", canonical, "\" fed more than once.");
+      auto it = index.find(name);
+      if (it == index.end() || !it->second->IsOp())
+        return errors::NotFound("FeedInputs: unable to find feed output ", canonical);
+      Node* n = it->second;
+      if (slot >= n->num_outputs())
+        return errors::InvalidArgument("FeedInputs: ", canonical, " should have output index < ", n->num_outputs());
+      const DataType type = BaseType(n->output_type(slot));
+      proto::NodeDef d;
+      d.set_name("_arg_" + name + "_" + std::to_string(slot));
+      d.set_op(kArgOp);
+      (*d.mutable_attr())["index"].set_i(static_cast<int64_t>(i));
+      (*d.mutable_attr())["T"].set_type(static_cast<proto::DataType>(type));
+      d.set_device(n->requested_device());
+      Node* arg = g.AddInternalNode(std::move(d), {}, {type});
+      arg->set_assigned_device(n->assigned_device());
+      std::vector<const Edge*> rewire;
+      for (const Edge* e : n->out_edges())
+        if (e->src_output() == slot || (e->IsControlEdge() && n->op() == "Placeholder")) rewire.push_back(e);
+      for (const Edge* e : rewire) {
+        Node* dst = e->dst();
+        const int dst_input = e->dst_input();
+        const bool is_control = e->IsControlEdge();
+        g.RemoveEdge(e);
+        if (is_control) g.AddControlEdge(arg, dst);
+        else g.AddEdge(arg, 0, dst, dst_input);
+      }
+      g.AddControlEdge(g.source_node(), arg);
+      arg_nodes[canonical] = arg;
+      ek->feed_types.push_back(type);
+      ek->feed_names.push_back(canonical);
+    }
+    for (size_t i = 0; i < fetches.size(); ++i) {
+      std::string name;
+      int slot;
+      bool control;
+      if (!ParseTensorName(fetches[i], &name, &slot, &control) || control)
+        return errors::InvalidArgument("Malformed fetch name '", fetches[i], "'");
+      const std::string canonical = CanonicalTensorName(name, slot);
+      auto it = index.find(name);
+      if (it == index.end() || !it->second->IsOp())
+        return errors::NotFound("FetchOutputs node ", canonical, ": not found");
+      Node* n = it->second;
+      if (n->num_outputs() == 0)
+        return errors::InvalidArgument(
+            "Tried to fetch data for '", fetches[i], "', which produces no output.  To run to a node but not fetch "
+            "any data, pass '", fetches[i], "' as an argument to the 'target_node_names' argument of the "
+            "Session::Run API.");
+      if (slot >= n->num_outputs())
+        return errors::InvalidArgument("FetchOutputs ", canonical, ": output index too large, must be < ",
+                                       n->num_outputs());
+      Node* src = n;
+      int src_slot = slot;
+      if (auto a = arg_nodes.find(canonical); a != arg_nodes.end()) {
+        // A fed tensor is fetched straight back from its _Arg.
+        src = a->second;
+        src_slot = 0;
+      }
+      const DataType type = BaseType(src->output_type(src_slot));
+      proto::NodeDef d;
+      d.set_name("_retval_" + name + "_" + std::to_string(slot) + "_" + std::to_string(i));
+      d.set_op(kRetvalOp);
+      (*d.mutable_attr())["index"].set_i(static_cast<int64_t>(i));
+      (*d.mutable_attr())["T"].set_type(static_cast<proto::DataType>(type));
+      Node* ret = g.AddInternalNode(std::move(d), {type}, {});
+      g.AddEdge(src, src_slot, ret, 0);
+      g.AddControlEdge(ret, g.sink_node());
+      keep.push_back(ret);
+    }
+    std::string missing;
+    for (const std::string& t : targets) {
+      auto it = index.find(t);
+      if (it == index.end() || !it->second->IsOp()) {
+        missing += (missing.empty() ? "" : ", ") + t;
+        continue;
+      }
+      keep.push_back(it->second);
+    }
+    if (!missing.empty()) return errors::NotFound("PruneForTargets: Some target nodes not found: ", missing);
+
+    // Prune to what the fetches and targets need.
+    std::vector<bool> live(g.num_node_ids(), false);
+    std::vector<Node*> stack = keep;
+    for (Node* n : keep) live[n->id()] = true;
+    while (!stack.empty()) {
+      Node* n = stack.back();
+      stack.pop_back();
+      for (const Edge* e : n->in_edges()) {
+        Node* src = e->src();
+        if (!src->IsOp() || live[src->id()]) continue;
+        live[src->id()] = true;
+        stack.push_back(src);
+      }
+    }
+    for (Node* n : g.op_nodes())
+      if (!live[n->id()]) g.RemoveNode(n);
+
+    // Placement: one device per step for now (the first node's); nodes that
+    // ask for another device need cross-device partitioning.
+    Device* device = nullptr;
+    for (Node* n : g.op_nodes()) {
+      if (n->op() == kArgOp || n->op() == kRetvalOp) continue;
+      Device* d;
+      GR_RETURN_IF_ERROR(PlaceNode(*n, &d));
+      if (device == nullptr) device = d;
+      if (d != device)
+        return errors::Unimplemented(NodePrefix(n->def()), ": placed on ", d->name(), " while other nodes of this step "
+                                     "run on ", device->name(),
+                                     "; steps spanning several devices are not supported yet");
+    }
+    if (device == nullptr) device = devices_.front();
+    ek->device = device;
+    KernelProvider provider = [this](const Node& n, Device* d, const KernelRegistration** reg, void** kernel,
+                                     bool* owned) { return GetKernel(n, d, reg, kernel, owned); };
+    GR_RETURN_IF_ERROR(Executor::Create(g, device, provider, &ek->executor));
+    *out = std::move(ek);
+    return Status::OK();
+  }
+
+  Status CreateKernel(const Node& n, Device* device, const KernelRegistration** reg, void** kernel) {
+    GR_RETURN_IF_ERROR(Runtime::Global().kernels().FindKernel(n.def(), device->type(), reg));
+    GR_KernelConstruction kc{GR_Attrs{&n.def()}, &n.def(), &n.input_types(), &n.output_types(), device, Status()};
+    *kernel = (*reg)->create(&kc, (*reg)->user_data);
+    if (*kernel == nullptr) {
+      Status s = kc.status.ok() ? errors::Internal("kernel creation failed without a message") : kc.status;
+      return Status(s.code(), NodePrefix(n.def()) + ": " + s.message());
+    }
+    return Status::OK();
+  }
+
+  // Stateful kernels are created once per session and shared by every
+  // executor, so their state survives across fetch sets.
+  Status GetKernel(const Node& n, Device* device, const KernelRegistration** reg, void** kernel, bool* owned) {
+    if (!n.IsStateful()) {
+      *owned = true;
+      return CreateKernel(n, device, reg, kernel);
+    }
+    *owned = false;
+    std::lock_guard<std::mutex> lock(kernel_mu_);
+    auto it = stateful_kernels_.find(n.name());
+    if (it == stateful_kernels_.end()) {
+      SharedKernel k;
+      GR_RETURN_IF_ERROR(CreateKernel(n, device, &k.reg, &k.kernel));
+      it = stateful_kernels_.emplace(n.name(), k).first;
+    }
+    *reg = it->second.reg;
+    *kernel = it->second.kernel;
+    return Status::OK();
+  }
+
+  SessionOptions options_;
+  int num_threads_ = 1;
+  std::unique_ptr<tbb::task_arena> arena_;
+  std::vector<Device*> devices_;
+  std::atomic<bool> closed_{false};
+  std::atomic<int64_t> next_step_id_{1};
+
+  std::mutex graph_mu_;  // graph_ and executor construction
+  std::unique_ptr<Graph> graph_;
+
+  std::mutex cache_mu_;
+  std::unordered_map<std::string, std::shared_ptr<ExecutorsAndKeys>> cache_;
+
+  std::mutex kernel_mu_;
+  std::unordered_map<std::string, SharedKernel> stateful_kernels_;
+};
+
+class DirectSessionFactory final : public SessionFactory {
+ public:
+  Status NewSession(const SessionOptions& options, std::unique_ptr<Session>* out) override {
+    *out = std::make_unique<DirectSession>(options);
+    return Status::OK();
+  }
+};
+
+}  // namespace
+
+void RegisterDirectSessionFactory() {
+  RegisterSessionFactory("", std::make_unique<DirectSessionFactory>());
+  RegisterSessionFactory("direct://", std::make_unique<DirectSessionFactory>());
+}
+
+}  // namespace graphrt

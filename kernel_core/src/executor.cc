@@ -1,0 +1,289 @@
+#include "executor.h"
+
+#include <oneapi/tbb/task_group.h>
+
+#include <chrono>
+#include <unordered_map>
+
+#include "core_api_internal.h"
+#include "node_def_util.h"
+
+namespace graphrt {
+
+struct StepState {
+  explicit StepState(int num_slots, int num_items)
+      : slots(new Tensor[num_slots]), pending(new std::atomic<int>[num_items]) {}
+  std::unique_ptr<Tensor[]> slots;
+  std::unique_ptr<std::atomic<int>[]> pending;
+  const RunArgs* args = nullptr;
+  tbb::task_group* group = nullptr;
+  std::atomic<bool> failed{false};
+  std::mutex mu;  // guards error and stats
+  Status error;
+};
+
+namespace {
+
+int64_t NowNanos() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+void RecordError(StepState* s, Status st) {
+  std::lock_guard<std::mutex> lock(s->mu);
+  if (s->error.ok()) s->error = std::move(st);
+  s->failed.store(true, std::memory_order_release);
+}
+
+constexpr int kInlineOutputs = 8;
+
+class StepRunner {
+ public:
+  StepRunner(const std::vector<NodeItem>& items, StepState* s) : items_(items), s_(s) {}
+
+  // Runs `id` and, depth-first on this thread, whatever it makes ready;
+  // expensive extra work goes to the pool when there is one.
+  void Process(int id) {
+    // Small explicit stack: no recursion, no allocation for typical fan-out.
+    int stack_buf[64];
+    std::vector<int> overflow;
+    int top = 0;
+    stack_buf[top++] = id;
+    while (top > 0 || !overflow.empty()) {
+      int cur;
+      if (!overflow.empty()) {
+        cur = overflow.back();
+        overflow.pop_back();
+      } else {
+        cur = stack_buf[--top];
+      }
+      if (s_->failed.load(std::memory_order_relaxed)) continue;
+      const NodeItem& item = items_[cur];
+      Tensor inline_outs[kInlineOutputs];
+      std::vector<Tensor> heap_outs;
+      Tensor* outs = inline_outs;
+      if (item.num_outputs > kInlineOutputs) {
+        heap_outs.resize(item.num_outputs);
+        outs = heap_outs.data();
+      }
+      if (!RunNode(item, outs)) continue;
+      // Propagate outputs and find newly ready nodes.
+      int expensive_kept = -1;
+      for (const OutEdge& e : item.out) {
+        if (e.dst_slot >= 0) {
+          if (e.last_use) s_->slots[e.dst_slot] = std::move(outs[e.src_output]);
+          else s_->slots[e.dst_slot] = outs[e.src_output];
+        }
+        if (s_->pending[e.dst_item].fetch_sub(1, std::memory_order_acq_rel) != 1) continue;
+        const NodeItem& ready = items_[e.dst_item];
+        if (ready.inexpensive || s_->group == nullptr) {
+          Push(stack_buf, &top, &overflow, e.dst_item);
+        } else if (expensive_kept < 0) {
+          expensive_kept = e.dst_item;
+        } else {
+          const int next = e.dst_item;
+          s_->group->run([this, next] { StepRunner(items_, s_).Process(next); });
+        }
+      }
+      if (expensive_kept >= 0) Push(stack_buf, &top, &overflow, expensive_kept);
+    }
+  }
+
+ private:
+  static void Push(int* buf, int* top, std::vector<int>* overflow, int id) {
+    if (*top < 64) buf[(*top)++] = id;
+    else overflow->push_back(id);
+  }
+
+  bool RunNode(const NodeItem& item, Tensor* outs) {
+    Tensor* inputs = &s_->slots[item.input_start];
+    const RunArgs& args = *s_->args;
+    const int64_t start = args.stats ? NowNanos() : 0;
+    bool ok = true;
+    switch (item.kind) {
+      case NodeItem::Kind::kArg:
+        outs[0] = (*args.feeds)[item.index];
+        break;
+      case NodeItem::Kind::kRetval:
+        (*args.fetches)[item.index] = std::move(inputs[0]);
+        break;
+      case NodeItem::Kind::kKernel: {
+        GR_KernelContext ctx{KernelCall{&item, inputs, outs, s_, Status()}};
+        item.reg->compute(item.kernel, &ctx);
+        for (int i = 0; i < item.num_inputs; ++i) inputs[i] = Tensor();
+        if (!ctx.call.status.ok()) {
+          RecordError(s_, Status(ctx.call.status.code(), item.error_prefix + ": " + ctx.call.status.message()));
+          ok = false;
+          break;
+        }
+        for (int i = 0; i < item.num_outputs; ++i) {
+          if (!outs[i].IsInitialized()) {
+            RecordError(s_, errors::Internal(item.error_prefix, ": kernel did not set output ", i));
+            ok = false;
+            break;
+          }
+        }
+        break;
+      }
+    }
+    if (args.stats) RecordStats(item, start, outs);
+    return ok;
+  }
+
+  void RecordStats(const NodeItem& item, int64_t start, const Tensor* outs) {
+    const int64_t end = NowNanos();
+    std::lock_guard<std::mutex> lock(s_->mu);
+    proto::NodeExecStats* ns = s_->args->stats->add_node_stats();
+    ns->set_node_name(item.name);
+    ns->set_timeline_label(item.name + " = " + item.op);
+    ns->set_scheduled_nanos(start);
+    ns->set_scheduled_micros(start / 1000);
+    ns->set_all_start_nanos(start);
+    ns->set_all_start_micros(start / 1000);
+    ns->set_op_start_rel_nanos(0);
+    ns->set_op_end_rel_nanos(end - start);
+    ns->set_all_end_rel_nanos(end - start);
+    ns->set_op_end_rel_micros((end - start) / 1000);
+    ns->set_all_end_rel_micros((end - start) / 1000);
+    if (item.kind == NodeItem::Kind::kKernel && !s_->failed.load()) {
+      for (int i = 0; i < item.num_outputs; ++i) {
+        if (!outs[i].IsInitialized()) continue;
+        proto::NodeOutput* o = ns->add_output();
+        o->set_slot(i);
+        o->mutable_tensor_description()->set_dtype(outs[i].dtype());
+        for (int d = 0; d < outs[i].dims(); ++d) o->mutable_tensor_description()->add_dims(outs[i].dim_size(d));
+      }
+    }
+  }
+
+  const std::vector<NodeItem>& items_;
+  StepState* s_;
+};
+
+}  // namespace
+
+Status Executor::Create(const Graph& graph, Device* device, const KernelProvider& provider,
+                        std::unique_ptr<Executor>* out) {
+  std::unique_ptr<Executor> ex(new Executor());
+  std::vector<Node*> order = graph.TopologicalOrder();
+  std::vector<int> item_of(graph.num_node_ids(), -1);
+  for (Node* n : order) {
+    if (!n->IsOp()) continue;
+    item_of[n->id()] = static_cast<int>(ex->items_.size());
+    ex->items_.emplace_back();
+    NodeItem& item = ex->items_.back();
+    item.name = n->name();
+    item.op = n->op();
+    item.error_prefix = NodePrefix(n->def());
+    item.num_inputs = n->num_inputs();
+    item.num_outputs = n->num_outputs();
+    item.input_types = n->input_types();
+    item.output_types = n->output_types();
+    item.device = device;
+    item.input_start = ex->num_slots_;
+    ex->num_slots_ += item.num_inputs;
+    if (n->op() == kArgOp || n->op() == kRetvalOp) {
+      item.kind = n->op() == kArgOp ? NodeItem::Kind::kArg : NodeItem::Kind::kRetval;
+      item.index = static_cast<int>(FindAttr(n->def(), "index")->i());
+      item.inexpensive = true;
+      continue;
+    }
+    Status s = provider(*n, device, &item.reg, &item.kernel, &item.owns_kernel);
+    if (!s.ok()) return s;
+    item.inexpensive = (item.reg->flags & GR_KERNEL_INEXPENSIVE) != 0;
+  }
+  for (Node* n : order) {
+    if (!n->IsOp()) continue;
+    NodeItem& item = ex->items_[item_of[n->id()]];
+    for (const Edge* e : n->in_edges())
+      if (e->src()->IsOp()) ++item.initial_pending;
+    std::vector<const Edge*> outs;
+    for (const Edge* e : n->out_edges())
+      if (e->dst()->IsOp()) outs.push_back(e);
+    // Data edges grouped by output, control edges last; the last data edge of
+    // each output may move the tensor instead of copying it.
+    std::stable_sort(outs.begin(), outs.end(), [](const Edge* a, const Edge* b) {
+      int ka = a->IsControlEdge() ? INT32_MAX : a->src_output();
+      int kb = b->IsControlEdge() ? INT32_MAX : b->src_output();
+      return ka < kb;
+    });
+    for (size_t i = 0; i < outs.size(); ++i) {
+      const Edge* e = outs[i];
+      OutEdge oe;
+      oe.src_output = e->src_output();
+      oe.dst_item = item_of[e->dst()->id()];
+      oe.dst_slot = e->IsControlEdge() ? -1 : ex->items_[oe.dst_item].input_start + e->dst_input();
+      oe.last_use = !e->IsControlEdge() &&
+                    (i + 1 == outs.size() || outs[i + 1]->IsControlEdge() || outs[i + 1]->src_output() != e->src_output());
+      item.out.push_back(oe);
+    }
+  }
+  for (size_t i = 0; i < ex->items_.size(); ++i)
+    if (ex->items_[i].initial_pending == 0) ex->roots_.push_back(static_cast<int>(i));
+  *out = std::move(ex);
+  return Status::OK();
+}
+
+Executor::~Executor() {
+  for (NodeItem& item : items_)
+    if (item.owns_kernel && item.kernel) item.reg->destroy(item.kernel);
+  for (StepState* s : step_pool_) delete s;
+}
+
+StepState* Executor::AcquireStep() {
+  {
+    std::lock_guard<std::mutex> lock(pool_mu_);
+    if (!step_pool_.empty()) {
+      StepState* s = step_pool_.back();
+      step_pool_.pop_back();
+      return s;
+    }
+  }
+  return new StepState(num_slots_, static_cast<int>(items_.size()));
+}
+
+void Executor::ReleaseStep(StepState* s) {
+  std::lock_guard<std::mutex> lock(pool_mu_);
+  step_pool_.push_back(s);
+}
+
+Status Executor::Run(const RunArgs& args) {
+  StepState* s = AcquireStep();
+  s->args = &args;
+  s->failed.store(false, std::memory_order_relaxed);
+  s->error = Status();
+  for (size_t i = 0; i < items_.size(); ++i) s->pending[i].store(items_[i].initial_pending, std::memory_order_relaxed);
+
+  auto run_roots = [&] {
+    StepRunner runner(items_, s);
+    for (int r : roots_) runner.Process(r);
+  };
+  if (args.num_threads > 1 && args.arena != nullptr) {
+    tbb::task_group group;
+    s->group = &group;
+    args.arena->execute([&] {
+      run_roots();
+      group.wait();
+    });
+  } else {
+    s->group = nullptr;
+    run_roots();
+  }
+  s->group = nullptr;
+  Status result;
+  if (s->failed.load(std::memory_order_acquire)) {
+    result = std::move(s->error);
+    s->error = Status();
+    // Nodes that never ran leave tensors in their input slots.
+    for (int i = 0; i < num_slots_; ++i) s->slots[i] = Tensor();
+  }
+  ReleaseStep(s);
+  return result;
+}
+
+}  // namespace graphrt
+
+namespace graphrt {
+int64_t StepIdOf(const StepState* s) { return s->args->step_id; }
+int32_t NumThreadsOf(const StepState* s) { return s->args->num_threads; }
+}  // namespace graphrt

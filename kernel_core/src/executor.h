@@ -1,0 +1,95 @@
+// Runs one partition of a graph on one device by dependency counting.
+#ifndef GRAPHRT_CORE_SRC_EXECUTOR_H_
+#define GRAPHRT_CORE_SRC_EXECUTOR_H_
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "graphrt/core/device.h"
+#include "graphrt/core/graph.h"
+#include "graphrt/core/kernel_registry.h"
+#include "graphrt/core/status.h"
+#include "graphrt/core/tensor.h"
+#include "graphrt/proto/step_stats.pb.h"
+#include <oneapi/tbb/task_arena.h>
+
+namespace graphrt {
+
+// Core-internal ops that connect a step to its caller: _Arg yields feed
+// `index`, _Retval stores its input as fetch `index`.
+constexpr const char* kArgOp = "_Arg";
+constexpr const char* kRetvalOp = "_Retval";
+
+struct OutEdge {
+  int src_output;  // kControlSlot for control edges
+  int dst_item;
+  int dst_slot;    // absolute input slot, -1 for control
+  bool last_use;   // last consumer of this output: may take the tensor by move
+};
+
+struct NodeItem {
+  enum class Kind { kKernel, kArg, kRetval };
+  Kind kind = Kind::kKernel;
+  std::string name;
+  std::string op;
+  std::string error_prefix;  // "Node 'x' (op 'Y')"
+  const KernelRegistration* reg = nullptr;
+  void* kernel = nullptr;
+  bool owns_kernel = false;
+  int index = 0;  // feed/fetch index for _Arg/_Retval
+  int num_inputs = 0;
+  int num_outputs = 0;
+  int input_start = 0;
+  int initial_pending = 0;
+  bool inexpensive = false;
+  std::vector<DataType> input_types;
+  std::vector<DataType> output_types;
+  std::vector<OutEdge> out;
+  Device* device = nullptr;
+};
+
+// Hands out the kernel for a node: shared (stateful, session-owned) or fresh.
+using KernelProvider =
+    std::function<Status(const Node& node, Device* device, const KernelRegistration** reg, void** kernel, bool* owned)>;
+
+struct RunArgs {
+  const std::vector<Tensor>* feeds = nullptr;
+  std::vector<Tensor>* fetches = nullptr;
+  int64_t step_id = 0;
+  int num_threads = 1;
+  tbb::task_arena* arena = nullptr;  // required when num_threads > 1
+  proto::DeviceStepStats* stats = nullptr;  // filled when tracing
+};
+
+struct StepState;
+
+class Executor {
+ public:
+  // `graph` must be placed entirely on `device`.
+  static Status Create(const Graph& graph, Device* device, const KernelProvider& provider,
+                       std::unique_ptr<Executor>* out);
+  ~Executor();
+  Status Run(const RunArgs& args);
+
+  const std::vector<NodeItem>& items() const { return items_; }
+  int num_slots() const { return num_slots_; }
+
+ private:
+  Executor() = default;
+  StepState* AcquireStep();
+  void ReleaseStep(StepState* s);
+
+  std::vector<NodeItem> items_;
+  std::vector<int> roots_;
+  int num_slots_ = 0;
+  std::mutex pool_mu_;
+  std::vector<StepState*> step_pool_;
+};
+
+}  // namespace graphrt
+
+#endif  // GRAPHRT_CORE_SRC_EXECUTOR_H_

@@ -1,0 +1,365 @@
+#include "graphrt/core/graph.h"
+
+#include <algorithm>
+#include <cctype>
+#include <deque>
+
+#include "graphrt/core/op_registry.h"
+#include "node_def_util.h"
+
+namespace graphrt {
+namespace {
+
+// GraphDef versions this runtime reads (TensorFlow's scheme: producer must be
+// >= kMinProducer; the graph's min_consumer must be <= kConsumer).
+constexpr int kMinProducer = 0;
+constexpr int kConsumer = 1900;
+
+bool IsValidNodeName(const std::string& s) {
+  if (s.empty()) return false;
+  auto ok_first = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '.'; };
+  auto ok_rest = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '/' || c == '-';
+  };
+  if (!ok_first(s[0])) return false;
+  return std::all_of(s.begin() + 1, s.end(), ok_rest);
+}
+
+Status CheckVersions(const proto::VersionDef& v) {
+  if (v.producer() < kMinProducer)
+    return errors::InvalidArgument("GraphDef version ", v.producer(), " is no longer supported: graphrt needs ",
+                                   kMinProducer, " <= version. Please regenerate your graph.");
+  if (v.min_consumer() > kConsumer)
+    return errors::InvalidArgument("GraphDef min consumer version ", v.min_consumer(),
+                                   " is not yet supported: graphrt reads up to ", kConsumer,
+                                   ". Please upgrade graphrt.");
+  for (int bad : v.bad_consumers())
+    if (bad == kConsumer)
+      return errors::InvalidArgument("GraphDef disallows consumer version ", kConsumer,
+                                     ". Please upgrade graphrt.");
+  return Status::OK();
+}
+
+bool TypesCompatible(DataType src, DataType dst) {
+  // A ref output may feed a value input (read); otherwise types must match.
+  return src == dst || (IsRefType(src) && BaseType(src) == dst);
+}
+
+// Wires the inputs of the NodeDefs in [first, nodes.end()) given by name.
+Status AddEdgesFromInputs(Graph* g, const std::vector<Node*>& new_nodes) {
+  std::unordered_map<std::string, Node*> index = g->BuildNameIndex();
+  for (Node* n : new_nodes) {
+    const proto::NodeDef& def = n->def();
+    int data_inputs = 0;
+    bool seen_control = false;
+    for (const std::string& in : def.input()) {
+      std::string src_name;
+      int slot;
+      bool control;
+      if (!ParseTensorName(in, &src_name, &slot, &control))
+        return errors::InvalidArgument("Node '", n->name(), "': malformed input '", in, "'");
+      if (control) {
+        seen_control = true;
+      } else if (seen_control) {
+        return errors::InvalidArgument("Node '", n->name(), "': Control dependencies must come after regular dependencies");
+      }
+      auto it = index.find(src_name);
+      if (it == index.end() || !it->second->IsOp())
+        return errors::InvalidArgument("Node '", n->name(), "': Unknown input node '", in, "'");
+      Node* src = it->second;
+      if (control) {
+        g->AddControlEdge(src, n);
+        continue;
+      }
+      if (slot >= src->num_outputs())
+        return errors::InvalidArgument("Node '", n->name(), "': Connecting to invalid output ", slot,
+                                       " of source node ", src->name(), " which has ", src->num_outputs(),
+                                       " outputs");
+      if (data_inputs >= n->num_inputs())
+        return errors::InvalidArgument(NodePrefix(def), ": has more inputs than the ", n->num_inputs(),
+                                       " its op takes");
+      if (!TypesCompatible(src->output_type(slot), n->input_type(data_inputs)))
+        return errors::InvalidArgument("Input ", data_inputs, " of node ", n->name(), " was passed ",
+                                       DataTypeString(src->output_type(slot)), " from ", src->name(), ":", slot,
+                                       " incompatible with expected ",
+                                       DataTypeString(n->input_type(data_inputs)), ".");
+      g->AddEdge(src, slot, n, data_inputs);
+      ++data_inputs;
+    }
+    if (data_inputs != n->num_inputs())
+      return errors::InvalidArgument(NodePrefix(def), ": expects ", n->num_inputs(), " inputs but has ",
+                                     data_inputs);
+  }
+  return Status::OK();
+}
+
+Status CheckAcyclic(const Graph& g) {
+  std::vector<int> pending(g.num_node_ids(), 0);
+  std::deque<Node*> ready;
+  int live = 0;
+  for (Node* n : g.nodes()) {
+    ++live;
+    pending[n->id()] = static_cast<int>(n->in_edges().size());
+    if (pending[n->id()] == 0) ready.push_back(n);
+  }
+  int visited = 0;
+  while (!ready.empty()) {
+    Node* n = ready.front();
+    ready.pop_front();
+    ++visited;
+    for (const Edge* e : n->out_edges())
+      if (--pending[e->dst()->id()] == 0) ready.push_back(e->dst());
+  }
+  if (visited == live) return Status::OK();
+  std::string names;
+  int shown = 0;
+  for (Node* n : g.op_nodes()) {
+    if (pending[n->id()] > 0 && shown < 10) {
+      names += (shown++ ? ", " : "") + n->name();
+    }
+  }
+  return errors::InvalidArgument("Graph has a cycle through nodes: ", names);
+}
+
+// Every op node hangs between _SOURCE and _SINK so traversals have roots.
+void ConnectSourceAndSink(Graph* g, const std::vector<Node*>& new_nodes) {
+  for (Node* n : new_nodes) {
+    if (n->in_edges().empty()) g->AddControlEdge(g->source_node(), n);
+  }
+  for (Node* n : g->op_nodes()) {
+    bool has_sink_edge = false;
+    bool has_out = false;
+    for (const Edge* e : n->out_edges()) {
+      has_out = true;
+      has_sink_edge |= e->dst()->IsSink();
+    }
+    if (!has_out) g->AddControlEdge(n, g->sink_node());
+    (void)has_sink_edge;
+  }
+}
+
+Status AddNodeDefs(const proto::GraphDef& def, Graph* g) {
+  std::unordered_map<std::string, Node*> index = g->BuildNameIndex();
+  std::vector<Node*> added;
+  for (const proto::NodeDef& nd : def.node()) {
+    if (!IsValidNodeName(nd.name()))
+      return errors::InvalidArgument("Node '", nd.name(), "': Node name contains invalid characters");
+    if (index.count(nd.name()))
+      return errors::InvalidArgument("Node '", nd.name(), "' is defined twice (node names must be unique)");
+    Node* n;
+    GR_RETURN_IF_ERROR(g->AddNode(nd, &n));
+    index[nd.name()] = n;
+    added.push_back(n);
+  }
+  GR_RETURN_IF_ERROR(AddEdgesFromInputs(g, added));
+  ConnectSourceAndSink(g, added);
+  return CheckAcyclic(*g);
+}
+
+}  // namespace
+
+bool ParseTensorName(const std::string& s, std::string* node, int* index, bool* is_control) {
+  *is_control = !s.empty() && s[0] == '^';
+  std::string body = *is_control ? s.substr(1) : s;
+  *index = 0;
+  size_t colon = body.rfind(':');
+  if (colon != std::string::npos) {
+    std::string num = body.substr(colon + 1);
+    if (num.empty() || num.size() > 9 || !std::all_of(num.begin(), num.end(), ::isdigit)) return false;
+    if (*is_control) return false;
+    *index = std::stoi(num);
+    body = body.substr(0, colon);
+  }
+  if (body.empty()) return false;
+  *node = body;
+  return true;
+}
+
+std::string Edge::DebugString() const {
+  auto name = [](Node* n) { return n ? n->name() : std::string("<NULL>"); };
+  return "[id=" + std::to_string(id_) + " " + name(src_) + ":" + std::to_string(src_output_) + " -> " +
+         name(dst_) + ":" + std::to_string(dst_input_) + "]";
+}
+
+const Edge* Node::input_edge(int i) const {
+  for (const Edge* e : in_edges_)
+    if (e->dst_input() == i && !e->IsControlEdge()) return e;
+  return nullptr;
+}
+
+Graph::Graph(const OpRegistry* ops) : ops_(ops) {
+  for (const char* name : {"_SOURCE", "_SINK"}) {
+    proto::NodeDef d;
+    d.set_name(name);
+    d.set_op("NoOp");
+    AddInternalNode(std::move(d), {}, {});
+  }
+  AddControlEdge(source_node(), sink_node());
+  versions_.set_producer(0);
+}
+
+Graph::~Graph() = default;
+
+Status Graph::AddNode(proto::NodeDef def, Node** out) {
+  const proto::OpDef* op_def;
+  Status s = ops_->LookUpOpDef(def.op(), &op_def);
+  if (!s.ok()) return errors::NotFound(NodePrefix(def), ": ", s.message());
+  GR_RETURN_IF_ERROR(AddDefaultsAndValidate(*op_def, &def));
+  std::vector<DataType> in, outs;
+  GR_RETURN_IF_ERROR(InputOutputTypes(def, *op_def, &in, &outs));
+  Node* n = AddInternalNode(std::move(def), std::move(in), std::move(outs));
+  n->op_def_ = op_def;
+  *out = n;
+  return Status::OK();
+}
+
+Node* Graph::AddInternalNode(proto::NodeDef def, std::vector<DataType> inputs, std::vector<DataType> outputs) {
+  auto n = std::make_unique<Node>();
+  n->id_ = static_cast<int>(nodes_.size());
+  n->def_ = std::move(def);
+  n->input_types_ = std::move(inputs);
+  n->output_types_ = std::move(outputs);
+  nodes_.push_back(std::move(n));
+  ++num_nodes_;
+  return nodes_.back().get();
+}
+
+const Edge* Graph::AddEdge(Node* src, int src_output, Node* dst, int dst_input) {
+  auto e = std::make_unique<Edge>();
+  e->id_ = static_cast<int>(edges_.size());
+  e->src_ = src;
+  e->dst_ = dst;
+  e->src_output_ = src_output;
+  e->dst_input_ = dst_input;
+  src->out_edges_.push_back(e.get());
+  dst->in_edges_.push_back(e.get());
+  edges_.push_back(std::move(e));
+  return edges_.back().get();
+}
+
+const Edge* Graph::AddControlEdge(Node* src, Node* dst) {
+  for (const Edge* e : dst->in_edges_)
+    if (e->IsControlEdge() && e->src() == src) return nullptr;
+  return AddEdge(src, kControlSlot, dst, kControlSlot);
+}
+
+void Graph::RemoveEdge(const Edge* e) {
+  auto erase = [](std::vector<const Edge*>& v, const Edge* x) { v.erase(std::find(v.begin(), v.end(), x)); };
+  erase(e->src()->out_edges_, e);
+  erase(e->dst()->in_edges_, e);
+  edges_[e->id()].reset();
+}
+
+void Graph::RemoveNode(Node* n) {
+  std::vector<const Edge*> all(n->in_edges_.begin(), n->in_edges_.end());
+  all.insert(all.end(), n->out_edges_.begin(), n->out_edges_.end());
+  for (const Edge* e : all) RemoveEdge(e);
+  nodes_[n->id()].reset();
+  --num_nodes_;
+}
+
+std::vector<Node*> Graph::nodes() const {
+  std::vector<Node*> v;
+  for (const auto& n : nodes_)
+    if (n) v.push_back(n.get());
+  return v;
+}
+
+std::vector<Node*> Graph::op_nodes() const {
+  std::vector<Node*> v;
+  for (const auto& n : nodes_)
+    if (n && n->IsOp()) v.push_back(n.get());
+  return v;
+}
+
+std::unordered_map<std::string, Node*> Graph::BuildNameIndex() const {
+  std::unordered_map<std::string, Node*> m;
+  for (const auto& n : nodes_)
+    if (n) m[n->name()] = n.get();
+  return m;
+}
+
+void Graph::ToGraphDef(proto::GraphDef* out) const {
+  out->Clear();
+  *out->mutable_versions() = versions_;
+  for (Node* n : TopologicalOrder()) {
+    if (!n->IsOp()) continue;
+    proto::NodeDef* d = out->add_node();
+    *d = n->def();
+    d->clear_input();
+    std::vector<const Edge*> data(n->num_inputs(), nullptr);
+    std::vector<std::string> controls;
+    for (const Edge* e : n->in_edges()) {
+      if (e->IsControlEdge()) {
+        if (e->src()->IsOp()) controls.push_back("^" + e->src()->name());
+      } else {
+        data[e->dst_input()] = e;
+      }
+    }
+    for (const Edge* e : data) {
+      if (e == nullptr) continue;
+      d->add_input(e->src_output() == 0 ? e->src()->name()
+                                        : e->src()->name() + ":" + std::to_string(e->src_output()));
+    }
+    for (auto& c : controls) d->add_input(c);
+    if (!n->assigned_device().empty() && d->device().empty()) d->set_device(n->assigned_device());
+  }
+}
+
+std::vector<Node*> Graph::TopologicalOrder() const {
+  std::vector<int> pending(nodes_.size(), 0);
+  std::vector<Node*> ready, order;
+  for (Node* n : nodes()) {
+    pending[n->id()] = static_cast<int>(n->in_edges().size());
+    if (pending[n->id()] == 0) ready.push_back(n);
+  }
+  // Pop from the back but push in reverse so ties keep id order.
+  std::reverse(ready.begin(), ready.end());
+  while (!ready.empty()) {
+    Node* n = ready.back();
+    ready.pop_back();
+    order.push_back(n);
+    std::vector<Node*> next;
+    for (const Edge* e : n->out_edges())
+      if (--pending[e->dst()->id()] == 0) next.push_back(e->dst());
+    ready.insert(ready.end(), next.rbegin(), next.rend());
+  }
+  return order;
+}
+
+Status ConvertGraphDefToGraph(const proto::GraphDef& def, Graph* g) {
+  if (def.has_versions()) GR_RETURN_IF_ERROR(CheckVersions(def.versions()));
+  g->set_versions(def.versions());
+  return AddNodeDefs(def, g);
+}
+
+Status ExtendGraph(const proto::GraphDef& def, Graph* g) {
+  if (def.has_versions()) {
+    GR_RETURN_IF_ERROR(CheckVersions(def.versions()));
+    if (g->num_op_nodes() > 0 && def.versions().producer() != g->versions().producer())
+      return errors::InvalidArgument("Extend: GraphDef producer version ", def.versions().producer(),
+                                     " differs from the session graph's ", g->versions().producer());
+  }
+  return AddNodeDefs(def, g);
+}
+
+void CopyGraph(const Graph& src, Graph* dst) {
+  dst->set_versions(src.versions());
+  std::vector<Node*> map(src.num_node_ids(), nullptr);
+  map[0] = dst->source_node();
+  map[1] = dst->sink_node();
+  for (Node* n : src.op_nodes()) {
+    Node* c = dst->AddInternalNode(n->def(), n->input_types(), n->output_types());
+    c->op_def_ = n->op_def_;
+    c->set_assigned_device(n->assigned_device());
+    map[n->id()] = c;
+  }
+  for (Node* n : src.nodes()) {
+    for (const Edge* e : n->out_edges()) {
+      if (e->src()->IsSource() && e->dst()->IsSink()) continue;  // dst has it already
+      dst->AddEdge(map[e->src()->id()], e->src_output(), map[e->dst()->id()], e->dst_input());
+    }
+  }
+}
+
+}  // namespace graphrt

@@ -1,0 +1,142 @@
+// Reading and writing GraphDefs as binary (.pb) or text (.pbtxt) protos.
+#include "graphrt/core/graph_def_io.h"
+
+#include <google/protobuf/io/tokenizer.h>
+#include <google/protobuf/stubs/logging.h>
+#include <google/protobuf/text_format.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <string_view>
+
+namespace graphrt {
+namespace {
+
+// Keeps the first few parse errors with 1-based positions; the default
+// collector would print them to stderr, where a library has no business.
+class TextErrorCollector : public google::protobuf::io::ErrorCollector {
+ public:
+  void AddError(int line, google::protobuf::io::ColumnNumber column,
+                const std::string& message) override {
+    if (++count_ > kMaxErrors) return;
+    if (!errors_.empty()) errors_ += "; ";
+    errors_ += errors::StrCat("line ", line + 1, ", column ", column + 1, ": ", message);
+  }
+  std::string errors() const {
+    if (count_ > kMaxErrors) return errors_ + errors::StrCat(" (and ", count_ - kMaxErrors, " more)");
+    return errors_;
+  }
+
+ private:
+  static constexpr int kMaxErrors = 3;
+  int count_ = 0;
+  std::string errors_;
+};
+
+bool EndsWith(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+// Text parse; on failure `error` holds "line L, column C: ...".
+bool ParseText(const std::string& text, proto::GraphDef* out, std::string* error) {
+  TextErrorCollector collector;
+  google::protobuf::TextFormat::Parser parser;
+  parser.RecordErrorsTo(&collector);
+  out->Clear();
+  if (parser.ParseFromString(text, out)) return true;
+  *error = collector.errors();
+  if (error->empty()) *error = "malformed text proto";
+  return false;
+}
+
+bool ParseBinary(const std::string& bytes, proto::GraphDef* out) {
+  // A failed parse is reported through our Status; protobuf would also log
+  // it (e.g. "invalid UTF-8") to stderr, which for a fallback attempt on a
+  // text file is pure noise.
+  google::protobuf::LogSilencer silence;
+  out->Clear();
+  return out->ParseFromString(bytes);
+}
+
+Status OsError(const std::string& path, const char* action, int err) {
+  if (err == ENOENT) return errors::NotFound(path, ": No such file");
+  if (err == EACCES || err == EPERM)
+    return Status(Code::kPermissionDenied, errors::StrCat(path, ": Permission denied while ", action));
+  return errors::Unknown(path, ": error while ", action, ": ", std::strerror(err));
+}
+
+}  // namespace
+
+Status ReadFileToString(const std::string& path, std::string* out) {
+  out->clear();
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) return OsError(path, "opening", errno);
+  // fopen succeeds on a directory and only read() fails, with a vaguer error.
+  if (S_ISDIR(st.st_mode)) return errors::InvalidArgument(path, ": is a directory, not a file");
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) return OsError(path, "opening", errno);
+  if (S_ISREG(st.st_mode) && st.st_size > 0) out->reserve(static_cast<size_t>(st.st_size));
+  // Read in chunks rather than trusting st_size: pipes and /proc files lie.
+  char buf[1 << 16];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof(buf), f)) > 0) out->append(buf, n);
+  const bool failed = std::ferror(f) != 0;
+  const int err = errno;
+  std::fclose(f);
+  if (failed) {
+    out->clear();
+    return OsError(path, "reading", err);
+  }
+  return Status::OK();
+}
+
+Status ParseGraphDefText(const std::string& text, proto::GraphDef* out) {
+  std::string error;
+  if (!ParseText(text, out, &error))
+    return errors::InvalidArgument("Could not parse text GraphDef: ", error);
+  return Status::OK();
+}
+
+Status ReadGraphDefFromFile(const std::string& path, proto::GraphDef* out) {
+  std::string bytes;
+  GR_RETURN_IF_ERROR(ReadFileToString(path, &bytes));
+  // The name only picks which format to try first: files are often misnamed
+  // (.pb holding text), so the other format is always the fallback.
+  const bool text_first = EndsWith(path, ".pbtxt") || EndsWith(path, ".txt");
+  std::string text_error;
+  if (text_first) {
+    if (ParseText(bytes, out, &text_error)) return Status::OK();
+    if (ParseBinary(bytes, out)) return Status::OK();
+  } else {
+    if (ParseBinary(bytes, out)) return Status::OK();
+    if (ParseText(bytes, out, &text_error)) return Status::OK();
+  }
+  out->Clear();
+  return errors::InvalidArgument("Could not parse '", path,
+                                 "' as a binary or text GraphDef (text parser: ", text_error, ")");
+}
+
+Status WriteGraphDefToFile(const std::string& path, const proto::GraphDef& g, bool text) {
+  std::string bytes;
+  if (text) {
+    if (!google::protobuf::TextFormat::PrintToString(g, &bytes))
+      return errors::Internal("Could not print GraphDef as text for '", path, "'");
+  } else if (!g.SerializeToString(&bytes)) {
+    return errors::InvalidArgument("Could not serialize GraphDef for '", path,
+                                   "' (larger than 2GB?)");
+  }
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (f == nullptr) return OsError(path, "opening for writing", errno);
+  const bool wrote = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
+  const int write_err = errno;
+  // fclose flushes, so it can be where a full disk shows up.
+  const bool closed = std::fclose(f) == 0;
+  if (!wrote) return OsError(path, "writing", write_err);
+  if (!closed) return OsError(path, "writing", errno);
+  return Status::OK();
+}
+
+}  // namespace graphrt

@@ -1,0 +1,187 @@
+// The plugin loader and the process-wide registries.
+#include "graphrt/core/runtime.h"
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <boost/dll/runtime_symbol_info.hpp>
+#include <boost/dll/shared_library.hpp>
+#include <boost/filesystem.hpp>
+#include <cstdlib>
+#include <mutex>
+#include <set>
+
+#include "core_api_internal.h"
+#include "graphrt/core/device.h"
+#include "graphrt/core/kernel_registry.h"
+#include "graphrt/core/op_registry.h"
+
+namespace graphrt {
+
+namespace fs = boost::filesystem;
+
+struct Runtime::Impl {
+  OpRegistry ops;
+  KernelRegistry kernels;
+  DeviceRegistry devices;
+  mutable std::mutex mu;  // serialises loads, guards plugins/libs
+  std::vector<PluginInfo> plugins;
+  std::vector<std::unique_ptr<boost::dll::shared_library>> libs;  // never unloaded once committed
+  std::once_flag defaults_once;
+  Status defaults_status;
+
+  Status Load(const std::string& path);
+};
+
+Runtime::Runtime() : impl_(std::make_unique<Impl>()) {}
+// The global runtime lives for the process; plugins stay mapped until exit.
+Runtime::~Runtime() = default;
+
+Runtime& Runtime::Global() {
+  static Runtime* rt = new Runtime();
+  return *rt;
+}
+
+Status Runtime::Impl::Load(const std::string& path) {
+  boost::system::error_code ec;
+  fs::path p(path);
+  if (!fs::exists(p, ec)) return errors::NotFound("plugin file '", path, "' not found");
+  if (fs::is_directory(p, ec))
+    return errors::InvalidArgument("plugin '", path, "' is a directory; use --plugin-dir / LoadPluginDirectory");
+  const std::string canonical = fs::canonical(p, ec).string();
+  for (const PluginInfo& info : plugins)
+    if (info.path == canonical) return Status::OK();  // already loaded
+
+  auto lib = std::make_unique<boost::dll::shared_library>();
+  dlerror();
+  lib->load(canonical, ec, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
+  if (ec) {
+    const char* why = dlerror();
+    return errors::InvalidArgument("cannot load plugin '", path, "': ", why ? why : ec.message(),
+                                   " (is it a shared library built for this platform?)");
+  }
+  if (!lib->has(GR_PLUGIN_ENTRY_SYMBOL))
+    return errors::InvalidArgument("'", path, "' is not a graphrt plugin: it does not export '",
+                                   GR_PLUGIN_ENTRY_SYMBOL,
+                                   "' (declare GRAPHRT_PLUGIN(name, version) in one source file)");
+  auto init = lib->get<int32_t(GR_PluginInitArgs*)>(GR_PLUGIN_ENTRY_SYMBOL);
+
+  GR_Registrar reg;
+  reg.plugin = fs::path(canonical).stem().string();
+  GR_PluginInitArgs args;
+  std::memset(&args, 0, sizeof(args));
+  args.struct_size = sizeof(args);
+  args.core_abi_major = GR_ABI_MAJOR;
+  args.core_abi_minor = GR_ABI_MINOR;
+  args.api = CoreApi();
+  args.registrar = &reg;
+  const int32_t rc = init(&args);
+  if (args.plugin_abi_major != GR_ABI_MAJOR)
+    return errors::FailedPrecondition("plugin '", path, "' was built for graphrt plugin ABI ", args.plugin_abi_major,
+                                      ".", args.plugin_abi_minor, " but this core provides ABI ", GR_ABI_MAJOR, ".",
+                                      GR_ABI_MINOR, "; rebuild the plugin against this graphrt SDK");
+  if (args.plugin_name && args.plugin_name[0]) reg.plugin = args.plugin_name;
+  if (rc != GR_OK) {
+    Status why = reg.error.ok() ? Status(static_cast<Code>(rc), "init returned an error without a message")
+                                : reg.error;
+    return Status(why.code(), "plugin '" + path + "' failed to initialise: " + why.message());
+  }
+  for (auto& op : reg.ops) op->plugin = reg.plugin;
+  for (auto& k : reg.kernels) k->plugin = reg.plugin;
+  for (auto& d : reg.devices) d.second = reg.plugin;
+
+  // Validate everything before changing anything.
+  std::set<std::string> staged_ops;
+  for (const auto& op : reg.ops) staged_ops.insert(op->op_def.name());
+  for (const auto& k : reg.kernels)
+    if (!staged_ops.count(k->op) && ops.LookUp(k->op) == nullptr)
+      return errors::FailedPrecondition("plugin '", path, "' registers a kernel for op '", k->op,
+                                        "' that no loaded plugin defines; load the plugin that defines it first");
+  GR_RETURN_IF_ERROR(ops.CheckAll(reg.ops).WithContext("plugin '" + path + "'"));
+  GR_RETURN_IF_ERROR(devices.CheckAll(reg.devices).WithContext("plugin '" + path + "'"));
+
+  PluginInfo info;
+  info.name = reg.plugin;
+  info.version = args.plugin_version ? args.plugin_version : "";
+  info.path = canonical;
+  info.abi_major = args.plugin_abi_major;
+  info.abi_minor = args.plugin_abi_minor;
+  for (const auto& op : reg.ops) info.ops.push_back(op->op_def.name());
+  for (const auto& k : reg.kernels) info.kernels.push_back(k->op + " on " + k->device_type);
+  for (const auto& d : reg.devices) info.devices.push_back(d.first.device_type);
+
+  GR_RETURN_IF_ERROR(ops.AddAll(std::move(reg.ops)));
+  kernels.AddAll(std::move(reg.kernels));
+  devices.AddAll(std::move(reg.devices));
+  plugins.push_back(std::move(info));
+  libs.push_back(std::move(lib));
+  return Status::OK();
+}
+
+Status Runtime::LoadPlugin(const std::string& path) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->Load(path);
+}
+
+Status Runtime::LoadPluginDirectory(const std::string& dir) {
+  boost::system::error_code ec;
+  if (!fs::is_directory(dir, ec)) return errors::NotFound("plugin directory '", dir, "' not found");
+  std::vector<std::string> files;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const fs::path& p = it->path();
+    if (p.extension() == ".so" && p.filename().string().rfind("lib", 0) == 0) files.push_back(p.string());
+  }
+  if (ec) return errors::Unavailable("cannot list plugin directory '", dir, "': ", ec.message());
+  std::sort(files.begin(), files.end());
+  // Op-defining plugins load before kernel-only ones regardless of order:
+  // retry the failures once after everything else.
+  std::vector<std::string> retry;
+  for (const std::string& f : files) {
+    if (!LoadPlugin(f).ok()) retry.push_back(f);
+  }
+  for (const std::string& f : retry) GR_RETURN_IF_ERROR(LoadPlugin(f));
+  return Status::OK();
+}
+
+std::string Runtime::DefaultPluginDirectory() {
+  boost::system::error_code ec;
+  fs::path lib = boost::dll::this_line_location(ec).string();
+  return (lib.parent_path() / GRAPHRT_PLUGIN_RELDIR).string();
+}
+
+Status Runtime::LoadDefaultPlugins() {
+  std::call_once(impl_->defaults_once, [this] {
+    std::vector<std::string> dirs;
+    boost::system::error_code ec;
+    if (fs::is_directory(DefaultPluginDirectory(), ec)) dirs.push_back(DefaultPluginDirectory());
+    if (const char* env = std::getenv("GRAPHRT_PLUGIN_PATH")) {
+      std::string s = env;
+      size_t start = 0;
+      while (start <= s.size()) {
+        size_t colon = s.find(':', start);
+        std::string d = s.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
+        if (!d.empty()) dirs.push_back(d);
+        if (colon == std::string::npos) break;
+        start = colon + 1;
+      }
+    }
+    Status first;
+    for (const std::string& d : dirs) {
+      Status s = LoadPluginDirectory(d);
+      if (!s.ok() && first.ok()) first = s;
+    }
+    impl_->defaults_status = first;
+  });
+  return impl_->defaults_status;
+}
+
+std::vector<PluginInfo> Runtime::Plugins() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->plugins;
+}
+
+const OpRegistry& Runtime::ops() const { return impl_->ops; }
+const KernelRegistry& Runtime::kernels() const { return impl_->kernels; }
+DeviceRegistry& Runtime::devices() { return impl_->devices; }
+
+}  // namespace graphrt

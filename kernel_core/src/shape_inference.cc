@@ -1,0 +1,46 @@
+#include "shape_inference.h"
+
+#include <memory>
+#include <unordered_map>
+
+#include "core_api_internal.h"
+#include "node_def_util.h"
+
+namespace graphrt {
+
+Status InferShapes(const Graph& g, std::vector<std::vector<PartialTensorShape>>* out) {
+  out->assign(g.num_node_ids(), {});
+  // Const values, parsed once, so shape fns (e.g. Reshape's) can read them.
+  std::unordered_map<int, std::unique_ptr<Tensor>> const_values;
+  for (Node* n : g.TopologicalOrder()) {
+    if (!n->IsOp()) continue;
+    std::vector<PartialTensorShape>& outputs = (*out)[n->id()];
+    outputs.assign(n->num_outputs(), PartialTensorShape());
+    if (n->op() == "Const") {
+      if (const proto::AttrValue* v = FindAttr(n->def(), "value")) {
+        auto t = std::make_unique<Tensor>();
+        if (Tensor::FromProto(v->tensor(), t.get()).ok()) const_values[n->id()] = std::move(t);
+      }
+    }
+    const OpRegistrationData* reg = n->op_def() ? g.op_registry()->LookUp(n->op()) : nullptr;
+    if (reg == nullptr || reg->shape_fn == nullptr) continue;
+    std::vector<PartialTensorShape> inputs(n->num_inputs());
+    std::vector<const Tensor*> values(n->num_inputs(), nullptr);
+    for (const Edge* e : n->in_edges()) {
+      if (e->IsControlEdge()) continue;
+      inputs[e->dst_input()] = (*out)[e->src()->id()][e->src_output()];
+      auto it = const_values.find(e->src()->id());
+      if (it != const_values.end() && e->src_output() == 0) values[e->dst_input()] = it->second.get();
+    }
+    GR_ShapeContext sc{GR_Attrs{&n->def()}, &n->def(), &inputs, &values, std::move(outputs), Status()};
+    const int32_t rc = reg->shape_fn(&sc, reg->shape_fn_user_data);
+    if (rc != GR_OK || !sc.status.ok()) {
+      Status s = sc.status.ok() ? errors::Internal("shape function failed") : sc.status;
+      return Status(s.code(), NodePrefix(n->def()) + ": " + s.message());
+    }
+    outputs = std::move(sc.outputs);
+  }
+  return Status::OK();
+}
+
+}  // namespace graphrt

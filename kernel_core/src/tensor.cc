@@ -1,0 +1,277 @@
+#include "graphrt/core/tensor.h"
+
+#include <cstdlib>
+#include <new>
+#include <sstream>
+
+#include "graphrt/proto/tensor.pb.h"
+
+namespace graphrt {
+namespace {
+
+class AlignedHostAllocator final : public Allocator {
+ public:
+  const char* Name() const override { return "host"; }
+  void* Allocate(size_t bytes, size_t alignment) override {
+    size_t rounded = (bytes + alignment - 1) / alignment * alignment;
+    return std::aligned_alloc(alignment, rounded == 0 ? alignment : rounded);
+  }
+  void Deallocate(void* ptr, size_t) override { std::free(ptr); }
+};
+
+template <typename T>
+void PrintValues(std::ostringstream& os, const T* v, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    if (i) os << ' ';
+    if constexpr (std::is_same_v<T, int8_t> || std::is_same_v<T, uint8_t>)
+      os << static_cast<int>(v[i]);
+    else if constexpr (std::is_same_v<T, bool>)
+      os << (v[i] ? "true" : "false");
+    else
+      os << v[i];
+  }
+}
+
+float HalfToFloat(uint16_t h) {
+  uint32_t sign = (h & 0x8000u) << 16, exp = (h >> 10) & 0x1f, man = h & 0x3ffu;
+  uint32_t bits;
+  if (exp == 0) {
+    if (man == 0) {
+      bits = sign;
+    } else {  // subnormal: renormalise
+      exp = 127 - 15 + 1;
+      while (!(man & 0x400u)) { man <<= 1; --exp; }
+      bits = sign | (exp << 23) | ((man & 0x3ffu) << 13);
+    }
+  } else if (exp == 31) {
+    bits = sign | 0x7f800000u | (man << 13);
+  } else {
+    bits = sign | ((exp - 15 + 127) << 23) | (man << 13);
+  }
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+float Bfloat16ToFloat(uint16_t b) {
+  uint32_t bits = static_cast<uint32_t>(b) << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+// Fills n elements from a typed repeated field; a short list repeats its last
+// value (TensorFlow's rule), an empty one means zeros.
+template <typename Dst, typename Field>
+Status FillFromField(const Field& f, int64_t n, Dst* out, const char* field_name) {
+  if (f.size() > n)
+    return errors::InvalidArgument("TensorProto has ", f.size(), " ", field_name,
+                                   " values but its shape holds only ", n);
+  int64_t i = 0;
+  for (; i < f.size(); ++i) out[i] = static_cast<Dst>(f.Get(static_cast<int>(i)));
+  Dst last = f.size() > 0 ? static_cast<Dst>(f.Get(f.size() - 1)) : Dst();
+  for (; i < n; ++i) out[i] = last;
+  return Status::OK();
+}
+
+}  // namespace
+
+Allocator* HostAllocator() {
+  static AlignedHostAllocator* a = new AlignedHostAllocator();
+  return a;
+}
+
+TensorBuffer* TensorBuffer::Create(Allocator* a, size_t bytes) {
+  TensorBuffer* b = new TensorBuffer();
+  b->allocator_ = a;
+  b->size_ = bytes;
+  if (bytes > 0) {
+    b->data_ = a->Allocate(bytes, kTensorAlignment);
+    if (b->data_ == nullptr) {
+      delete b;
+      return nullptr;
+    }
+  }
+  return b;
+}
+
+void TensorBuffer::Destroy() const {
+  if (owned_strings_ > 0) {
+    auto* elems = static_cast<GR_StringElem*>(data_);
+    for (int64_t i = 0; i < owned_strings_; ++i) std::free(elems[i].data);
+  }
+  if (data_) allocator_->Deallocate(data_, size_);
+  delete this;
+}
+
+Tensor::Tensor(DataType dtype, const TensorShape& shape) : Tensor(HostAllocator(), dtype, shape) {}
+
+Tensor::Tensor(Allocator* a, DataType dtype, const TensorShape& shape) : dtype_(dtype), shape_(shape) {
+  const bool is_string = dtype == GR_STRING;
+  const size_t elem = is_string ? sizeof(GR_StringElem) : DataTypeSize(dtype);
+  const size_t bytes = elem * static_cast<size_t>(shape.num_elements());
+  buf_ = TensorBuffer::Create(a, bytes);
+  if (buf_ == nullptr) throw std::bad_alloc();
+  data_ = buf_->data();
+  if (is_string && bytes > 0) {
+    std::memset(data_, 0, bytes);
+    buf_->set_owns_strings(shape.num_elements());
+  }
+}
+
+Tensor::Tensor(DataType dtype, const TensorShape& shape, TensorBuffer* buf, void* data)
+    : dtype_(dtype), shape_(shape), buf_(buf), data_(data) {}
+
+Tensor Tensor::StringScalar(std::string_view s) {
+  Tensor t(GR_STRING, TensorShape());
+  t.set_string(0, s);
+  return t;
+}
+
+size_t Tensor::TotalBytes() const {
+  if (dtype_ == GR_STRING) return sizeof(GR_StringElem) * static_cast<size_t>(NumElements());
+  return DataTypeSize(dtype_) * static_cast<size_t>(NumElements());
+}
+
+void Tensor::set_string(int64_t i, std::string_view s) {
+  GR_StringElem& e = static_cast<GR_StringElem*>(data_)[i];
+  std::free(e.data);
+  e.data = static_cast<char*>(std::malloc(s.size() + 1));
+  std::memcpy(e.data, s.data(), s.size());
+  e.data[s.size()] = '\0';
+  e.size = s.size();
+}
+
+Status Tensor::Reshaped(const TensorShape& shape, Tensor* out) const {
+  if (shape.num_elements() != NumElements())
+    return errors::InvalidArgument("cannot reshape a tensor with ", NumElements(), " elements to shape ",
+                                   shape.DebugString(), " (", shape.num_elements(), " elements)");
+  if (buf_) buf_->Ref();
+  *out = Tensor(dtype_, shape, buf_, data_);
+  return Status::OK();
+}
+
+Tensor Tensor::Slice(int64_t begin, int64_t end) const {
+  TensorShape s = shape_;
+  const int64_t row = shape_.dim_size(0) == 0 ? 0 : NumElements() / shape_.dim_size(0);
+  s.set_dim(0, end - begin);
+  const size_t elem = dtype_ == GR_STRING ? sizeof(GR_StringElem) : DataTypeSize(dtype_);
+  if (buf_) buf_->Ref();
+  return Tensor(dtype_, s, buf_, static_cast<char*>(data_) + begin * row * elem);
+}
+
+Tensor Tensor::DeepCopy() const {
+  Tensor t(dtype_, shape_);
+  if (dtype_ == GR_STRING) {
+    for (int64_t i = 0; i < NumElements(); ++i) t.set_string(i, string_at(i));
+  } else if (TotalBytes() > 0) {
+    std::memcpy(t.data_, data_, TotalBytes());
+  }
+  return t;
+}
+
+Status Tensor::FromProto(const proto::TensorProto& p, Tensor* out) {
+  const DataType dtype = static_cast<DataType>(p.dtype());
+  if (dtype == GR_INVALID || IsRefType(dtype))
+    return errors::InvalidArgument("TensorProto has invalid dtype ", DataTypeEnumName(dtype));
+  TensorShape shape;
+  GR_RETURN_IF_ERROR(TensorShape::FromProto(p.tensor_shape(), &shape).WithContext("TensorProto shape"));
+  if (dtype != GR_STRING && !DataTypeIsPod(dtype))
+    return errors::Unimplemented("TensorProto of dtype ", DataTypeString(dtype), " is not supported");
+  Tensor t(dtype, shape);
+  const int64_t n = shape.num_elements();
+  if (!p.tensor_content().empty()) {
+    if (dtype == GR_STRING) return errors::InvalidArgument("string TensorProto cannot use tensor_content");
+    if (p.tensor_content().size() != t.TotalBytes())
+      return errors::InvalidArgument("TensorProto tensor_content has ", p.tensor_content().size(),
+                                     " bytes but dtype ", DataTypeString(dtype), " and shape ",
+                                     shape.DebugString(), " need ", t.TotalBytes());
+    if (t.TotalBytes() > 0) std::memcpy(t.data_, p.tensor_content().data(), t.TotalBytes());
+    *out = std::move(t);
+    return Status::OK();
+  }
+  Status s;
+  switch (dtype) {
+    case GR_FLOAT: s = FillFromField(p.float_val(), n, t.data<float>(), "float_val"); break;
+    case GR_DOUBLE: s = FillFromField(p.double_val(), n, t.data<double>(), "double_val"); break;
+    case GR_INT32: s = FillFromField(p.int_val(), n, t.data<int32_t>(), "int_val"); break;
+    case GR_INT16: case GR_QINT16: s = FillFromField(p.int_val(), n, t.data<int16_t>(), "int_val"); break;
+    case GR_UINT16: case GR_QUINT16: s = FillFromField(p.int_val(), n, t.data<uint16_t>(), "int_val"); break;
+    case GR_INT8: case GR_QINT8: s = FillFromField(p.int_val(), n, t.data<int8_t>(), "int_val"); break;
+    case GR_UINT8: case GR_QUINT8: s = FillFromField(p.int_val(), n, t.data<uint8_t>(), "int_val"); break;
+    case GR_QINT32: s = FillFromField(p.int_val(), n, t.data<int32_t>(), "int_val"); break;
+    case GR_INT64: s = FillFromField(p.int64_val(), n, t.data<int64_t>(), "int64_val"); break;
+    case GR_UINT32: s = FillFromField(p.uint32_val(), n, t.data<uint32_t>(), "uint32_val"); break;
+    case GR_UINT64: s = FillFromField(p.uint64_val(), n, t.data<uint64_t>(), "uint64_val"); break;
+    case GR_BOOL: s = FillFromField(p.bool_val(), n, t.data<bool>(), "bool_val"); break;
+    case GR_HALF: case GR_BFLOAT16: s = FillFromField(p.half_val(), n, t.data<uint16_t>(), "half_val"); break;
+    case GR_COMPLEX64: s = FillFromField(p.scomplex_val(), 2 * n, t.data<float>(), "scomplex_val"); break;
+    case GR_COMPLEX128: s = FillFromField(p.dcomplex_val(), 2 * n, t.data<double>(), "dcomplex_val"); break;
+    case GR_STRING: {
+      if (p.string_val_size() > n)
+        return errors::InvalidArgument("TensorProto has ", p.string_val_size(),
+                                       " string_val values but its shape holds only ", n);
+      for (int64_t i = 0; i < n; ++i) {
+        int idx = static_cast<int>(std::min<int64_t>(i, p.string_val_size() - 1));
+        t.set_string(i, p.string_val_size() ? p.string_val(idx) : std::string());
+      }
+      break;
+    }
+    default:
+      return errors::Unimplemented("TensorProto of dtype ", DataTypeString(dtype), " is not supported");
+  }
+  GR_RETURN_IF_ERROR(s);
+  *out = std::move(t);
+  return Status::OK();
+}
+
+void Tensor::AsProtoTensorContent(proto::TensorProto* p) const {
+  p->Clear();
+  p->set_dtype(static_cast<proto::DataType>(dtype_));
+  shape_.AsProto(p->mutable_tensor_shape());
+  if (dtype_ == GR_STRING) {
+    for (int64_t i = 0; i < NumElements(); ++i) p->add_string_val(std::string(string_at(i)));
+  } else if (TotalBytes() > 0) {
+    p->set_tensor_content(data_, TotalBytes());
+  }
+}
+
+std::string Tensor::SummarizeValue(int64_t max_entries) const {
+  std::ostringstream os;
+  const int64_t n = std::min<int64_t>(NumElements(), max_entries);
+  switch (dtype_) {
+    case GR_FLOAT: PrintValues(os, data<float>(), n); break;
+    case GR_DOUBLE: PrintValues(os, data<double>(), n); break;
+    case GR_INT32: case GR_QINT32: PrintValues(os, data<int32_t>(), n); break;
+    case GR_INT64: PrintValues(os, data<int64_t>(), n); break;
+    case GR_INT16: case GR_QINT16: PrintValues(os, data<int16_t>(), n); break;
+    case GR_UINT16: case GR_QUINT16: PrintValues(os, data<uint16_t>(), n); break;
+    case GR_INT8: case GR_QINT8: PrintValues(os, data<int8_t>(), n); break;
+    case GR_UINT8: case GR_QUINT8: PrintValues(os, data<uint8_t>(), n); break;
+    case GR_UINT32: PrintValues(os, data<uint32_t>(), n); break;
+    case GR_UINT64: PrintValues(os, data<uint64_t>(), n); break;
+    case GR_BOOL: PrintValues(os, data<bool>(), n); break;
+    case GR_HALF:
+    case GR_BFLOAT16:
+      for (int64_t i = 0; i < n; ++i) {
+        uint16_t v = data<uint16_t>()[i];
+        os << (i ? " " : "") << (dtype_ == GR_HALF ? HalfToFloat(v) : Bfloat16ToFloat(v));
+      }
+      break;
+    case GR_STRING:
+      for (int64_t i = 0; i < n; ++i) os << (i ? " " : "") << '"' << string_at(i) << '"';
+      break;
+    default:
+      os << "<" << DataTypeString(dtype_) << " values>";
+      return os.str();
+  }
+  if (NumElements() > n) os << "...";
+  return os.str();
+}
+
+std::string Tensor::DebugString(int64_t max_entries) const {
+  if (!IsInitialized()) return "<uninitialized tensor>";
+  return DataTypeString(dtype_) + " " + shape_.DebugString() + " [" + SummarizeValue(max_entries) + "]";
+}
+
+}  // namespace graphrt

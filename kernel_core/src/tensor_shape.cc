@@ -1,0 +1,146 @@
+#include "graphrt/core/tensor_shape.h"
+
+#include "graphrt/proto/tensor_shape.pb.h"
+
+namespace graphrt {
+
+TensorShape::TensorShape(std::initializer_list<int64_t> dims) { Assign(dims.begin(), static_cast<int>(dims.size())); }
+TensorShape::TensorShape(const std::vector<int64_t>& dims) { Assign(dims.data(), static_cast<int>(dims.size())); }
+TensorShape::TensorShape(const int64_t* dims, int rank) { Assign(dims, rank); }
+TensorShape::TensorShape(const TensorShape& o) { Assign(o.data(), o.rank_); }
+
+TensorShape& TensorShape::operator=(const TensorShape& o) {
+  if (this != &o) {
+    if (rank_ > kInlineRank) delete[] heap_;
+    rank_ = 0;
+    Assign(o.data(), o.rank_);
+  }
+  return *this;
+}
+
+TensorShape::~TensorShape() {
+  if (rank_ > kInlineRank) delete[] heap_;
+}
+
+void TensorShape::Assign(const int64_t* dims, int rank) {
+  rank_ = rank;
+  int64_t* d = inline_;
+  if (rank > kInlineRank) d = heap_ = new int64_t[rank];
+  for (int i = 0; i < rank; ++i) d[i] = dims[i];
+  Recount();
+}
+
+void TensorShape::Recount() {
+  int64_t n = 1;
+  for (int i = 0; i < rank_; ++i) n *= data()[i];
+  num_elements_ = n;
+}
+
+void TensorShape::AddDim(int64_t d) {
+  std::vector<int64_t> v = dim_sizes();
+  v.push_back(d);
+  *this = TensorShape(v);
+}
+
+void TensorShape::set_dim(int i, int64_t d) {
+  const_cast<int64_t*>(data())[i] = d;
+  Recount();
+}
+
+void TensorShape::RemoveDim(int i) {
+  std::vector<int64_t> v = dim_sizes();
+  v.erase(v.begin() + i);
+  *this = TensorShape(v);
+}
+
+bool TensorShape::operator==(const TensorShape& o) const {
+  if (rank_ != o.rank_) return false;
+  for (int i = 0; i < rank_; ++i)
+    if (data()[i] != o.data()[i]) return false;
+  return true;
+}
+
+std::string TensorShape::DebugString() const {
+  std::string s = "[";
+  for (int i = 0; i < rank_; ++i) {
+    if (i) s += ",";
+    s += std::to_string(data()[i]);
+  }
+  return s + "]";
+}
+
+void TensorShape::AsProto(proto::TensorShapeProto* p) const {
+  p->Clear();
+  for (int i = 0; i < rank_; ++i) p->add_dim()->set_size(data()[i]);
+}
+
+Status TensorShape::FromDims(const int64_t* dims, int rank, TensorShape* out) {
+  if (rank < 0) return errors::InvalidArgument("shape has unknown rank");
+  int64_t n = 1;
+  for (int i = 0; i < rank; ++i) {
+    if (dims[i] < 0) return errors::InvalidArgument("shape has unknown or negative dimension ", dims[i]);
+    if (dims[i] != 0 && n > (int64_t{1} << 62) / dims[i])
+      return errors::InvalidArgument("shape is too large (more than 2**62 elements)");
+    n *= dims[i];
+  }
+  *out = TensorShape(dims, rank);
+  return Status::OK();
+}
+
+Status TensorShape::FromProto(const proto::TensorShapeProto& p, TensorShape* out) {
+  if (p.unknown_rank()) return errors::InvalidArgument("shape has unknown rank");
+  std::vector<int64_t> d;
+  for (const auto& dim : p.dim()) d.push_back(dim.size());
+  return FromDims(d.data(), static_cast<int>(d.size()), out);
+}
+
+bool PartialTensorShape::IsFullyDefined() const {
+  if (!known_rank_) return false;
+  for (int64_t d : dims_)
+    if (d < 0) return false;
+  return true;
+}
+
+bool PartialTensorShape::IsCompatibleWith(const TensorShape& s) const {
+  if (!known_rank_) return true;
+  if (static_cast<int>(dims_.size()) != s.rank()) return false;
+  for (int i = 0; i < s.rank(); ++i)
+    if (dims_[i] >= 0 && dims_[i] != s.dim_size(i)) return false;
+  return true;
+}
+
+std::string PartialTensorShape::DebugString() const {
+  if (!known_rank_) return "<unknown>";
+  std::string s = "[";
+  for (size_t i = 0; i < dims_.size(); ++i) {
+    if (i) s += ",";
+    s += dims_[i] < 0 ? "?" : std::to_string(dims_[i]);
+  }
+  return s + "]";
+}
+
+void PartialTensorShape::AsProto(proto::TensorShapeProto* p) const {
+  p->Clear();
+  if (!known_rank_) {
+    p->set_unknown_rank(true);
+    return;
+  }
+  for (int64_t d : dims_) p->add_dim()->set_size(d < 0 ? -1 : d);
+}
+
+Status PartialTensorShape::FromProto(const proto::TensorShapeProto& p, PartialTensorShape* out) {
+  if (p.unknown_rank()) {
+    if (p.dim_size() > 0) return errors::InvalidArgument("shape has unknown rank and dims");
+    *out = PartialTensorShape();
+    return Status::OK();
+  }
+  std::vector<int64_t> d;
+  for (const auto& dim : p.dim()) {
+    if (dim.size() < -1) return errors::InvalidArgument("shape has invalid dimension ", dim.size());
+    d.push_back(dim.size());
+  }
+  *out = PartialTensorShape(std::move(d));
+  return Status::OK();
+}
+
+}  // namespace graphrt

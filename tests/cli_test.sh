@@ -1,0 +1,230 @@
+#!/usr/bin/env bash
+# End-to-end tests of the `graphrt` command-line program.
+# usage: cli_test.sh BUILD_DIR SOURCE_DIR
+set -euo pipefail
+
+BUILD=$(cd "$1" && pwd)
+SRC=$(cd "$2" && pwd)
+GRAPHRT="$BUILD/bin/graphrt"
+PY=/usr/bin/python3
+DATA="$SRC/tests/data"
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+
+[[ -x "$GRAPHRT" ]] || { echo "FAIL: $GRAPHRT is not built" >&2; exit 1; }
+
+failures=0
+fail() {
+  echo "FAIL: $*" >&2
+  failures=$((failures + 1))
+}
+pass() { echo "ok: $*"; }
+
+# run_ok NAME CMD...: runs CMD, which must succeed; its stdout lands in $OUT.
+run_ok() {
+  local name=$1
+  shift
+  local rc=0
+  "$@" >"$TMP/stdout" 2>"$TMP/stderr" || rc=$?
+  OUT=$(cat "$TMP/stdout")
+  if [[ $rc -ne 0 ]]; then
+    fail "$name: exit $rc from: $*"
+    sed 's/^/    stderr: /' "$TMP/stderr" >&2
+    return 1
+  fi
+  return 0
+}
+
+# expect_out NAME NEEDLE: the last run_ok's stdout contains NEEDLE.
+expect_out() {
+  if grep -qF -- "$2" <<<"$OUT"; then
+    pass "$1"
+  else
+    fail "$1: '$2' not in output:"
+    sed 's/^/    | /' <<<"$OUT" >&2
+  fi
+}
+
+# expect_error NAME RC NEEDLE CMD...: CMD exits with RC and prints exactly one
+# line, "graphrt: error: ...NEEDLE...", on stderr.
+expect_error() {
+  local name=$1 want_rc=$2 needle=$3
+  shift 3
+  local rc=0
+  "$@" >"$TMP/stdout" 2>"$TMP/stderr" || rc=$?
+  local err lines
+  err=$(cat "$TMP/stderr")
+  lines=$(wc -l <"$TMP/stderr")
+  if [[ $rc -ne $want_rc ]]; then
+    fail "$name: exit $rc, want $want_rc (stderr: $err)"
+  elif [[ $lines -ne 1 ]]; then
+    fail "$name: want one stderr line, got $lines:"
+    sed 's/^/    stderr: /' "$TMP/stderr" >&2
+  elif [[ $err != "graphrt: error: "* ]]; then
+    fail "$name: stderr does not start with 'graphrt: error: ': $err"
+  elif ! grep -qF -- "$needle" <<<"$err"; then
+    fail "$name: '$needle' not in: $err"
+  else
+    pass "$name"
+  fi
+}
+
+# --------------------------------------------------------------- inputs
+"$PY" - "$TMP" <<'EOF'
+import sys, numpy as np
+d = sys.argv[1]
+np.save(d + "/a.npy", np.array([1, 2.5, 3], np.float32))
+np.save(d + "/b.npy", np.array([4, 4.5, -3], np.float32))
+np.save(d + "/a2.npy", np.array([[1, 2], [3, 4]], np.float32))
+np.save(d + "/b2.npy", np.array([[10, 20], [30, 40]], np.float32))
+np.save(d + "/big.npy", np.arange(100, dtype=np.float32))
+np.save(d + "/zeros100.npy", np.zeros(100, np.float32))
+np.save(d + "/f64.npy", np.array([1, 2, 3], np.float64))
+open(d + "/bad.npy", "wb").write(b"this is not numpy")
+np.save(d + "/trunc.npy", np.arange(10, dtype=np.float32))
+raw = open(d + "/trunc.npy", "rb").read()
+open(d + "/trunc.npy", "wb").write(raw[:-5])
+EOF
+
+cat >"$TMP/edges.pbtxt" <<'EOF'
+node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }
+node { name: "u" op: "Unique" input: "x" attr { key: "T" value { type: DT_FLOAT } } }
+node { name: "idx" op: "Identity" input: "u:1" input: "^x"
+       attr { key: "T" value { type: DT_INT32 } } device: "/device:CPU:0" }
+EOF
+cat >"$TMP/unknown_op.pbtxt" <<'EOF'
+node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT }
+       attr { key: "shape" value { shape { dim { size: -1 } dim { size: 3 } } } } }
+node { name: "y" op: "NoSuchOpAnywhere" input: "x" }
+EOF
+printf 'this is { not a graph' >"$TMP/garbage.pb"
+# A binary GraphDef whose node name is invalid UTF-8: protobuf refuses it and
+# would log to stderr on its own; we want only our one line.
+printf '\x0a\x04\x0a\x02\xff\xfe' >"$TMP/bad_utf8.pb"
+: >"$TMP/empty.pb"
+
+# ----------------------------------------------------------------- run
+if run_ok "run add" "$GRAPHRT" run "$DATA/add.pbtxt" --feed "a:0=$TMP/a.npy" \
+    --feed "b:0=$TMP/b.npy" --fetch sum:0 --out "$TMP/out"; then
+  expect_out "run add prints values" "sum:0: dtype=float shape=[3] values=[5, 7, 0]"
+  if "$PY" - "$TMP" <<'EOF'
+import sys, numpy as np
+d = sys.argv[1]
+got = np.load(d + "/out/sum_0.npy")
+want = np.load(d + "/a.npy") + np.load(d + "/b.npy")
+assert got.dtype == np.float32, got.dtype
+assert got.shape == (3,), got.shape
+assert np.array_equal(got, want), (got, want)
+EOF
+  then pass "run --out writes sum_0.npy that numpy reads back"; else fail "run --out contents"; fi
+fi
+
+if run_ok "run 2-D, node names without :0" "$GRAPHRT" run "$DATA/add.pbtxt" \
+    --feed "a=$TMP/a2.npy" --feed "b=$TMP/b2.npy" --fetch sum --threads 1; then
+  expect_out "run 2-D values" "sum: dtype=float shape=[2,2] values=[11, 22, 33, 44]"
+fi
+
+if run_ok "run default fetches" "$GRAPHRT" run "$DATA/add.pbtxt" --feed "a:0=$TMP/a.npy" \
+    --feed "b:0=$TMP/b.npy"; then
+  expect_out "run without --fetch fetches the sink" "sum:0: dtype=float shape=[3] values=[5, 7, 0]"
+fi
+
+if run_ok "run abbreviated" "$GRAPHRT" run "$DATA/add.pbtxt" --feed "a=$TMP/big.npy" \
+    --feed "b=$TMP/zeros100.npy" --fetch sum:0 --runs 3; then
+  expect_out "run abbreviates large tensors" "values=[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, ...] (100 values)"
+  expect_out "run --runs reports mean time" "mean wall time per run:"
+fi
+
+if run_ok "run --help" "$GRAPHRT" run --help; then
+  expect_out "run --help lists --feed" "--feed"
+  expect_out "run --help explains default fetches" "sink"
+fi
+if run_ok "--help" "$GRAPHRT" --help; then
+  expect_out "--help lists commands" "inspect"
+fi
+
+# ------------------------------------------------------------ info
+if run_ok "ops" "$GRAPHRT" ops; then
+  expect_out "ops shows AddV2's signature" "AddV2(x: T, y: T) -> (z: T)"
+  expect_out "ops shows kernels" "kernels: CPU"
+  expect_out "ops shows the defining plugin" "plugin:  ops_math_cpu"
+fi
+if run_ok "ops filter" "$GRAPHRT" ops Placeholder; then
+  expect_out "ops FILTER" "Placeholder("
+fi
+if run_ok "plugins" "$GRAPHRT" plugins; then
+  expect_out "plugins lists ops_math_cpu" "ops_math_cpu"
+  expect_out "plugins shows the ABI" "ABI 1."
+fi
+if run_ok "devices" "$GRAPHRT" devices; then
+  expect_out "devices lists CPU:0" "device:CPU:0"
+  expect_out "devices shows type" "type:        CPU"
+  expect_out "devices shows memory" "memory:"
+fi
+
+# ------------------------------------------------------ inspect, dot
+if run_ok "inspect" "$GRAPHRT" inspect "$DATA/add.pbtxt"; then
+  expect_out "inspect node count" "nodes:    3"
+  expect_out "inspect producer" "producer: 27"
+  expect_out "inspect placeholders" "  a: float <unknown>"
+  expect_out "inspect node line" "sum = AddV2(a, b)"
+  expect_out "inspect: all ops defined" "all 2 ops used are defined by loaded plugins"
+fi
+if run_ok "inspect unknown op" "$GRAPHRT" inspect "$TMP/unknown_op.pbtxt"; then
+  expect_out "inspect marks undefined ops" "UNDEFINED OPS"
+  expect_out "inspect names the undefined op" "!! NoSuchOpAnywhere (used by: y)"
+  expect_out "inspect placeholder shape" "x: float [?,3]"
+fi
+if run_ok "inspect device" "$GRAPHRT" inspect "$TMP/edges.pbtxt"; then
+  expect_out "inspect shows devices and control inputs" "idx = Identity(u:1, ^x)  device: /device:CPU:0"
+fi
+if run_ok "dot" "$GRAPHRT" dot "$TMP/edges.pbtxt"; then
+  expect_out "dot header" "digraph"
+  expect_out "dot node label" '"u" [label="u\nUnique"];'
+  expect_out "dot data edge" '"x" -> "u";'
+  expect_out "dot output index label" '"u" -> "idx" [label="1"];'
+  expect_out "dot control edge dashed" '"x" -> "idx" [style=dashed];'
+fi
+
+# ----------------------------------------------------------- errors
+expect_error "missing graph" 1 "$TMP/nope.pbtxt: No such file" \
+  "$GRAPHRT" run "$TMP/nope.pbtxt"
+expect_error "garbage graph" 1 "Could not parse '$TMP/garbage.pb'" \
+  "$GRAPHRT" run "$TMP/garbage.pb"
+expect_error "invalid UTF-8 graph" 1 "Could not parse" \
+  "$GRAPHRT" inspect "$TMP/bad_utf8.pb"
+expect_error "empty graph has nothing to run" 1 "no sink node" \
+  "$GRAPHRT" run "$TMP/empty.pb"
+expect_error "unknown fetch" 1 "no node named 'nope'" \
+  "$GRAPHRT" run "$DATA/add.pbtxt" --feed "a=$TMP/a.npy" --feed "b=$TMP/b.npy" --fetch nope:0
+expect_error "fetch output out of range" 1 "has 1 output" \
+  "$GRAPHRT" run "$DATA/add.pbtxt" --feed "a=$TMP/a.npy" --feed "b=$TMP/b.npy" --fetch sum:3
+expect_error "unknown feed" 1 "no node named 'zz'" \
+  "$GRAPHRT" run "$DATA/add.pbtxt" --feed "zz:0=$TMP/a.npy" --fetch sum:0
+expect_error "bad npy" 1 "$TMP/bad.npy: not a .npy file (bad magic" \
+  "$GRAPHRT" run "$DATA/add.pbtxt" --feed "a=$TMP/bad.npy" --feed "b=$TMP/b.npy"
+expect_error "truncated npy" 1 "$TMP/trunc.npy: truncated" \
+  "$GRAPHRT" run "$DATA/add.pbtxt" --feed "a=$TMP/trunc.npy" --feed "b=$TMP/b.npy"
+expect_error "missing npy" 1 "$TMP/missing.npy: No such file" \
+  "$GRAPHRT" run "$DATA/add.pbtxt" --feed "a=$TMP/missing.npy" --feed "b=$TMP/b.npy"
+expect_error "float64 feed for a float placeholder" 1 "expects float" \
+  "$GRAPHRT" run "$DATA/add.pbtxt" --feed "a=$TMP/f64.npy" --feed "b=$TMP/b.npy"
+expect_error "missing feed reported by the session" 1 "b" \
+  "$GRAPHRT" run "$DATA/add.pbtxt" --feed "a=$TMP/a.npy" --fetch sum:0
+expect_error "missing plugin file" 1 "$TMP/libnothing.so" \
+  "$GRAPHRT" plugins --plugin "$TMP/libnothing.so"
+expect_error "feed without =" 2 "expected NAME=FILE.npy" \
+  "$GRAPHRT" run "$DATA/add.pbtxt" --feed a.npy
+expect_error "unknown option" 2 "--frobnicate" \
+  "$GRAPHRT" run "$DATA/add.pbtxt" --frobnicate
+expect_error "bad --runs" 2 "--runs" \
+  "$GRAPHRT" run "$DATA/add.pbtxt" --runs 0
+expect_error "missing GRAPH" 2 "missing GRAPH" "$GRAPHRT" inspect
+expect_error "unknown command" 2 "unknown command 'frob'" "$GRAPHRT" frob
+expect_error "no command" 2 "missing COMMAND" "$GRAPHRT"
+
+if [[ $failures -ne 0 ]]; then
+  echo "$failures check(s) failed" >&2
+  exit 1
+fi
+echo "all cli checks passed"

@@ -1,0 +1,234 @@
+// Core data structures: OpDef spec parsing, tensors, GraphDef import.
+#include <gtest/gtest.h>
+
+#include "graphrt/core/graph.h"
+#include "graphrt/core/graph_def_io.h"
+#include "graphrt/core/op_registry.h"
+#include "graphrt/core/runtime.h"
+#include "graphrt/core/tensor.h"
+#include "graphrt/proto/tensor.pb.h"
+#include "test_util.h"
+
+namespace graphrt {
+namespace {
+
+Status Build(std::vector<const char*> inputs, std::vector<const char*> outputs, std::vector<const char*> attrs,
+             proto::OpDef* out) {
+  GR_OpSpec spec{};
+  spec.struct_size = sizeof(spec);
+  spec.name = "Test";
+  spec.inputs = inputs.data();
+  spec.num_inputs = static_cast<int32_t>(inputs.size());
+  spec.outputs = outputs.data();
+  spec.num_outputs = static_cast<int32_t>(outputs.size());
+  spec.attrs = attrs.data();
+  spec.num_attrs = static_cast<int32_t>(attrs.size());
+  return BuildOpDef(spec, out);
+}
+
+TEST(OpDefBuilder, ParsesAttrKindsWithWhitespace) {
+  proto::OpDef d;
+  ASSERT_TRUE(Build({}, {}, {"a:string", "A: int", "a1 :float", "a_a : bool", "aB  :  type", "aB_3\t: shape",
+                             "t: tensor", "XYZ\t:\tlist(type)", "f: func"},
+                    &d)
+                  .ok());
+  ASSERT_EQ(d.attr_size(), 9);
+  EXPECT_EQ(d.attr(1).name(), "A");
+  EXPECT_EQ(d.attr(1).type(), "int");
+  EXPECT_EQ(d.attr(5).type(), "shape");
+  EXPECT_EQ(d.attr(7).type(), "list(type)");
+}
+
+TEST(OpDefBuilder, RestrictionsMinimaAndDefaults) {
+  proto::OpDef d;
+  Status s = Build({}, {}, {"a:{string,int32}", "b: {'X', \"yz\"}", "i: int >= -5", "f: float = 1.25",
+                            "s: string = 'foo'", "l: list(int) = [0, -1, 2]", "e: list(int) = [ ]",
+                            "sh: shape = { dim { size: -1 } dim { size: 4 } }", "n: numbertype"},
+                   &d);
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_EQ(d.attr(0).type(), "type");
+  ASSERT_EQ(d.attr(0).allowed_values().list().type_size(), 2);
+  EXPECT_EQ(d.attr(0).allowed_values().list().type(1), proto::DT_INT32);
+  EXPECT_EQ(d.attr(1).type(), "string");
+  EXPECT_EQ(d.attr(1).allowed_values().list().s(1), "yz");
+  EXPECT_TRUE(d.attr(2).has_minimum());
+  EXPECT_EQ(d.attr(2).minimum(), -5);
+  EXPECT_FLOAT_EQ(d.attr(3).default_value().f(), 1.25f);
+  EXPECT_EQ(d.attr(4).default_value().s(), "foo");
+  EXPECT_EQ(d.attr(5).default_value().list().i(1), -1);
+  EXPECT_TRUE(d.attr(6).default_value().has_list());
+  EXPECT_EQ(d.attr(6).default_value().list().i_size(), 0);
+  EXPECT_EQ(d.attr(7).default_value().shape().dim(1).size(), 4);
+  EXPECT_GT(d.attr(8).allowed_values().list().type_size(), 10);
+}
+
+TEST(OpDefBuilder, ArgsNumberAndListAttrs) {
+  proto::OpDef d;
+  ASSERT_TRUE(Build({"a: T", "b: N * int32", "c: Tl", "d: Ref(bool)"}, {"o: T"},
+                    {"T: type", "N: int", "Tl: list(type)"}, &d)
+                  .ok());
+  EXPECT_EQ(d.input_arg(0).type_attr(), "T");
+  EXPECT_EQ(d.input_arg(1).number_attr(), "N");
+  EXPECT_EQ(d.input_arg(1).type(), proto::DT_INT32);
+  EXPECT_EQ(d.input_arg(2).type_list_attr(), "Tl");
+  EXPECT_TRUE(d.input_arg(3).is_ref());
+  EXPECT_EQ(d.input_arg(3).type(), proto::DT_BOOL);
+  // Counted and listed args imply a minimum of one.
+  EXPECT_TRUE(d.attr(1).has_minimum());
+  EXPECT_EQ(d.attr(1).minimum(), 1);
+  EXPECT_EQ(d.attr(2).minimum(), 1);
+}
+
+TEST(OpDefBuilder, ErrorsNameTheProblem) {
+  proto::OpDef d;
+  auto msg = [&](std::vector<const char*> in, std::vector<const char*> attrs) {
+    Status s = Build(in, {}, attrs, &d);
+    EXPECT_FALSE(s.ok());
+    return s.message();
+  };
+  EXPECT_NE(msg({}, {"_:string"}).find("Trouble parsing '<name>:'"), std::string::npos);
+  EXPECT_NE(msg({}, {"9:string"}).find("Trouble parsing"), std::string::npos);
+  EXPECT_NE(msg({}, {"a:invalid"}).find("Trouble parsing type string at 'invalid'"), std::string::npos);
+  EXPECT_NE(msg({}, {"a:{}"}).find("Trouble parsing type string at '}'"), std::string::npos);
+  EXPECT_NE(msg({}, {"a:{invalid}"}).find("Unrecognized type string 'invalid'"), std::string::npos);
+  EXPECT_NE(msg({}, {"i: int >= a"}).find("Could not parse integer lower limit after '>='"), std::string::npos);
+  EXPECT_NE(msg({}, {"i: int >= 9223372036854775808"}).find("Could not parse integer lower limit"),
+            std::string::npos);
+  EXPECT_NE(msg({}, {"a:int=\"foo\""}).find("Could not parse default value '\"foo\"'"), std::string::npos);
+  EXPECT_NE(msg({"a: x"}, {}).find("Reference to unknown attr 'x'"), std::string::npos);
+  EXPECT_NE(msg({"a: x"}, {"x: int"}).find("that isn't type or list(type)"), std::string::npos);
+  EXPECT_NE(msg({"a: Ref(int32"}, {}).find("Did not find closing ')' for 'Ref('"), std::string::npos);
+  EXPECT_NE(msg({"CAPS: int32"}, {}).find("Trouble parsing 'name:'"), std::string::npos);
+}
+
+TEST(Tensor, FromProtoRepeatsLastValueAndChecksSizes) {
+  proto::TensorProto p;
+  p.set_dtype(proto::DT_FLOAT);
+  p.mutable_tensor_shape()->add_dim()->set_size(5);
+  p.add_float_val(1.5f);
+  p.add_float_val(2.5f);
+  Tensor t;
+  ASSERT_TRUE(Tensor::FromProto(p, &t).ok());
+  EXPECT_EQ(testing::ToVector<float>(t), (std::vector<float>{1.5f, 2.5f, 2.5f, 2.5f, 2.5f}));
+
+  proto::TensorProto c;
+  c.set_dtype(proto::DT_INT32);
+  c.mutable_tensor_shape()->add_dim()->set_size(2);
+  c.set_tensor_content(std::string("\x01\x00\x00\x00\x02\x00\x00", 7));
+  Status s = Tensor::FromProto(c, &t);
+  EXPECT_EQ(s.code(), Code::kInvalidArgument);
+  EXPECT_NE(s.message().find("7 bytes"), std::string::npos);
+
+  proto::TensorProto zeros;
+  zeros.set_dtype(proto::DT_INT64);
+  zeros.mutable_tensor_shape()->add_dim()->set_size(3);
+  ASSERT_TRUE(Tensor::FromProto(zeros, &t).ok());
+  EXPECT_EQ(testing::ToVector<int64_t>(t), (std::vector<int64_t>{0, 0, 0}));
+}
+
+TEST(Tensor, ProtoRoundTripAndStrings) {
+  Tensor t = testing::MakeTensor<double>(GR_DOUBLE, {2, 2}, {1, -2, 3.5, 4});
+  proto::TensorProto p;
+  t.AsProtoTensorContent(&p);
+  Tensor back;
+  ASSERT_TRUE(Tensor::FromProto(p, &back).ok());
+  EXPECT_EQ(back.shape(), t.shape());
+  EXPECT_EQ(testing::ToVector<double>(back), testing::ToVector<double>(t));
+
+  Tensor s(GR_STRING, TensorShape({2}));
+  s.set_string(0, "hello");
+  s.set_string(1, std::string("a\0b", 3));
+  s.AsProtoTensorContent(&p);
+  ASSERT_TRUE(Tensor::FromProto(p, &back).ok());
+  EXPECT_EQ(back.string_at(0), "hello");
+  EXPECT_EQ(back.string_at(1), std::string("a\0b", 3));
+}
+
+TEST(Tensor, ReshapeAndSliceShareTheBuffer) {
+  Tensor t = testing::MakeTensor<float>(GR_FLOAT, {3, 2}, {0, 1, 2, 3, 4, 5});
+  Tensor r;
+  ASSERT_TRUE(t.Reshaped(TensorShape({2, 3}), &r).ok());
+  EXPECT_TRUE(r.SharesBufferWith(t));
+  EXPECT_FALSE(t.Reshaped(TensorShape({4}), &r).ok());
+  Tensor s = t.Slice(1, 3);
+  EXPECT_EQ(s.shape(), TensorShape({2, 2}));
+  EXPECT_EQ(testing::ToVector<float>(s), (std::vector<float>{2, 3, 4, 5}));
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(t.raw_data()) % kTensorAlignment, 0u);
+}
+
+class GraphImport : public ::testing::Test {
+ protected:
+  void SetUp() override { testing::LoadStandardPlugins(); }
+  Status Import(const std::string& text, Graph* g) {
+    proto::GraphDef def;
+    Status s = ParseGraphDefText(text, &def);
+    if (!s.ok()) return s;
+    return ConvertGraphDefToGraph(def, g);
+  }
+  Graph graph_{&Runtime::Global().ops()};
+};
+
+constexpr char kPh[] = "node { name: 'a' op: 'Placeholder' attr { key: 'dtype' value { type: DT_FLOAT } } } ";
+
+TEST_F(GraphImport, SourceSinkAndRoundTrip) {
+  Graph empty(&Runtime::Global().ops());
+  EXPECT_EQ(empty.num_node_ids(), 2);
+  EXPECT_EQ(empty.source_node()->name(), "_SOURCE");
+  EXPECT_EQ(empty.sink_node()->id(), 1);
+  ASSERT_TRUE(Import(std::string(kPh) +
+                         "node { name: 'b' op: 'Neg' input: 'a' attr { key: 'T' value { type: DT_FLOAT } } } "
+                         "node { name: 'c' op: 'NoOp' input: '^b' }",
+                     &graph_)
+                  .ok());
+  EXPECT_EQ(graph_.num_op_nodes(), 3);
+  proto::GraphDef out;
+  graph_.ToGraphDef(&out);
+  ASSERT_EQ(out.node_size(), 3);
+  EXPECT_EQ(out.node(1).input(0), "a");
+  EXPECT_EQ(out.node(2).input(0), "^b");
+  // Defaults were filled in (Placeholder's shape).
+  EXPECT_TRUE(out.node(0).attr().count("shape"));
+}
+
+TEST_F(GraphImport, ErrorsNameTheNode) {
+  auto err = [&](const std::string& text) {
+    Graph g(&Runtime::Global().ops());
+    Status s = Import(text, &g);
+    EXPECT_FALSE(s.ok());
+    return s.message();
+  };
+  EXPECT_NE(err("node { name: 'a:b' op: 'NoOp' }").find("Node 'a:b': Node name contains invalid characters"),
+            std::string::npos);
+  EXPECT_NE(err("node { name: '_abc' op: 'NoOp' }").find("invalid characters"), std::string::npos);
+  EXPECT_NE(err(std::string(kPh) + "node { name: 'n' op: 'Neg' input: 'W999' attr { key: 'T' value { type: DT_FLOAT } } }")
+                .find("Unknown input node 'W999'"),
+            std::string::npos);
+  EXPECT_NE(err(std::string(kPh) + "node { name: 'n' op: 'Neg' input: 'a:1' attr { key: 'T' value { type: DT_FLOAT } } }")
+                .find("Connecting to invalid output 1 of source node a"),
+            std::string::npos);
+  EXPECT_NE(err(std::string(kPh) + "node { name: 'n' op: 'Neg' input: 'a' attr { key: 'T' value { type: DT_INT32 } } }")
+                .find("Input 0 of node n was passed float from a:0 incompatible with expected int32."),
+            std::string::npos);
+  EXPECT_NE(err(std::string(kPh) + "node { name: 'n' op: 'AddV2' input: 'a' input: '^a' input: 'a' "
+                                   "attr { key: 'T' value { type: DT_FLOAT } } }")
+                .find("Control dependencies must come after regular dependencies"),
+            std::string::npos);
+  EXPECT_NE(err("node { name: 't1' op: 'Neg' input: 't2' attr { key: 'T' value { type: DT_FLOAT } } }"
+                "node { name: 't2' op: 'Neg' input: 't1' attr { key: 'T' value { type: DT_FLOAT } } }")
+                .find("cycle"),
+            std::string::npos);
+  EXPECT_NE(err("node { name: 'x' op: 'NoSuchOp' }").find("Op type not registered 'NoSuchOp'"), std::string::npos);
+  EXPECT_NE(err("node { name: 'x' op: 'Neg' attr { key: 'T' value { type: DT_STRING } } }")
+                .find("not in the list of allowed values"),
+            std::string::npos);
+  EXPECT_NE(err("node { name: 'x' op: 'Neg' }").find("missing attr 'T'"), std::string::npos);
+  EXPECT_NE(err("versions { producer: -1 }").find("GraphDef version -1 is no longer supported"), std::string::npos);
+}
+
+TEST_F(GraphImport, EmptyGraphAndHyphenNamesAreFine) {
+  EXPECT_TRUE(Import("", &graph_).ok());
+  EXPECT_TRUE(Import("node { name: 'a-bc_' op: 'NoOp' }", &graph_).ok());
+}
+
+}  // namespace
+}  // namespace graphrt

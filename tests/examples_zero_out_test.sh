@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Installs graphrt, builds examples/zero_out out of tree against the install
+# (find_package(graphrt)), and runs it with the installed `graphrt`.
+# usage: examples_zero_out_test.sh BUILD_DIR SOURCE_DIR
+set -euo pipefail
+
+BUILD=$(cd "$1" && pwd)
+SRC=$(cd "$2" && pwd)
+PY=/usr/bin/python3
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+PREFIX="$TMP/prefix"
+
+fail() {
+  echo "FAIL: $*" >&2
+  exit 1
+}
+
+# Only what is installed may be used: no plugin directories from the
+# environment (ctest may set one for the build tree).
+unset GRAPHRT_PLUGIN_PATH
+
+echo "== install into $PREFIX"
+cmake --install "$BUILD" --prefix "$PREFIX" >"$TMP/install.log" ||
+  { cat "$TMP/install.log" >&2; fail "cmake --install"; }
+GRAPHRT="$PREFIX/bin/graphrt"
+[[ -x "$GRAPHRT" ]] || fail "$GRAPHRT was not installed"
+
+echo "== the installed graphrt finds the installed standard plugins"
+"$GRAPHRT" plugins >"$TMP/plugins.txt" 2>&1 || { cat "$TMP/plugins.txt" >&2; fail "graphrt plugins"; }
+grep -q "ops_math_cpu" "$TMP/plugins.txt" || { cat "$TMP/plugins.txt" >&2; fail "ops_math_cpu not listed"; }
+# ...from the install prefix, not from the build tree.
+grep "ops_math_cpu" "$TMP/plugins.txt" | grep -qF "$PREFIX/" ||
+  { cat "$TMP/plugins.txt" >&2; fail "ops_math_cpu was not loaded from $PREFIX"; }
+
+echo "== build examples/zero_out against the install"
+cmake -S "$SRC/examples/zero_out" -B "$TMP/zero_out" -DCMAKE_PREFIX_PATH="$PREFIX" \
+  -DCMAKE_BUILD_TYPE=Release >"$TMP/configure.log" 2>&1 ||
+  { cat "$TMP/configure.log" >&2; fail "configuring examples/zero_out"; }
+cmake --build "$TMP/zero_out" -j 2 >"$TMP/build.log" 2>&1 ||
+  { cat "$TMP/build.log" >&2; fail "building examples/zero_out"; }
+PLUGIN="$TMP/zero_out/libzero_out.so"
+[[ -f "$PLUGIN" ]] || fail "$PLUGIN was not built"
+
+echo "== the plugin exports only its entry point"
+if command -v nm >/dev/null; then
+  exported=$(nm -D --defined-only "$PLUGIN" | awk '$2 ~ /^[TDBR]$/ {print $3}')
+  [[ "$exported" == "graphrt_plugin_init" ]] || fail "unexpected exported symbols: $exported"
+fi
+
+echo "== graphrt ops sees ZeroOut"
+"$GRAPHRT" ops ZeroOut --plugin "$PLUGIN" >"$TMP/ops.txt" 2>&1 || { cat "$TMP/ops.txt" >&2; fail "graphrt ops"; }
+grep -qF "ZeroOut(to_zero: int32) -> (zeroed: int32)" "$TMP/ops.txt" ||
+  { cat "$TMP/ops.txt" >&2; fail "ZeroOut signature"; }
+grep -qF "plugin:  zero_out" "$TMP/ops.txt" || { cat "$TMP/ops.txt" >&2; fail "ZeroOut's plugin"; }
+
+echo "== run zero_out.pbtxt"
+"$PY" -c "import numpy as np; np.save('$TMP/x.npy', np.array([5, 3, 2], np.int32))"
+"$GRAPHRT" run "$SRC/examples/zero_out/zero_out.pbtxt" --plugin "$PLUGIN" \
+  --feed "x:0=$TMP/x.npy" --fetch zeroed:0 --out "$TMP/out" >"$TMP/run.txt" 2>&1 ||
+  { cat "$TMP/run.txt" >&2; fail "graphrt run"; }
+cat "$TMP/run.txt"
+grep -qF "zeroed:0: dtype=int32 shape=[3] values=[5, 0, 0]" "$TMP/run.txt" || fail "printed values"
+"$PY" -c "
+import numpy as np
+got = np.load('$TMP/out/zeroed_0.npy')
+assert got.dtype == np.int32 and got.tolist() == [5, 0, 0], got
+" || fail "zeroed_0.npy contents"
+
+echo "== without --plugin the op is unknown, and the error says so"
+if "$GRAPHRT" run "$SRC/examples/zero_out/zero_out.pbtxt" --feed "x:0=$TMP/x.npy" \
+    --fetch zeroed:0 >"$TMP/noplugin.txt" 2>&1; then
+  fail "running ZeroOut without its plugin succeeded"
+fi
+grep -q "ZeroOut" "$TMP/noplugin.txt" || { cat "$TMP/noplugin.txt" >&2; fail "error does not name ZeroOut"; }
+
+echo "all zero_out example checks passed"

@@ -1,0 +1,2 @@
+/* A shared library that is not a graphrt plugin. */
+int not_a_plugin(void) { return 42; }

@@ -1,0 +1,241 @@
+// DirectSession behaviours (TensorFlow's direct_session/subgraph/executor tests, restated).
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "graphrt/core/session.h"
+#include "test_util.h"
+
+namespace graphrt {
+namespace {
+
+using testing::MakeTensor;
+using testing::ToVector;
+
+// y = a * x, y_neg = -y, z = Identity(y_neg)
+constexpr char kMinusAX[] = R"(
+node { name: 'a' op: 'Const' attr { key: 'dtype' value { type: DT_FLOAT } }
+  attr { key: 'value' value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: 2 } dim { size: 2 } }
+    float_val: 3 float_val: 2 float_val: -1 float_val: 0 } } } }
+node { name: 'x' op: 'Const' attr { key: 'dtype' value { type: DT_FLOAT } }
+  attr { key: 'value' value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: 2 } dim { size: 1 } }
+    float_val: 1 } } } }
+node { name: 'y' op: 'MatMul' input: 'a' input: 'x' attr { key: 'T' value { type: DT_FLOAT } } }
+node { name: 'y_neg' op: 'Neg' input: 'y' attr { key: 'T' value { type: DT_FLOAT } } }
+node { name: 'z' op: 'Identity' input: 'y_neg' attr { key: 'T' value { type: DT_FLOAT } } }
+)";
+
+class SessionTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    session_ = testing::CreateSession(testing::ParseGraph(kMinusAX));
+    ASSERT_NE(session_, nullptr);
+  }
+  std::unique_ptr<Session> session_;
+};
+
+TEST_F(SessionTest, RunSimpleNetwork) {
+  std::vector<Tensor> out;
+  ASSERT_TRUE(session_->Run({}, {"y:0"}, {"y_neg"}, &out).ok());
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_FLOAT_EQ(out[0].data<float>()[0], 5.0f);
+  EXPECT_FLOAT_EQ(out[0].data<float>()[1], -1.0f);
+}
+
+TEST_F(SessionTest, FeedOverridesAConstAndBareNamesMeanOutputZero) {
+  std::vector<Tensor> out;
+  Tensor x = MakeTensor<float>(GR_FLOAT, {2, 1}, {5, 6});
+  ASSERT_TRUE(session_->Run({{"x", x}}, {"y:0", "z"}, {}, &out).ok());
+  EXPECT_EQ(ToVector<float>(out[0]), (std::vector<float>{27, -5}));
+  EXPECT_EQ(ToVector<float>(out[1]), (std::vector<float>{-27, 5}));
+}
+
+TEST_F(SessionTest, FetchOrderAndDuplicatesFollowTheRequest) {
+  std::vector<Tensor> out;
+  ASSERT_TRUE(session_->Run({}, {"z:0", "y:0", "z:0"}, {}, &out).ok());
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_FLOAT_EQ(out[0].data<float>()[0], -5.0f);
+  EXPECT_FLOAT_EQ(out[1].data<float>()[0], 5.0f);
+  EXPECT_FLOAT_EQ(out[2].data<float>()[0], -5.0f);
+}
+
+TEST_F(SessionTest, PruningErrorsAndTheSessionKeepsWorking) {
+  std::vector<Tensor> out;
+  Tensor x = MakeTensor<float>(GR_FLOAT, {2, 1}, {1, 1});
+  struct Case {
+    std::vector<std::pair<std::string, Tensor>> feeds;
+    std::vector<std::string> fetches, targets;
+    Code code;
+    std::string message;
+  } cases[] = {
+      {{}, {}, {}, Code::kInvalidArgument, "Must specify at least one target to fetch or execute."},
+      {{{"foo:0", x}}, {"y:0"}, {}, Code::kNotFound, "FeedInputs: unable to find feed output foo:0"},
+      {{}, {"foo:0"}, {}, Code::kNotFound, "FetchOutputs node foo:0: not found"},
+      {{}, {}, {"foo"}, Code::kNotFound, "PruneForTargets: Some target nodes not found: foo"},
+      {{}, {}, {"y:0"}, Code::kNotFound, "Some target nodes not found: y:0"},
+      {{{"x:0", x}, {"x", x}}, {"y:0"}, {}, Code::kInvalidArgument, "Endpoint \"x:0\" fed more than once."},
+      {{{"x:1", x}}, {"y:0"}, {}, Code::kInvalidArgument, "FeedInputs: x:1 should have output index < 1"},
+      {{}, {"y:3"}, {}, Code::kInvalidArgument, "FetchOutputs y:3: output index too large, must be < 1"},
+      {{{"x", MakeTensor<int32_t>(GR_INT32, {1}, {1})}}, {"y:0"}, {}, Code::kInvalidArgument, "dtype int32"},
+      {{{"x", MakeTensor<float>(GR_FLOAT, {3, 1}, {1, 1, 1})}}, {"y:0"}, {}, Code::kInvalidArgument, "Node 'y'"},
+  };
+  for (const Case& c : cases) {
+    Status s = session_->Run(c.feeds, c.fetches, c.targets, &out);
+    EXPECT_EQ(s.code(), c.code) << s;
+    EXPECT_NE(s.message().find(c.message), std::string::npos) << s;
+    ASSERT_TRUE(session_->Run({}, {"y:0"}, {}, &out).ok());
+    EXPECT_FLOAT_EQ(out[0].data<float>()[0], 5.0f);
+  }
+}
+
+TEST_F(SessionTest, FetchingANoOutputNodeExplainsTargets) {
+  auto s = testing::CreateSession(testing::ParseGraph("node { name: 'n' op: 'NoOp' }"));
+  std::vector<Tensor> out;
+  Status st = s->Run({}, {"n"}, {}, &out);
+  EXPECT_EQ(st.code(), Code::kInvalidArgument);
+  EXPECT_NE(st.message().find("Tried to fetch data for 'n', which produces no output."), std::string::npos);
+  EXPECT_TRUE(s->Run({}, {}, {"n"}, &out).ok());
+  EXPECT_TRUE(out.empty());
+}
+
+TEST_F(SessionTest, CreateTwiceFailsAndRunWithoutCreateFails) {
+  EXPECT_FALSE(session_->Create(testing::ParseGraph(kMinusAX)).ok());
+  std::unique_ptr<Session> fresh;
+  ASSERT_TRUE(NewSession(SessionOptions(), &fresh).ok());
+  std::vector<Tensor> out;
+  Status s = fresh->Run({}, {"y:0"}, {}, &out);
+  EXPECT_EQ(s.code(), Code::kInvalidArgument);
+  EXPECT_NE(s.message().find("Session was not created with a graph before Run()!"), std::string::npos);
+}
+
+TEST_F(SessionTest, CloseCancelsLaterRuns) {
+  ASSERT_TRUE(session_->Close().ok());
+  std::vector<Tensor> out;
+  Status s = session_->Run({}, {"y:0"}, {}, &out);
+  EXPECT_EQ(s.code(), Code::kCancelled);
+  EXPECT_NE(s.message().find("Session has been closed."), std::string::npos);
+}
+
+TEST_F(SessionTest, ExtendAddsNodes) {
+  ASSERT_TRUE(session_
+                  ->Extend(testing::ParseGraph(
+                      "node { name: 'w' op: 'AddV2' input: 'z' input: 'y' attr { key: 'T' value { type: DT_FLOAT } } }"))
+                  .ok());
+  std::vector<Tensor> out;
+  ASSERT_TRUE(session_->Run({}, {"w:0"}, {}, &out).ok());
+  EXPECT_EQ(ToVector<float>(out[0]), (std::vector<float>{0, 0}));
+  // A failed Extend (name clash) leaves the graph as it was.
+  EXPECT_FALSE(session_->Extend(testing::ParseGraph("node { name: 'w' op: 'NoOp' }")).ok());
+  ASSERT_TRUE(session_->Run({}, {"w:0"}, {}, &out).ok());
+}
+
+TEST_F(SessionTest, TracingFillsStepStats) {
+  proto::RunOptions opts;
+  opts.set_trace_level(proto::RunOptions::SOFTWARE_TRACE);
+  proto::RunMetadata md;
+  std::vector<Tensor> out;
+  ASSERT_TRUE(session_->Run(opts, {}, {"z:0"}, {}, &out, &md).ok());
+  ASSERT_EQ(md.step_stats().dev_stats_size(), 1);
+  EXPECT_NE(md.step_stats().dev_stats(0).device().find("CPU:0"), std::string::npos);
+  int kernels = 0;
+  for (const auto& ns : md.step_stats().dev_stats(0).node_stats()) {
+    EXPECT_LE(ns.all_start_nanos(), ns.all_start_nanos() + ns.op_end_rel_nanos());
+    if (ns.node_name() == "y" || ns.node_name() == "z") ++kernels;
+  }
+  EXPECT_EQ(kernels, 2);
+  ASSERT_TRUE(session_->Run(proto::RunOptions(), {}, {"z:0"}, {}, &out, &md).ok());
+  EXPECT_EQ(md.step_stats().dev_stats_size(), 0);
+}
+
+TEST(SessionConcurrency, ManyThreadsRunOneSession) {
+  for (int threads : {1, 2}) {
+    auto s = testing::CreateSession(testing::ParseGraph(kMinusAX), threads);
+    std::vector<std::thread> workers;
+    std::atomic<int> bad{0};
+    for (int t = 0; t < 4; ++t) {
+      workers.emplace_back([&] {
+        for (int i = 0; i < 500; ++i) {
+          std::vector<Tensor> out;
+          if (!s->Run({}, {"z:0"}, {}, &out).ok() || out[0].data<float>()[0] != -5.0f) ++bad;
+        }
+      });
+    }
+    for (auto& w : workers) w.join();
+    EXPECT_EQ(bad.load(), 0);
+  }
+}
+
+// 4096 Identity copies of one input summed by a binary tree of AddV2: wide
+// graphs with arbitrary ready order, inline and on the pool.
+TEST(Executor, WideTreeOfAdds) {
+  std::string g = "node { name: 'in' op: 'Placeholder' attr { key: 'dtype' value { type: DT_FLOAT } } }\n";
+  std::vector<std::string> level;
+  for (int i = 0; i < 4096; ++i) {
+    std::string n = "id" + std::to_string(i);
+    g += "node { name: '" + n + "' op: 'Identity' input: 'in' attr { key: 'T' value { type: DT_FLOAT } } }\n";
+    level.push_back(n);
+  }
+  int k = 0;
+  while (level.size() > 1) {
+    std::vector<std::string> next;
+    for (size_t i = 0; i < level.size(); i += 2) {
+      std::string n = "add" + std::to_string(k++);
+      g += "node { name: '" + n + "' op: 'AddV2' input: '" + level[i] + "' input: '" + level[i + 1] +
+           "' attr { key: 'T' value { type: DT_FLOAT } } }\n";
+      next.push_back(n);
+    }
+    level = next;
+  }
+  for (int threads : {1, 2}) {
+    auto s = testing::CreateSession(testing::ParseGraph(g), threads);
+    std::vector<Tensor> out;
+    ASSERT_TRUE(s->Run({{"in", MakeTensor<float>(GR_FLOAT, {}, {1.0f})}}, {level[0]}, {}, &out).ok());
+    EXPECT_FLOAT_EQ(out[0].scalar<float>(), 4096.0f);
+  }
+}
+
+// v_i = v_{i-1} + v_{i-1}, ten times: a node consuming one tensor twice must
+// not reuse its buffer in place.
+TEST(Executor, SelfAddDoesNotForwardASharedInput) {
+  std::string g = "node { name: 'v0' op: 'Placeholder' attr { key: 'dtype' value { type: DT_FLOAT } } }\n";
+  for (int i = 1; i <= 10; ++i) {
+    std::string p = "v" + std::to_string(i - 1);
+    g += "node { name: 'v" + std::to_string(i) + "' op: 'AddV2' input: '" + p + "' input: '" + p +
+         "' attr { key: 'T' value { type: DT_FLOAT } } }\n";
+  }
+  auto s = testing::CreateSession(testing::ParseGraph(g));
+  std::vector<Tensor> out;
+  Tensor in = MakeTensor<float>(GR_FLOAT, {2}, {1.0f, 2.0f});
+  ASSERT_TRUE(s->Run({{"v0", in}}, {"v10", "v3"}, {}, &out).ok());
+  EXPECT_EQ(ToVector<float>(out[0]), (std::vector<float>{1024.0f, 2048.0f}));
+  EXPECT_EQ(ToVector<float>(out[1]), (std::vector<float>{8.0f, 16.0f}));
+  EXPECT_EQ(ToVector<float>(in), (std::vector<float>{1.0f, 2.0f}));  // the feed is untouched
+}
+
+TEST(Placement, UnknownDeviceNeedsSoftPlacement) {
+  testing::LoadStandardPlugins();
+  auto g = testing::ParseGraph(
+      "node { name: 'c' op: 'Const' device: '/device:GPU:0' attr { key: 'dtype' value { type: DT_FLOAT } }"
+      " attr { key: 'value' value { tensor { dtype: DT_FLOAT tensor_shape {} float_val: 7 } } } }");
+  std::unique_ptr<Session> s;
+  ASSERT_TRUE(NewSession(SessionOptions(), &s).ok());
+  Status st = s->Create(g);
+  EXPECT_EQ(st.code(), Code::kInvalidArgument);
+  EXPECT_NE(st.message().find("Could not satisfy explicit device specification '/device:GPU:0'"), std::string::npos);
+
+  SessionOptions soft;
+  soft.config.set_allow_soft_placement(true);
+  ASSERT_TRUE(NewSession(soft, &s).ok());
+  ASSERT_TRUE(s->Create(g).ok());
+  std::vector<Tensor> out;
+  ASSERT_TRUE(s->Run({}, {"c:0"}, {}, &out).ok());
+  EXPECT_FLOAT_EQ(out[0].scalar<float>(), 7.0f);
+
+  auto bad = testing::ParseGraph("node { name: 'n' op: 'NoOp' device: '/foo:bar' }");
+  ASSERT_TRUE(NewSession(SessionOptions(), &s).ok());
+  st = s->Create(bad);
+  EXPECT_NE(st.message().find("Malformed device specification '/foo:bar'"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace graphrt

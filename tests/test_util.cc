@@ -1,0 +1,65 @@
+#include "test_util.h"
+
+#include <boost/filesystem.hpp>
+#include <mutex>
+
+#include "graphrt/core/graph_def_io.h"
+#include "graphrt/core/runtime.h"
+
+namespace graphrt {
+namespace testing {
+
+void LoadStandardPlugins() {
+  static Status status = Runtime::Global().LoadPluginDirectory(GRAPHRT_PLUGIN_BUILD_DIR);
+  ASSERT_TRUE(status.ok()) << status;
+}
+
+proto::GraphDef ParseGraph(const std::string& pbtxt) {
+  proto::GraphDef g;
+  Status s = ParseGraphDefText(pbtxt, &g);
+  EXPECT_TRUE(s.ok()) << s;
+  return g;
+}
+
+std::unique_ptr<Session> CreateSession(const proto::GraphDef& graph, int threads) {
+  LoadStandardPlugins();
+  SessionOptions opts;
+  opts.config.set_intra_op_parallelism_threads(threads);
+  opts.config.set_inter_op_parallelism_threads(threads);
+  std::unique_ptr<Session> s;
+  Status st = NewSession(opts, &s);
+  EXPECT_TRUE(st.ok()) << st;
+  if (!st.ok()) return nullptr;
+  st = s->Create(graph);
+  EXPECT_TRUE(st.ok()) << st;
+  return s;
+}
+
+Status TryRunGraph(const std::string& pbtxt, const std::vector<std::pair<std::string, Tensor>>& feeds,
+                   const std::vector<std::string>& fetches, std::vector<Tensor>* out) {
+  LoadStandardPlugins();
+  proto::GraphDef g;
+  GR_RETURN_IF_ERROR(ParseGraphDefText(pbtxt, &g));
+  std::unique_ptr<Session> s;
+  GR_RETURN_IF_ERROR(NewSession(SessionOptions(), &s));
+  GR_RETURN_IF_ERROR(s->Create(g));
+  return s->Run(feeds, fetches, {}, out);
+}
+
+std::vector<Tensor> RunGraph(const std::string& pbtxt, const std::vector<std::pair<std::string, Tensor>>& feeds,
+                             const std::vector<std::string>& fetches) {
+  std::vector<Tensor> out;
+  Status s = TryRunGraph(pbtxt, feeds, fetches, &out);
+  EXPECT_TRUE(s.ok()) << s;
+  return out;
+}
+
+std::string SharedPath(const std::string& rel) {
+  boost::system::error_code ec;
+  boost::filesystem::path p = boost::filesystem::path(GRAPHRT_SHARED_DIR) / rel;
+  if (!boost::filesystem::exists(p, ec)) return "";
+  return boost::filesystem::canonical(p, ec).string();
+}
+
+}  // namespace testing
+}  // namespace graphrt

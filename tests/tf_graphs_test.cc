@@ -1,0 +1,95 @@
+// Real TensorFlow-written graphs from ../shared/tf_testdata with the outputs
+// its README lists.
+#include <gtest/gtest.h>
+
+#include <numeric>
+
+#include "graphrt/core/graph_def_io.h"
+#include "test_util.h"
+
+namespace graphrt {
+namespace {
+
+using testing::MakeTensor;
+using testing::ToVector;
+
+std::unique_ptr<Session> Load(const std::string& rel) {
+  const std::string path = testing::SharedPath("tf_testdata/" + rel);
+  if (path.empty()) return nullptr;
+  proto::GraphDef g;
+  Status s = ReadGraphDefFromFile(path, &g);
+  EXPECT_TRUE(s.ok()) << s;
+  return testing::CreateSession(g);
+}
+
+#define LOAD_OR_SKIP(var, rel)                                  \
+  auto var = Load(rel);                                         \
+  if (!var) GTEST_SKIP() << "../shared/tf_testdata/" rel " not present"
+
+TEST(TfGraphs, RustAdditionInt32) {
+  LOAD_OR_SKIP(s, "rust/examples/addition/model.pb");
+  std::vector<Tensor> out;
+  ASSERT_TRUE(s->Run({{"x", MakeTensor<int32_t>(GR_INT32, {}, {2})}, {"y", MakeTensor<int32_t>(GR_INT32, {}, {3})}},
+                     {"z:0"}, {}, &out)
+                  .ok());
+  EXPECT_EQ(out[0].scalar<int32_t>(), 5);
+}
+
+TEST(TfGraphs, MatrixHalfPlusTwo) {
+  LOAD_OR_SKIP(s, "derived/matrix_half_plus_two.graphdef.pb");
+  std::vector<Tensor> out;
+  Tensor x = MakeTensor<float>(GR_FLOAT, {1, 3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9});
+  ASSERT_TRUE(s->Run({{"x:0", x}}, {"y:0"}, {}, &out).ok());
+  EXPECT_EQ(ToVector<float>(out[0]), (std::vector<float>{2.5, 3, 3.5, 4, 4.5, 5, 5.5, 6, 6.5}));
+  EXPECT_EQ(out[0].shape(), TensorShape({1, 3, 3}));
+  ASSERT_TRUE(s->Run({}, {}, {"init"}, &out).ok());  // empty NoOp
+}
+
+TEST(TfGraphs, Tf2OnnxRegressionFrozenWithoutVersions) {
+  LOAD_OR_SKIP(s, "tf2onnx/models/regression/graphdef/frozen.pb");
+  std::vector<Tensor> out;
+  ASSERT_TRUE(s->Run({{"X:0", MakeTensor<float>(GR_FLOAT, {1}, {1})}}, {"pred:0"}, {}, &out).ok());
+  EXPECT_NEAR(out[0].data<float>()[0], 1.2634872f, 1e-6);
+  ASSERT_TRUE(s->Run({{"X:0", MakeTensor<float>(GR_FLOAT, {2}, {2, 3})}}, {"pred:0"}, {}, &out).ok());
+  EXPECT_NEAR(out[0].data<float>()[0], 1.4774489f, 1e-6);
+  EXPECT_NEAR(out[0].data<float>()[1], 1.6914107f, 1e-6);
+}
+
+void ExpectFcLayers(Session* s, float scale, const std::vector<double>& want, double want_sum) {
+  std::vector<float> ramp(784);
+  for (int i = 0; i < 784; ++i) ramp[i] = static_cast<float>(i + 1) * scale;
+  std::vector<Tensor> out;
+  ASSERT_TRUE(s->Run({{"X:0", MakeTensor<float>(GR_FLOAT, {1, 784}, ramp)}}, {"output:0"}, {}, &out).ok());
+  std::vector<float> got = ToVector<float>(out[0]);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], std::abs(want[i]) * 1e-4) << i;
+  EXPECT_NEAR(std::accumulate(got.begin(), got.end(), 0.0), want_sum, std::abs(want_sum) * 1e-4);
+}
+
+TEST(TfGraphs, Tf2OnnxFcLayers) {
+  LOAD_OR_SKIP(s, "tf2onnx/models/fc-layers/frozen.pb");
+  ExpectFcLayers(s.get(), 1.0f,
+                 {-9757.53, -2871.289, 7155.592, 1267.367, -12316.45, -3547.959, -14339.29, -4228.1, -3446.947,
+                  -13547.02},
+                 -55631.64);
+  ExpectFcLayers(s.get(), 1.0f / 784.0f,
+                 {-11.35731, -4.619522, 8.97691, 1.548684, -15.4279, -4.322704, -17.94526, -6.049786, -2.820791,
+                  -16.78896},
+                 -68.80664);
+}
+
+TEST(TfGraphs, ConstValuesTensorContentPbtxt) {
+  LOAD_OR_SKIP(s, "tensorflow/graphdef2mlir/const-values.pbtxt");
+  std::vector<Tensor> out;
+  ASSERT_TRUE(s->Run({}, {"x", "y", "z"}, {}, &out).ok());
+  EXPECT_EQ(out[0].dtype(), GR_FLOAT);
+  EXPECT_EQ(ToVector<float>(out[0]), (std::vector<float>{1, 2, 3, 4, 5, 6}));
+  EXPECT_EQ(out[1].dtype(), GR_INT64);
+  EXPECT_EQ(ToVector<int64_t>(out[1]), (std::vector<int64_t>{1, 3, 2, 5, 4, 7}));
+  EXPECT_EQ(out[2].dtype(), GR_INT32);
+  EXPECT_EQ(ToVector<int32_t>(out[2]), (std::vector<int32_t>{1, 3, 2, 5, 4, 7}));
+  EXPECT_EQ(out[2].shape(), TensorShape({2, 3}));
+}
+
+}  // namespace
+}  // namespace graphrt

@@ -1,0 +1,144 @@
+// Option parsing, plugin loading and graph helpers shared by the commands.
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "cli.h"
+#include "graphrt/core/graph_def_io.h"
+#include "graphrt/core/op_registry.h"
+#include "graphrt/core/runtime.h"
+
+namespace graphrt {
+namespace cli {
+
+void Check(const Status& s, const std::string& context) {
+  if (s.ok()) return;
+  throw CliError(context.empty() ? s.message() : context + ": " + s.message());
+}
+
+std::string OneLine(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.pop_back();
+  for (char& c : s)
+    if (c == '\n' || c == '\r') c = ' ';
+  return s;
+}
+
+void AddPluginOptions(po::options_description* desc) {
+  desc->add_options()
+      ("plugin", po::value<std::vector<std::string>>()->composing()->value_name("FILE"),
+       "load a plugin library (repeatable)")
+      ("plugin-dir", po::value<std::vector<std::string>>()->composing()->value_name("DIR"),
+       "load every lib*.so in DIR (repeatable)")
+      ("no-default-plugins", po::bool_switch(),
+       "do not load the standard plugins or GRAPHRT_PLUGIN_PATH");
+}
+
+void LoadPlugins(const po::variables_map& vm) {
+  Runtime& rt = Runtime::Global();
+  if (!vm["no-default-plugins"].as<bool>()) {
+    Check(rt.LoadDefaultPlugins(), "loading the standard plugins");
+  }
+  if (vm.count("plugin-dir")) {
+    for (const std::string& dir : vm["plugin-dir"].as<std::vector<std::string>>())
+      Check(rt.LoadPluginDirectory(dir));  // the core's messages name the file
+  }
+  if (vm.count("plugin")) {
+    for (const std::string& file : vm["plugin"].as<std::vector<std::string>>())
+      Check(rt.LoadPlugin(file));
+  }
+}
+
+bool ParseArgs(const std::string& command, const std::vector<std::string>& args,
+               const po::options_description& visible, const po::options_description& hidden,
+               const po::positional_options_description& pos, const std::string& usage,
+               po::variables_map* vm) {
+  po::options_description shown(visible);
+  shown.add_options()("help,h", "show this help");
+  po::options_description all;
+  all.add(shown).add(hidden);
+  try {
+    po::store(po::command_line_parser(args).options(all).positional(pos).run(), *vm);
+    if (vm->count("help")) {
+      std::cout << usage << "\n" << shown;
+      return false;
+    }
+    po::notify(*vm);
+  } catch (const po::error& e) {
+    throw UsageError(std::string(e.what()) + " (see 'graphrt " + command + " --help')");
+  }
+  return true;
+}
+
+proto::GraphDef LoadGraph(const std::string& path) {
+  proto::GraphDef g;
+  Check(ReadGraphDefFromFile(path, &g));
+  return g;
+}
+
+bool ParseTensorName(const std::string& name, std::string* node, int* index) {
+  if (name.empty() || name[0] == '^') return false;
+  const size_t colon = name.rfind(':');
+  if (colon == std::string::npos) {
+    *node = name;
+    *index = 0;
+    return true;
+  }
+  const std::string digits = name.substr(colon + 1);
+  if (colon == 0 || digits.empty() || digits.size() > 9) return false;
+  for (char c : digits)
+    if (c < '0' || c > '9') return false;
+  *node = name.substr(0, colon);
+  *index = std::stoi(digits);
+  return true;
+}
+
+const proto::NodeDef* FindNode(const proto::GraphDef& g, const std::string& name) {
+  for (const proto::NodeDef& n : g.node())
+    if (n.name() == name) return &n;
+  return nullptr;
+}
+
+std::string InputNodeName(const std::string& input) {
+  std::string s = input;
+  if (!s.empty() && s[0] == '^') s.erase(0, 1);
+  std::string node;
+  int index;
+  if (ParseTensorName(s, &node, &index)) return node;
+  return s;
+}
+
+const proto::OpDef* LookUpOpDef(const std::string& op) {
+  const OpRegistrationData* r = Runtime::Global().ops().LookUp(op);
+  return r ? &r->op_def : nullptr;
+}
+
+int NumOutputs(const proto::NodeDef& node) {
+  const proto::OpDef* def = LookUpOpDef(node.op());
+  if (def == nullptr) return -1;
+  // The node's own value, else the OpDef's default.
+  auto attr = [&](const std::string& name) -> const proto::AttrValue* {
+    auto it = node.attr().find(name);
+    if (it != node.attr().end()) return &it->second;
+    for (const auto& a : def->attr())
+      if (a.name() == name && a.has_default_value()) return &a.default_value();
+    return nullptr;
+  };
+  int n = 0;
+  for (const auto& arg : def->output_arg()) {
+    if (!arg.number_attr().empty()) {
+      const proto::AttrValue* v = attr(arg.number_attr());
+      if (v == nullptr || v->value_case() != proto::AttrValue::kI) return -1;
+      n += static_cast<int>(v->i());
+    } else if (!arg.type_list_attr().empty()) {
+      const proto::AttrValue* v = attr(arg.type_list_attr());
+      if (v == nullptr || v->value_case() != proto::AttrValue::kList) return -1;
+      n += v->list().type_size();
+    } else {
+      n += 1;
+    }
+  }
+  return n;
+}
+
+}  // namespace cli
+}  // namespace graphrt

@@ -1,0 +1,138 @@
+// `graphrt ops`, `graphrt plugins`, `graphrt devices`: what the loaded
+// plugins provide.
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "cli.h"
+#include "graphrt/core/device.h"
+#include "graphrt/core/kernel_registry.h"
+#include "graphrt/core/op_registry.h"
+#include "graphrt/core/runtime.h"
+
+namespace graphrt {
+namespace cli {
+namespace {
+
+const char kPluginNote[] =
+    "\nThe standard plugins are loaded from the directory beside the core library\n"
+    "(<libdir>/graphrt/plugins) and from each directory in GRAPHRT_PLUGIN_PATH.\n";
+
+// Parses a command that takes only the plugin options (and maybe one
+// positional word); returns false after --help.
+bool ParsePluginCommand(const std::string& command, const std::vector<std::string>& args,
+                        const std::string& usage, const char* positional, po::variables_map* vm) {
+  po::options_description visible("options");
+  AddPluginOptions(&visible);
+  po::options_description hidden;
+  po::positional_options_description pos;
+  if (positional != nullptr) {
+    hidden.add_options()(positional, po::value<std::string>());
+    pos.add(positional, 1);
+  }
+  if (!ParseArgs(command, args, visible, hidden, pos, usage, vm)) return false;
+  LoadPlugins(*vm);
+  return true;
+}
+
+std::string Join(const std::vector<std::string>& v, const char* sep = ", ") {
+  std::string out;
+  for (const std::string& s : v) out += (out.empty() ? "" : sep) + s;
+  return out;
+}
+
+}  // namespace
+
+int OpsCommand(const std::vector<std::string>& args) {
+  const std::string usage =
+      "usage: graphrt ops [FILTER] [options]\n"
+      "\n"
+      "Lists every op the loaded plugins define (with FILTER: those whose name\n"
+      "contains it): its signature, attrs, the plugin that defined it and the\n"
+      "device types that have kernels for it.\n" +
+      std::string(kPluginNote);
+  po::variables_map vm;
+  if (!ParsePluginCommand("ops", args, usage, "filter", &vm)) return 0;
+  const std::string filter = vm.count("filter") ? vm["filter"].as<std::string>() : "";
+  const Runtime& rt = Runtime::Global();
+  int shown = 0;
+  for (const OpRegistrationData* op : rt.ops().ListOps()) {
+    const proto::OpDef& def = op->op_def;
+    if (!filter.empty() && def.name().find(filter) == std::string::npos) continue;
+    ++shown;
+    std::cout << OpSignature(def) << "\n";
+    if (def.attr_size() > 0) {
+      std::vector<std::string> attrs;
+      for (const auto& a : def.attr()) attrs.push_back(AttrDefString(a));
+      std::cout << "    attrs:   " << Join(attrs, "; ") << "\n";
+    }
+    if (!def.summary().empty()) std::cout << "    summary: " << OneLine(def.summary()) << "\n";
+    std::cout << "    plugin:  " << (op->plugin.empty() ? "(built in)" : op->plugin) << "\n";
+    const std::vector<std::string> devices = rt.kernels().DeviceTypesForOp(def.name());
+    std::cout << "    kernels: " << (devices.empty() ? "(none)" : Join(devices)) << "\n";
+  }
+  if (shown == 0 && !filter.empty()) throw CliError("no registered op name contains '" + filter + "'");
+  std::cout << "(" << shown << " op" << (shown == 1 ? "" : "s") << ")\n";
+  return 0;
+}
+
+int PluginsCommand(const std::vector<std::string>& args) {
+  const std::string usage =
+      "usage: graphrt plugins [options]\n"
+      "\n"
+      "Lists the loaded plugins: name, version, the plugin ABI version it was\n"
+      "built against, its file, and how many ops, kernels and devices it adds.\n" +
+      std::string(kPluginNote);
+  po::variables_map vm;
+  if (!ParsePluginCommand("plugins", args, usage, nullptr, &vm)) return 0;
+  const std::vector<PluginInfo> plugins = Runtime::Global().Plugins();
+  if (plugins.empty()) {
+    std::cout << "no plugins loaded (standard plugin directory: "
+              << Runtime::DefaultPluginDirectory() << ")\n";
+    return 0;
+  }
+  for (const PluginInfo& p : plugins) {
+    std::cout << p.name << " " << p.version << "  ABI " << p.abi_major << "." << p.abi_minor
+              << "  " << p.path << "\n";
+    std::cout << "    " << p.ops.size() << " ops, " << p.kernels.size() << " kernels";
+    if (!p.devices.empty()) std::cout << ", devices: " << Join(p.devices);
+    std::cout << "\n";
+  }
+  return 0;
+}
+
+int DevicesCommand(const std::vector<std::string>& args) {
+  const std::string usage =
+      "usage: graphrt devices [options]\n"
+      "\n"
+      "Lists the devices the loaded device plugins provide: name, type,\n"
+      "description and memory.\n" +
+      std::string(kPluginNote);
+  po::variables_map vm;
+  if (!ParsePluginCommand("devices", args, usage, nullptr, &vm)) return 0;
+  std::vector<Device*> devices;
+  Check(Runtime::Global().devices().GetDevices(&devices), "creating devices");
+  if (devices.empty()) {
+    std::cout << "no devices (no device plugin loaded)\n";
+    return 0;
+  }
+  for (Device* d : devices) {
+    std::cout << d->name() << "\n";
+    std::cout << "    type:        " << d->type() << " (plugin " << d->plugin() << ")\n";
+    std::cout << "    description: " << OneLine(d->description()) << "\n";
+    int64_t total = 0, free = -1;
+    const Status s = d->MemoryInfo(&total, &free);
+    std::cout << "    memory:      ";
+    if (!s.ok()) {
+      std::cout << "unknown (" << OneLine(s.message()) << ")";
+    } else {
+      std::cout << (total > 0 ? HumanBytes(total) : std::string("unknown")) << " total, "
+                << (free >= 0 ? HumanBytes(free) : std::string("unknown")) << " free";
+    }
+    std::cout << "\n";
+  }
+  return 0;
+}
+
+}  // namespace cli
+}  // namespace graphrt

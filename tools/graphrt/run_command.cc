@@ -1,0 +1,274 @@
+// `graphrt run`: feeds .npy files into a graph, runs it, prints/saves fetches.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cli.h"
+#include "graphrt/core/npy.h"
+#include "graphrt/core/session.h"
+#include "graphrt/core/tensor_shape.h"
+#include "graphrt/core/types.h"
+
+namespace graphrt {
+namespace cli {
+namespace {
+
+constexpr int64_t kMaxPrintedValues = 10;
+
+const char kUsage[] =
+    "usage: graphrt run GRAPH [--feed NAME=FILE.npy]... [--fetch TENSOR]... [options]\n"
+    "\n"
+    "Runs GRAPH (a binary .pb or text .pbtxt GraphDef) in one session and prints\n"
+    "each fetched tensor: name, dtype, shape and its first values.\n"
+    "\n"
+    "  --init nodes run once first (e.g. variable initializers); then the feeds,\n"
+    "  fetches and targets run --runs times, and the last run's fetches are shown.\n"
+    "  With neither --fetch nor --target, every output of every sink node (a node\n"
+    "  with outputs that no other node consumes) is fetched, sorted by name, so\n"
+    "  'graphrt run model.pb --feed x:0=x.npy' shows the model's results.\n"
+    "\n"
+    "examples:\n"
+    "  graphrt run add.pbtxt --feed a:0=a.npy --feed b:0=b.npy --fetch sum:0\n"
+    "  graphrt run model.pb --feed x:0=x.npy --runs 100 --out results/\n";
+
+struct Feed {
+  std::string name;  // as the user wrote it ("x" or "x:0")
+  std::string file;
+  Tensor value;
+};
+
+// "x:0" -> "x_0", "scope/y" -> "scope_y": a tensor name as a file name.
+std::string FileNameFor(const std::string& tensor) {
+  std::string s = tensor;
+  std::replace(s.begin(), s.end(), ':', '_');
+  std::replace(s.begin(), s.end(), '/', '_');
+  return s + ".npy";
+}
+
+// Throws unless `name` is "node" or "node:k" with `node` in the graph and k
+// below its output count (when we can know it).
+void CheckTensorName(const proto::GraphDef& g, const std::string& flag, const std::string& name,
+                     const std::string& graph_path) {
+  std::string node;
+  int index;
+  if (!ParseTensorName(name, &node, &index))
+    throw UsageError(flag + " '" + name + "': not a tensor name (expected NODE or NODE:INDEX)");
+  const proto::NodeDef* n = FindNode(g, node);
+  if (n == nullptr)
+    throw CliError(flag + " '" + name + "': no node named '" + node + "' in " + graph_path);
+  const int outputs = NumOutputs(*n);
+  if (outputs >= 0 && index >= outputs)
+    throw CliError(flag + " '" + name + "': node '" + node + "' (" + n->op() + ") has " +
+                   std::to_string(outputs) + " output" + (outputs == 1 ? "" : "s"));
+}
+
+void CheckNodeName(const proto::GraphDef& g, const std::string& flag, const std::string& name,
+                   const std::string& graph_path) {
+  if (FindNode(g, name) == nullptr)
+    throw CliError(flag + " '" + name + "': no node named '" + name + "' in " + graph_path);
+}
+
+// The numpy spelling of a dtype, for hints.
+std::string NumpyTypeName(DataType t) {
+  switch (t) {
+    case GR_FLOAT: return "float32";
+    case GR_DOUBLE: return "float64";
+    case GR_HALF: return "float16";
+    case GR_BOOL: return "bool_";
+    case GR_STRING: return "bytes_";
+    default: return DataTypeString(t);
+  }
+}
+
+// numpy saves float64 by default; catching a dtype or shape mismatch with the
+// placeholder here gives a far clearer message than the session could.
+void CheckFeedAgainstPlaceholder(const proto::GraphDef& g, const Feed& f) {
+  std::string node_name;
+  int index;
+  if (!ParseTensorName(f.name, &node_name, &index)) return;
+  const proto::NodeDef* n = FindNode(g, node_name);
+  if (n == nullptr || (n->op() != "Placeholder" && n->op() != "PlaceholderWithDefault")) return;
+  auto dt = n->attr().find("dtype");
+  if (dt != n->attr().end() && dt->second.value_case() == proto::AttrValue::kType) {
+    const DataType want = static_cast<DataType>(dt->second.type());
+    if (want != f.value.dtype())
+      throw CliError("--feed " + f.name + ": " + f.file + " holds " +
+                     DataTypeString(f.value.dtype()) + " but placeholder '" + node_name +
+                     "' expects " + DataTypeString(want) + " (in numpy: a.astype(np." +
+                     NumpyTypeName(want) + "))");
+  }
+  auto sh = n->attr().find("shape");
+  if (sh != n->attr().end() && sh->second.value_case() == proto::AttrValue::kShape) {
+    PartialTensorShape want;
+    if (PartialTensorShape::FromProto(sh->second.shape(), &want).ok() &&
+        !want.IsCompatibleWith(f.value.shape()))
+      throw CliError("--feed " + f.name + ": " + f.file + " has shape " +
+                     f.value.shape().DebugString() + " but placeholder '" + node_name +
+                     "' expects " + want.DebugString());
+  }
+}
+
+// Every output of every node that has outputs and no consumers, by name.
+std::vector<std::string> SinkOutputs(const proto::GraphDef& g) {
+  std::set<std::string> consumed;
+  for (const proto::NodeDef& n : g.node())
+    for (const std::string& in : n.input()) consumed.insert(InputNodeName(in));
+  std::vector<const proto::NodeDef*> sinks;
+  for (const proto::NodeDef& n : g.node())
+    if (!consumed.count(n.name())) sinks.push_back(&n);
+  std::sort(sinks.begin(), sinks.end(),
+            [](const proto::NodeDef* a, const proto::NodeDef* b) { return a->name() < b->name(); });
+  std::vector<std::string> out;
+  for (const proto::NodeDef* n : sinks) {
+    int outputs = NumOutputs(*n);
+    // Unknown op: let the session report it, naming the node, by fetching
+    // output 0.
+    if (outputs < 0) outputs = 1;
+    for (int i = 0; i < outputs; ++i) out.push_back(n->name() + ":" + std::to_string(i));
+  }
+  return out;
+}
+
+std::vector<std::string> Strings(const po::variables_map& vm, const char* key) {
+  return vm.count(key) ? vm[key].as<std::vector<std::string>>() : std::vector<std::string>();
+}
+
+std::string Join(const std::vector<std::string>& v) {
+  std::string out;
+  for (const std::string& s : v) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+}  // namespace
+
+int RunCommand(const std::vector<std::string>& args) {
+  po::options_description visible("options");
+  visible.add_options()
+      ("feed", po::value<std::vector<std::string>>()->composing()->value_name("NAME=FILE.npy"),
+       "feed tensor NAME (node or node:index) from a .npy file (repeatable)")
+      ("fetch", po::value<std::vector<std::string>>()->composing()->value_name("TENSOR"),
+       "fetch and print TENSOR (repeatable); default: the graph's sink outputs")
+      ("target", po::value<std::vector<std::string>>()->composing()->value_name("NODE"),
+       "run NODE without fetching it (repeatable)")
+      ("init", po::value<std::vector<std::string>>()->composing()->value_name("NODE"),
+       "run NODE once before everything else, e.g. an initializer (repeatable)")
+      ("runs", po::value<int>()->default_value(1)->value_name("N"),
+       "run N times and report the mean wall time per run")
+      ("out", po::value<std::string>()->value_name("DIR"),
+       "also write each fetched tensor to DIR/<name>.npy (':' and '/' become '_')")
+      ("threads", po::value<int>()->default_value(0)->value_name("N"),
+       "intra- and inter-op threads (0 = all cores)");
+  AddPluginOptions(&visible);
+  po::options_description hidden;
+  hidden.add_options()("graph", po::value<std::string>());
+  po::positional_options_description pos;
+  pos.add("graph", 1);
+  po::variables_map vm;
+  if (!ParseArgs("run", args, visible, hidden, pos, kUsage, &vm)) return 0;
+  if (!vm.count("graph")) throw UsageError("run: missing GRAPH (see 'graphrt run --help')");
+  const std::string graph_path = vm["graph"].as<std::string>();
+  const int runs = vm["runs"].as<int>();
+  if (runs < 1) throw UsageError("--runs must be at least 1, got " + std::to_string(runs));
+  const int threads = vm["threads"].as<int>();
+  if (threads < 0) throw UsageError("--threads must be 0 or more, got " + std::to_string(threads));
+
+  // Parse the command line completely before doing any slow work.
+  std::vector<Feed> feeds;
+  for (const std::string& spec : Strings(vm, "feed")) {
+    const size_t eq = spec.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())
+      throw UsageError("--feed '" + spec + "': expected NAME=FILE.npy");
+    feeds.push_back({spec.substr(0, eq), spec.substr(eq + 1), Tensor()});
+  }
+  std::vector<std::string> fetches = Strings(vm, "fetch");
+  const std::vector<std::string> targets = Strings(vm, "target");
+  const std::vector<std::string> inits = Strings(vm, "init");
+
+  LoadPlugins(vm);
+  const proto::GraphDef graph = LoadGraph(graph_path);
+
+  std::set<std::string> fed;
+  for (Feed& f : feeds) {
+    CheckTensorName(graph, "--feed", f.name, graph_path);
+    if (!fed.insert(f.name).second) throw UsageError("--feed '" + f.name + "' given twice");
+    Check(ReadNpy(f.file, &f.value), "--feed " + f.name);
+    CheckFeedAgainstPlaceholder(graph, f);
+  }
+  for (const std::string& name : fetches) CheckTensorName(graph, "--fetch", name, graph_path);
+  for (const std::string& name : targets) CheckNodeName(graph, "--target", name, graph_path);
+  for (const std::string& name : inits) CheckNodeName(graph, "--init", name, graph_path);
+  if (fetches.empty() && targets.empty()) {
+    fetches = SinkOutputs(graph);
+    if (fetches.empty())
+      throw CliError(graph_path + " has no sink node with outputs; name what to run with "
+                                  "--fetch or --target");
+    std::cerr << "graphrt: no --fetch or --target given; fetching the sink outputs: "
+              << Join(fetches) << "\n";
+  }
+
+  SessionOptions options;
+  options.config.set_intra_op_parallelism_threads(threads);
+  options.config.set_inter_op_parallelism_threads(threads);
+  std::unique_ptr<Session> session;
+  Check(NewSession(options, &session), "creating a session");
+  Check(session->Create(graph), "loading " + graph_path);
+
+  std::vector<Tensor> outputs;
+  if (!inits.empty()) Check(session->Run({}, {}, inits, &outputs), "running --init");
+
+  std::vector<std::pair<std::string, Tensor>> inputs;
+  for (const Feed& f : feeds) inputs.emplace_back(f.name, f.value);
+  using Clock = std::chrono::steady_clock;
+  double total_ms = 0, first_ms = 0;
+  for (int r = 0; r < runs; ++r) {
+    outputs.clear();
+    const auto start = Clock::now();
+    Check(session->Run(inputs, fetches, targets, &outputs),
+          runs > 1 ? "run " + std::to_string(r + 1) + " of " + graph_path : "running " + graph_path);
+    const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+    total_ms += ms;
+    if (r == 0) first_ms = ms;
+  }
+  if (outputs.size() != fetches.size())
+    throw CliError("the session returned " + std::to_string(outputs.size()) + " tensors for " +
+                   std::to_string(fetches.size()) + " fetches");
+
+  if (vm.count("out")) {
+    const std::string dir = vm["out"].as<std::string>();
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec) throw CliError("--out " + dir + ": cannot create directory: " + ec.message());
+  }
+  for (size_t i = 0; i < fetches.size(); ++i) {
+    const Tensor& t = outputs[i];
+    std::cout << fetches[i] << ": dtype=" << DataTypeString(t.dtype())
+              << " shape=" << t.shape().DebugString()
+              << " values=" << TensorValuesString(t, kMaxPrintedValues);
+    if (t.NumElements() > kMaxPrintedValues) std::cout << " (" << t.NumElements() << " values)";
+    std::cout << "\n";
+    if (vm.count("out")) {
+      const std::string path =
+          (std::filesystem::path(vm["out"].as<std::string>()) / FileNameFor(fetches[i])).string();
+      Check(WriteNpy(path, t), "--out: writing " + fetches[i]);
+      std::cout << "  wrote " << path << "\n";
+    }
+  }
+  if (runs > 1) {
+    char line[128];
+    std::snprintf(line, sizeof(line), "mean wall time per run: %.3f ms over %d runs (first run %.3f ms)",
+                  total_ms / runs, runs, first_ms);
+    std::cout << line << "\n";
+  }
+  Check(session->Close(), "closing the session");
+  return 0;
+}
+
+}  // namespace cli
+}  // namespace graphrt
