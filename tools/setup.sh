@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs the Debian packages graphrt builds with; skips what is installed.
+set -euo pipefail
+packages=(
+  g++ cmake ninja-build ccache pkg-config
+  libboost-dev libboost-program-options-dev libboost-filesystem-dev
+  libprotobuf-dev protobuf-compiler
+  libeigen3-dev libdnnl-dev libtbb-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  libsnappy-dev python3-numpy
+  clang libc++-dev libc++abi-dev
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  sudo_cmd=()
+  [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
