@@ -93,7 +93,7 @@ node { name: "idx" op: "Identity" input: "u:1" input: "^x"
        attr { key: "T" value { type: DT_INT32 } } device: "/device:CPU:0" }
 EOF
 cat >"$TMP/unknown_op.pbtxt" <<'EOF'
-node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT }
+node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } }
        attr { key: "shape" value { shape { dim { size: -1 } dim { size: 3 } } } } }
 node { name: "y" op: "NoSuchOpAnywhere" input: "x" }
 EOF

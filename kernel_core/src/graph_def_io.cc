@@ -15,25 +15,30 @@
 namespace graphrt {
 namespace {
 
-// Keeps the first few parse errors with 1-based positions; the default
-// collector would print them to stderr, where a library has no business.
+// Keeps the first parse error with a 1-based position; the default collector
+// would print every error to stderr, where a library has no business.
 class TextErrorCollector : public google::protobuf::io::ErrorCollector {
  public:
   void AddError(int line, google::protobuf::io::ColumnNumber column,
                 const std::string& message) override {
-    if (++count_ > kMaxErrors) return;
-    if (!errors_.empty()) errors_ += "; ";
-    errors_ += errors::StrCat("line ", line + 1, ", column ", column + 1, ": ", message);
+    // Later errors are mostly consequences of the first.
+    if (count_++ > 0) return;
+    first_ = errors::StrCat("line ", line + 1, ", column ", column + 1, ": ", Printable(message));
   }
   std::string errors() const {
-    if (count_ > kMaxErrors) return errors_ + errors::StrCat(" (and ", count_ - kMaxErrors, " more)");
-    return errors_;
+    if (count_ > 1) return errors::StrCat(first_, " (and ", count_ - 1, " more errors)");
+    return first_;
   }
 
  private:
-  static constexpr int kMaxErrors = 3;
+  // Messages quote the offending input, which may be binary.
+  static std::string Printable(const std::string& s) {
+    std::string out;
+    for (char c : s) out += (c >= 32 && c < 127) ? c : '?';
+    return out;
+  }
   int count_ = 0;
-  std::string errors_;
+  std::string first_;
 };
 
 bool EndsWith(std::string_view s, std::string_view suffix) {
@@ -62,10 +67,11 @@ bool ParseBinary(const std::string& bytes, proto::GraphDef* out) {
 }
 
 Status OsError(const std::string& path, const char* action, int err) {
-  if (err == ENOENT) return errors::NotFound(path, ": No such file");
+  if (err == ENOENT)
+    return errors::NotFound(path, action[0] == 'r' ? ": No such file" : ": No such file or directory");
   if (err == EACCES || err == EPERM)
-    return Status(Code::kPermissionDenied, errors::StrCat(path, ": Permission denied while ", action));
-  return errors::Unknown(path, ": error while ", action, ": ", std::strerror(err));
+    return Status(Code::kPermissionDenied, errors::StrCat(path, ": Permission denied (", action, ")"));
+  return errors::Unknown(path, ": error ", action, ": ", std::strerror(err));
 }
 
 }  // namespace
@@ -73,11 +79,11 @@ Status OsError(const std::string& path, const char* action, int err) {
 Status ReadFileToString(const std::string& path, std::string* out) {
   out->clear();
   struct stat st;
-  if (::stat(path.c_str(), &st) != 0) return OsError(path, "opening", errno);
+  if (::stat(path.c_str(), &st) != 0) return OsError(path, "reading", errno);
   // fopen succeeds on a directory and only read() fails, with a vaguer error.
   if (S_ISDIR(st.st_mode)) return errors::InvalidArgument(path, ": is a directory, not a file");
   std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) return OsError(path, "opening", errno);
+  if (f == nullptr) return OsError(path, "reading", errno);
   if (S_ISREG(st.st_mode) && st.st_size > 0) out->reserve(static_cast<size_t>(st.st_size));
   // Read in chunks rather than trusting st_size: pipes and /proc files lie.
   char buf[1 << 16];
@@ -129,7 +135,7 @@ Status WriteGraphDefToFile(const std::string& path, const proto::GraphDef& g, bo
                                    "' (larger than 2GB?)");
   }
   std::FILE* f = std::fopen(path.c_str(), "wb");
-  if (f == nullptr) return OsError(path, "opening for writing", errno);
+  if (f == nullptr) return OsError(path, "writing", errno);
   const bool wrote = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
   const int write_err = errno;
   // fclose flushes, so it can be where a full disk shows up.

@@ -12,13 +12,13 @@ namespace {
 
 namespace sf = shape_fns;
 
-// Shape errors read like TensorFlow's: "<what> for '<node>' (op: '<op>')
-// with input shapes: [2,3], [4,5]."
+// Shape errors name the input shapes, as TensorFlow's do (the core adds the
+// node and op): "Dimensions must be equal, but are 3 and 4, with input
+// shapes: [2,3], [4,5]."
 Status WithMatMulContext(InferenceContext* c, const Status& s) {
   if (s.ok()) return s;
   return Status(s.code(),
-                errors::StrCat(s.message(), " for '", c->node_name(),
-                               "' (op: 'MatMul') with input shapes: ", sf::ShapeString(c->input(0)),
+                errors::StrCat(s.message(), ", with input shapes: ", sf::ShapeString(c->input(0)),
                                ", ", sf::ShapeString(c->input(1)), "."));
 }
 

@@ -26,10 +26,10 @@ Status BiasAddShape(InferenceContext* c) {
   const int channel = data_format == "NCHW" ? 1 : value.rank - 1;
   Status s = sf::MergeDim(value.dims[channel], bias.dims[0], &value.dims[channel]);
   if (!s.ok()) {
-    return errors::InvalidArgument(
-        s.message(), " for '", c->node_name(),
-        "' (op: 'BiasAdd') with input shapes: ", sf::ShapeString(c->input(0)), ", ",
-        sf::ShapeString(c->input(1)), ".");
+    // The core prefixes the node and op.
+    return errors::InvalidArgument(s.message(),
+                                   ", with input shapes: ", sf::ShapeString(c->input(0)), ", ",
+                                   sf::ShapeString(c->input(1)), ".");
   }
   c->set_output(0, value);
   return Status();

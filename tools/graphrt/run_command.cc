@@ -140,12 +140,6 @@ std::vector<std::string> Strings(const po::variables_map& vm, const char* key) {
   return vm.count(key) ? vm[key].as<std::vector<std::string>>() : std::vector<std::string>();
 }
 
-std::string Join(const std::vector<std::string>& v) {
-  std::string out;
-  for (const std::string& s : v) out += (out.empty() ? "" : ", ") + s;
-  return out;
-}
-
 }  // namespace
 
 int RunCommand(const std::vector<std::string>& args) {
@@ -158,7 +152,8 @@ int RunCommand(const std::vector<std::string>& args) {
       ("target", po::value<std::vector<std::string>>()->composing()->value_name("NODE"),
        "run NODE without fetching it (repeatable)")
       ("init", po::value<std::vector<std::string>>()->composing()->value_name("NODE"),
-       "run NODE once before everything else, e.g. an initializer (repeatable)")
+       "run NODE once (with the feeds) before the timed runs, e.g. an initializer "
+       "(repeatable)")
       ("runs", po::value<int>()->default_value(1)->value_name("N"),
        "run N times and report the mean wall time per run")
       ("out", po::value<std::string>()->value_name("DIR"),
@@ -209,8 +204,6 @@ int RunCommand(const std::vector<std::string>& args) {
     if (fetches.empty())
       throw CliError(graph_path + " has no sink node with outputs; name what to run with "
                                   "--fetch or --target");
-    std::cerr << "graphrt: no --fetch or --target given; fetching the sink outputs: "
-              << Join(fetches) << "\n";
   }
 
   SessionOptions options;
@@ -220,11 +213,12 @@ int RunCommand(const std::vector<std::string>& args) {
   Check(NewSession(options, &session), "creating a session");
   Check(session->Create(graph), "loading " + graph_path);
 
-  std::vector<Tensor> outputs;
-  if (!inits.empty()) Check(session->Run({}, {}, inits, &outputs), "running --init");
-
   std::vector<std::pair<std::string, Tensor>> inputs;
   for (const Feed& f : feeds) inputs.emplace_back(f.name, f.value);
+  std::vector<Tensor> outputs;
+  // The feeds go to --init too: an initializer may read a placeholder (a
+  // variable initialised from a fed value).
+  if (!inits.empty()) Check(session->Run(inputs, {}, inits, &outputs), "running --init");
   using Clock = std::chrono::steady_clock;
   double total_ms = 0, first_ms = 0;
   for (int r = 0; r < runs; ++r) {

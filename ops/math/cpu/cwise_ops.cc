@@ -8,10 +8,11 @@
 #include <graphrt/sdk/sdk.h>
 #include <graphrt/sdk/shape_fns.h>
 
-// GCC 12 reports false "may be used uninitialized" warnings inside the
+// GCC 12 reports false "(may be) used uninitialized" warnings inside the
 // AVX-512 intrinsics Eigen inlines; they are not ours to fix.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #include <Eigen/Core>
 #pragma GCC diagnostic pop
 
