@@ -119,6 +119,17 @@ EOF
   then pass "run --out writes sum_0.npy that numpy reads back"; else fail "run --out contents"; fi
 fi
 
+# tests/data/add.pb is add.pbtxt in binary form (protoc --encode=graphrt.proto.GraphDef).
+if run_ok "run binary graph" "$GRAPHRT" run "$DATA/add.pb" --feed "a:0=$TMP/a.npy" \
+    --feed "b:0=$TMP/b.npy" --fetch sum:0; then
+  expect_out "run binary graph prints values" "sum:0: dtype=float shape=[3] values=[5, 7, 0]"
+fi
+cp "$DATA/add.pbtxt" "$TMP/text_named.pb"
+if run_ok "run text graph named .pb" "$GRAPHRT" run "$TMP/text_named.pb" --feed "a:0=$TMP/a.npy" \
+    --feed "b:0=$TMP/b.npy" --fetch sum:0; then
+  expect_out "text graph named .pb falls back to text" "values=[5, 7, 0]"
+fi
+
 if run_ok "run 2-D, node names without :0" "$GRAPHRT" run "$DATA/add.pbtxt" \
     --feed "a=$TMP/a2.npy" --feed "b=$TMP/b2.npy" --fetch sum --threads 1; then
   expect_out "run 2-D values" "sum: dtype=float shape=[2,2] values=[11, 22, 33, 44]"
@@ -133,6 +144,11 @@ if run_ok "run abbreviated" "$GRAPHRT" run "$DATA/add.pbtxt" --feed "a=$TMP/big.
     --feed "b=$TMP/zeros100.npy" --fetch sum:0 --runs 3; then
   expect_out "run abbreviates large tensors" "values=[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, ...] (100 values)"
   expect_out "run --runs reports mean time" "mean wall time per run:"
+fi
+
+if run_ok "run --target and --init" "$GRAPHRT" run "$DATA/add.pbtxt" --feed "a=$TMP/a.npy" \
+    --feed "b=$TMP/b.npy" --init sum --target sum --fetch a:0; then
+  expect_out "run --target still fetches" "a:0: dtype=float shape=[3] values=[1, 2.5, 3]"
 fi
 
 if run_ok "run --help" "$GRAPHRT" run --help; then
@@ -155,6 +171,15 @@ fi
 if run_ok "plugins" "$GRAPHRT" plugins; then
   expect_out "plugins lists ops_math_cpu" "ops_math_cpu"
   expect_out "plugins shows the ABI" "ABI 1."
+fi
+if run_ok "plugins --no-default-plugins" "$GRAPHRT" plugins --no-default-plugins; then
+  expect_out "--no-default-plugins loads nothing" "no plugins loaded"
+fi
+# <libdir>/graphrt/plugins; libdir is lib or lib64 depending on the system.
+PLUGIN_DIR=$(ls -d "$BUILD"/lib*/graphrt/plugins | head -n 1)
+if run_ok "plugins --plugin-dir" "$GRAPHRT" plugins --no-default-plugins \
+    --plugin-dir "$PLUGIN_DIR"; then
+  expect_out "--plugin-dir loads a directory" "ops_math_cpu"
 fi
 if run_ok "devices" "$GRAPHRT" devices; then
   expect_out "devices lists CPU:0" "device:CPU:0"

@@ -86,7 +86,9 @@ class DirectSession final : public Session {
   explicit DirectSession(const SessionOptions& options) : options_(options) {
     const auto& c = options.config;
     int threads = std::max(c.intra_op_parallelism_threads(), c.inter_op_parallelism_threads());
-    if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    // More threads than cores only adds contention (and TBB would cap it anyway).
+    if (threads <= 0 || threads > cores) threads = cores;
     num_threads_ = threads;
     if (threads > 1) arena_ = std::make_unique<tbb::task_arena>(threads);
   }

@@ -18,8 +18,15 @@ void Check(const Status& s, const std::string& context) {
 
 std::string OneLine(std::string s) {
   while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.pop_back();
-  for (char& c : s)
-    if (c == '\n' || c == '\r') c = ' ';
+  // Control bytes (from a file's contents quoted in a message) could break
+  // the line or the terminal; UTF-8 passes through.
+  for (char& c : s) {
+    if (c == '\n' || c == '\r' || c == '\t') {
+      c = ' ';
+    } else if (static_cast<unsigned char>(c) < 32 || c == 127) {
+      c = '?';
+    }
+  }
   return s;
 }
 

@@ -116,7 +116,9 @@ void CheckFeedAgainstPlaceholder(const proto::GraphDef& g, const Feed& f) {
 }
 
 // Every output of every node that has outputs and no consumers, by name.
-std::vector<std::string> SinkOutputs(const proto::GraphDef& g) {
+// Sinks without outputs (NoOps, train ops) go to `no_output_sinks`.
+std::vector<std::string> SinkOutputs(const proto::GraphDef& g,
+                                     std::vector<std::string>* no_output_sinks) {
   std::set<std::string> consumed;
   for (const proto::NodeDef& n : g.node())
     for (const std::string& in : n.input()) consumed.insert(InputNodeName(in));
@@ -128,9 +130,10 @@ std::vector<std::string> SinkOutputs(const proto::GraphDef& g) {
   std::vector<std::string> out;
   for (const proto::NodeDef* n : sinks) {
     int outputs = NumOutputs(*n);
-    // Unknown op: let the session report it, naming the node, by fetching
-    // output 0.
+    // Unknown op: fetch output 0 and let the session report the op, naming
+    // the node.
     if (outputs < 0) outputs = 1;
+    if (outputs == 0) no_output_sinks->push_back(n->name());
     for (int i = 0; i < outputs; ++i) out.push_back(n->name() + ":" + std::to_string(i));
   }
   return out;
@@ -200,10 +203,16 @@ int RunCommand(const std::vector<std::string>& args) {
   for (const std::string& name : targets) CheckNodeName(graph, "--target", name, graph_path);
   for (const std::string& name : inits) CheckNodeName(graph, "--init", name, graph_path);
   if (fetches.empty() && targets.empty()) {
-    fetches = SinkOutputs(graph);
-    if (fetches.empty())
-      throw CliError(graph_path + " has no sink node with outputs; name what to run with "
-                                  "--fetch or --target");
+    std::vector<std::string> no_output_sinks;
+    fetches = SinkOutputs(graph, &no_output_sinks);
+    if (fetches.empty()) {
+      std::string hint;
+      for (size_t i = 0; i < no_output_sinks.size() && i < 5; ++i)
+        hint += (i ? ", " : " (its sinks have no outputs: ") + no_output_sinks[i];
+      if (!hint.empty()) hint += no_output_sinks.size() > 5 ? ", ...)" : ")";
+      throw CliError(graph_path + " has no sink node with outputs" + hint +
+                     "; name what to run with --fetch or --target");
+    }
   }
 
   SessionOptions options;

@@ -10,7 +10,7 @@
 namespace graphrt {
 
 // Maps every POD dtype and bool to its numpy descr ('<f4', '|b1', ...) and
-// back; strings are written as numpy unicode ('<U') arrays... see npy.cc.
+// back; strings are written as fixed-width bytes ('|S<n>'); '<U' is read too.
 Status ReadNpy(const std::string& path, Tensor* out);
 Status WriteNpy(const std::string& path, const Tensor& t);
 Status ParseNpy(const std::string& bytes, const std::string& what, Tensor* out);
