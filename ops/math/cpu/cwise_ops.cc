@@ -8,13 +8,8 @@
 #include <graphrt/sdk/sdk.h>
 #include <graphrt/sdk/shape_fns.h>
 
-// GCC 12 reports false "(may be) used uninitialized" warnings inside the
-// AVX-512 intrinsics Eigen inlines; they are not ours to fix.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#include <Eigen/Core>
-#pragma GCC diagnostic pop
+#include "common/cpu/eigen.h"
+#include "common/cpu/parallel.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -28,19 +23,16 @@ namespace {
 
 namespace sf = shape_fns;
 
-// Above this many output elements a kernel splits its work over the pool;
-// below it, the split costs more than it saves.
-constexpr int64_t kParallelMinElements = 32 * 1024;
 // Most dims the general broadcasting path handles after merging adjacent
 // dims that broadcast alike (any realistic pair of shapes fits).
 constexpr int kMaxBcastDims = 8;
 
 template <typename T>
-using Arr = Eigen::Array<T, Eigen::Dynamic, 1>;
+using Arr = EigenArr<T>;
 template <typename T>
-using VecMap = Eigen::Map<Arr<T>>;
+using VecMap = EigenVecMap<T>;
 template <typename T>
-using ConstVecMap = Eigen::Map<const Arr<T>>;
+using ConstVecMap = EigenConstVecMap<T>;
 
 // Binary functors: assign op(x, y) to `o`, where x and y are Eigen array
 // expressions of equal length (a map, or a constant for a broadcast scalar).
@@ -87,19 +79,6 @@ inline void VecScalar(T* o, const T* x, T y, int64_t n) {
 template <typename T, typename F>
 inline void ScalarVec(T* o, T x, const T* y, int64_t n) {
   F::Run(VecMap<T>(o, n), Arr<T>::Constant(n, x), ConstVecMap<T>(y, n));
-}
-
-// Runs fn(begin, end) over [0, n): inline when small, split over the
-// session's pool otherwise. `cost` is rough ns per unit.
-template <typename Fn>
-inline void ForRange(OpKernelContext* ctx, int64_t n, int64_t elements, int64_t cost, Fn&& fn) {
-  if (elements >= kParallelMinElements && n > 1 && ctx->num_threads() > 1) {
-    // An rvalue: the SDK's parallel_for cannot take an lvalue callable
-    // (it would form a pointer to a reference type).
-    ctx->parallel_for(n, cost, std::move(fn));
-  } else {
-    fn(int64_t{0}, n);
-  }
 }
 
 inline bool SameDims(const int64_t* a, const int64_t* b, int rank) {

@@ -1,25 +1,13 @@
 // CPU MatMul: oneDNN's sgemm for float, Eigen for double/int32/int64.
 //
-// Threads: oneDNN here is built on OpenMP, which would start its own team
-// next to the session's pool and oversubscribe the cores. Instead each call
-// runs oneDNN single-threaded and the product is split into blocks of rows
-// (or of columns, when the output is wide) over the session's parallel_for,
-// so intra-op parallelism comes from the one pool the core owns.
+// Threads: each oneDNN call runs single-threaded (see common/cpu/dnnl_util.h)
+// and the product is split into blocks of rows (or of columns, when the
+// output is wide) over the session's parallel_for.
 #include <graphrt/sdk/sdk.h>
 #include <graphrt/sdk/shape_fns.h>
 
-// GCC 12 reports false "(may be) used uninitialized" warnings inside the
-// AVX-512 intrinsics Eigen inlines; they are not ours to fix.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#include <Eigen/Core>
-#pragma GCC diagnostic pop
-#include <oneapi/dnnl/dnnl.h>
-
-#ifdef GRAPHRT_HAVE_OPENMP
-#include <omp.h>
-#endif
+#include "common/cpu/dnnl_util.h"
+#include "common/cpu/eigen.h"
 
 #include <algorithm>
 #include <atomic>
@@ -44,22 +32,6 @@ constexpr int64_t kColumnGrain = 16;
 // Rough multiply-adds per nanosecond of one core, to give parallel_for a
 // cost estimate in ns.
 constexpr int64_t kMacsPerNs = 32;
-
-// Keeps OpenMP-based libraries to one thread on this thread for the scope.
-class SingleOmpThread {
- public:
-#ifdef GRAPHRT_HAVE_OPENMP
-  SingleOmpThread() : prev_(omp_get_max_threads()) {
-    if (prev_ != 1) omp_set_num_threads(1);
-  }
-  ~SingleOmpThread() {
-    if (prev_ != 1) omp_set_num_threads(prev_);
-  }
-
- private:
-  int prev_;
-#endif
-};
 
 // The product split into blocks: rows [r0, r1) x cols [c0, c1) of C.
 struct Block {

@@ -5,13 +5,8 @@
 #include <graphrt/sdk/sdk.h>
 #include <graphrt/sdk/shape_fns.h>
 
-// GCC 12 reports false "(may be) used uninitialized" warnings inside the
-// AVX-512 intrinsics Eigen inlines; they are not ours to fix.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#include <Eigen/Core>
-#pragma GCC diagnostic pop
+#include "common/cpu/eigen.h"
+#include "common/cpu/parallel.h"
 
 #include <cstdint>
 #include <string>
@@ -23,26 +18,13 @@ namespace {
 
 namespace sf = shape_fns;
 
-// Below this many elements a split over the pool costs more than it saves.
-constexpr int64_t kParallelMinElements = 32 * 1024;
 
 template <typename T>
-using Arr = Eigen::Array<T, Eigen::Dynamic, 1>;
+using Arr = EigenArr<T>;
 template <typename T>
-using VecMap = Eigen::Map<Arr<T>>;
+using VecMap = EigenVecMap<T>;
 template <typename T>
-using ConstVecMap = Eigen::Map<const Arr<T>>;
-
-// Runs fn(begin, end) over [0, n) units; `elements` is the total work size
-// and `cost` rough ns per unit.
-template <typename Fn>
-void ForRange(OpKernelContext* ctx, int64_t n, int64_t elements, int64_t cost, Fn&& fn) {
-  if (elements >= kParallelMinElements && n > 1 && ctx->num_threads() > 1) {
-    ctx->parallel_for(n, cost, std::move(fn));  // rvalue: see the SDK's parallel_for
-  } else {
-    fn(int64_t{0}, n);
-  }
-}
+using ConstVecMap = EigenConstVecMap<T>;
 
 // Output 0 shaped like input 0, in place when possible. False on failure
 // (the core has recorded the error).

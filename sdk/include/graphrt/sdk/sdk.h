@@ -19,6 +19,7 @@
 #include <initializer_list>
 #include <sstream>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -390,11 +391,14 @@ class OpKernelContext {
   int num_threads() const { return Api().ctx_num_threads(ctx_); }
 
   // Runs fn(begin, end) over [0, total) on the session's pool and waits.
+  // fn may be an lvalue or an rvalue; it is called from several threads.
   template <typename Fn>
   void parallel_for(int64_t total, int64_t cost_per_unit, Fn&& fn) {
+    using F = std::remove_reference_t<Fn>;
     Api().ctx_parallel_for(
         ctx_, total, cost_per_unit,
-        [](void* arg, int64_t b, int64_t e) { (*static_cast<Fn*>(arg))(b, e); }, &fn);
+        [](void* arg, int64_t b, int64_t e) { (*static_cast<F*>(arg))(b, e); },
+        const_cast<void*>(static_cast<const void*>(&fn)));
   }
 
  private:

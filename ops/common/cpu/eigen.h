@@ -1,0 +1,28 @@
+// Eigen for the CPU kernels of every op family, included in one place.
+#ifndef GRAPHRT_OPS_COMMON_CPU_EIGEN_H_
+#define GRAPHRT_OPS_COMMON_CPU_EIGEN_H_
+
+// GCC 12 reports false "(may be) used uninitialized" warnings inside the
+// AVX-512 intrinsics Eigen inlines; they are not ours to fix.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#include <Eigen/Core>
+#pragma GCC diagnostic pop
+
+#include <cstdint>
+
+namespace graphrt {
+namespace sdk {
+
+template <typename T>
+using EigenArr = Eigen::Array<T, Eigen::Dynamic, 1>;
+template <typename T>
+using EigenVecMap = Eigen::Map<EigenArr<T>>;
+template <typename T>
+using EigenConstVecMap = Eigen::Map<const EigenArr<T>>;
+
+}  // namespace sdk
+}  // namespace graphrt
+
+#endif  // GRAPHRT_OPS_COMMON_CPU_EIGEN_H_
