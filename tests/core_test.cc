@@ -101,6 +101,41 @@ TEST(OpDefBuilder, ErrorsNameTheProblem) {
   EXPECT_NE(msg({"CAPS: int32"}, {}).find("Trouble parsing 'name:'"), std::string::npos);
 }
 
+TEST(DataTypes, ElementSizesAreTensorFlows) {
+  // Element sizes of TensorFlow's fixed-size dtypes; 0 for the others and
+  // for ref types (a ref is not a value).
+  const std::pair<DataType, size_t> sizes[] = {
+      {GR_FLOAT, 4},     {GR_DOUBLE, 8},     {GR_INT32, 4},   {GR_UINT8, 1},     {GR_INT16, 2},
+      {GR_INT8, 1},      {GR_STRING, 0},     {GR_COMPLEX64, 8}, {GR_INT64, 8},   {GR_BOOL, 1},
+      {GR_QINT8, 1},     {GR_QUINT8, 1},     {GR_QINT32, 4},  {GR_BFLOAT16, 2},  {GR_QINT16, 2},
+      {GR_QUINT16, 2},   {GR_UINT16, 2},     {GR_COMPLEX128, 16}, {GR_HALF, 2},  {GR_RESOURCE, 0},
+      {GR_VARIANT, 0},   {GR_UINT32, 4},     {GR_UINT64, 8},  {GR_INVALID, 0},   {MakeRefType(GR_FLOAT), 0}};
+  for (const auto& [dtype, size] : sizes) {
+    EXPECT_EQ(DataTypeSize(dtype), size) << DataTypeString(dtype);
+    EXPECT_EQ(DataTypeIsPod(dtype), size > 0) << DataTypeString(dtype);
+  }
+}
+
+TEST(TensorShape, CopyMoveAndHeapRanks) {
+  const TensorShape small({2, 3, 4});
+  TensorShape moved(TensorShape({2, 3, 4}));
+  EXPECT_EQ(moved, small);
+  EXPECT_EQ(moved.num_elements(), 24);
+  const std::vector<int64_t> big_dims = {2, 1, 3, 1, 2, 1, 2, 5};  // rank 8 > inline rank
+  TensorShape big(big_dims);
+  TensorShape big_copy = big;
+  EXPECT_EQ(big_copy.dim_sizes(), big_dims);
+  EXPECT_EQ(big_copy.num_elements(), 120);
+  TensorShape big_moved = std::move(big_copy);
+  EXPECT_EQ(big_moved.dim_sizes(), big_dims);
+  EXPECT_EQ(big_copy.rank(), 0);  // NOLINT: a moved-from shape is a scalar
+  EXPECT_EQ(big_copy.num_elements(), 1);
+  big_moved = small;  // heap -> inline
+  EXPECT_EQ(big_moved, small);
+  moved = big;  // inline -> heap
+  EXPECT_EQ(moved.dim_sizes(), big_dims);
+}
+
 TEST(Tensor, FromProtoRepeatsLastValueAndChecksSizes) {
   proto::TensorProto p;
   p.set_dtype(proto::DT_FLOAT);

@@ -11,9 +11,12 @@
 namespace graphrt {
 
 struct StepState {
-  explicit StepState(int num_slots, int num_items)
-      : slots(new Tensor[num_slots]), pending(new std::atomic<int>[num_items]) {}
+  StepState(int num_slots, int num_outputs, int num_items)
+      : slots(new Tensor[num_slots]), outputs(new Tensor[num_outputs]), pending(new std::atomic<int>[num_items]) {}
   std::unique_ptr<Tensor[]> slots;
+  // Each node's outputs while it hands them to its consumers; empty between
+  // nodes, so a pooled step constructs no tensor per node.
+  std::unique_ptr<Tensor[]> outputs;
   std::unique_ptr<std::atomic<int>[]> pending;
   const RunArgs* args = nullptr;
   tbb::task_group* group = nullptr;
@@ -34,8 +37,6 @@ void RecordError(StepState* s, Status st) {
   if (s->error.ok()) s->error = std::move(st);
   s->failed.store(true, std::memory_order_release);
 }
-
-constexpr int kInlineOutputs = 8;
 
 class StepRunner {
  public:
@@ -59,14 +60,11 @@ class StepRunner {
       }
       if (s_->failed.load(std::memory_order_relaxed)) continue;
       const NodeItem& item = items_[cur];
-      Tensor inline_outs[kInlineOutputs];
-      std::vector<Tensor> heap_outs;
-      Tensor* outs = inline_outs;
-      if (item.num_outputs > kInlineOutputs) {
-        heap_outs.resize(item.num_outputs);
-        outs = heap_outs.data();
+      Tensor* outs = &s_->outputs[item.output_start];
+      if (!RunNode(item, outs)) {
+        ClearOutputs(item, outs);
+        continue;
       }
-      if (!RunNode(item, outs)) continue;
       // Propagate outputs and find newly ready nodes.
       int expensive_kept = -1;
       for (const OutEdge& e : item.out) {
@@ -74,7 +72,7 @@ class StepRunner {
           if (e.last_use) s_->slots[e.dst_slot] = std::move(outs[e.src_output]);
           else s_->slots[e.dst_slot] = outs[e.src_output];
         }
-        if (s_->pending[e.dst_item].fetch_sub(1, std::memory_order_acq_rel) != 1) continue;
+        if (!DecrementPending(e.dst_item)) continue;
         const NodeItem& ready = items_[e.dst_item];
         if (ready.inexpensive || s_->group == nullptr) {
           Push(stack_buf, &top, &overflow, e.dst_item);
@@ -86,10 +84,28 @@ class StepRunner {
         }
       }
       if (expensive_kept >= 0) Push(stack_buf, &top, &overflow, expensive_kept);
+      if (item.has_unconsumed_outputs) ClearOutputs(item, outs);
     }
   }
 
  private:
+  // True when `id` became ready. A step without a pool runs on this thread
+  // alone: no locked read-modify-write needed.
+  bool DecrementPending(int id) {
+    std::atomic<int>& p = s_->pending[id];
+    if (s_->group == nullptr) {
+      const int left = p.load(std::memory_order_relaxed) - 1;
+      p.store(left, std::memory_order_relaxed);
+      return left == 0;
+    }
+    return p.fetch_sub(1, std::memory_order_acq_rel) == 1;
+  }
+
+  static void ClearOutputs(const NodeItem& item, Tensor* outs) {
+    for (int i = 0; i < item.num_outputs; ++i)
+      if (outs[i].IsInitialized()) outs[i] = Tensor();
+  }
+
   static void Push(int* buf, int* top, std::vector<int>* overflow, int id) {
     if (*top < 64) buf[(*top)++] = id;
     else overflow->push_back(id);
@@ -182,6 +198,8 @@ Status Executor::Create(const Graph& graph, Device* device, const KernelProvider
     item.device = device;
     item.input_start = ex->num_slots_;
     ex->num_slots_ += item.num_inputs;
+    item.output_start = ex->num_outputs_;
+    ex->num_outputs_ += item.num_outputs;
     if (n->op() == kArgOp || n->op() == kRetvalOp) {
       item.kind = n->op() == kArgOp ? NodeItem::Kind::kArg : NodeItem::Kind::kRetval;
       item.index = static_cast<int>(FindAttr(n->def(), "index")->i());
@@ -207,6 +225,10 @@ Status Executor::Create(const Graph& graph, Device* device, const KernelProvider
       int kb = b->IsControlEdge() ? INT32_MAX : b->src_output();
       return ka < kb;
     });
+    std::vector<bool> consumed(item.num_outputs, false);
+    for (const Edge* e : outs)
+      if (!e->IsControlEdge()) consumed[e->src_output()] = true;
+    for (bool c : consumed) item.has_unconsumed_outputs |= !c;
     for (size_t i = 0; i < outs.size(); ++i) {
       const Edge* e = outs[i];
       OutEdge oe;
@@ -239,7 +261,7 @@ StepState* Executor::AcquireStep() {
       return s;
     }
   }
-  return new StepState(num_slots_, static_cast<int>(items_.size()));
+  return new StepState(num_slots_, num_outputs_, static_cast<int>(items_.size()));
 }
 
 void Executor::ReleaseStep(StepState* s) {

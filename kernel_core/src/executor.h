@@ -44,6 +44,8 @@ struct NodeItem {
   int num_inputs = 0;
   int num_outputs = 0;
   int input_start = 0;
+  int output_start = 0;
+  bool has_unconsumed_outputs = false;  // some output has no data consumer
   int initial_pending = 0;
   bool inexpensive = false;
   std::vector<DataType> input_types;
@@ -86,6 +88,7 @@ class Executor {
   std::vector<NodeItem> items_;
   std::vector<int> roots_;
   int num_slots_ = 0;
+  int num_outputs_ = 0;
   std::mutex pool_mu_;
   std::vector<StepState*> step_pool_;
 };

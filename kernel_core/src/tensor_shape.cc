@@ -6,30 +6,6 @@ namespace graphrt {
 
 TensorShape::TensorShape(std::initializer_list<int64_t> dims) { Assign(dims.begin(), static_cast<int>(dims.size())); }
 TensorShape::TensorShape(const std::vector<int64_t>& dims) { Assign(dims.data(), static_cast<int>(dims.size())); }
-TensorShape::TensorShape(const int64_t* dims, int rank) { Assign(dims, rank); }
-TensorShape::TensorShape(const TensorShape& o) { Assign(o.data(), o.rank_); }
-
-TensorShape& TensorShape::operator=(const TensorShape& o) {
-  if (this != &o) {
-    if (rank_ > kInlineRank) delete[] heap_;
-    rank_ = 0;
-    Assign(o.data(), o.rank_);
-  }
-  return *this;
-}
-
-TensorShape::~TensorShape() {
-  if (rank_ > kInlineRank) delete[] heap_;
-}
-
-void TensorShape::Assign(const int64_t* dims, int rank) {
-  rank_ = rank;
-  int64_t* d = inline_;
-  if (rank > kInlineRank) d = heap_ = new int64_t[rank];
-  for (int i = 0; i < rank; ++i) d[i] = dims[i];
-  Recount();
-}
-
 void TensorShape::Recount() {
   int64_t n = 1;
   for (int i = 0; i < rank_; ++i) n *= data()[i];

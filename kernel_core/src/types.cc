@@ -8,18 +8,17 @@ namespace {
 struct TypeInfo {
   DataType type;
   const char* name;  // TensorFlow's DataTypeString spelling
-  size_t size;
 };
 
 constexpr TypeInfo kTypes[] = {
-    {GR_FLOAT, "float", 4},        {GR_DOUBLE, "double", 8},       {GR_INT32, "int32", 4},
-    {GR_UINT8, "uint8", 1},        {GR_INT16, "int16", 2},         {GR_INT8, "int8", 1},
-    {GR_STRING, "string", 0},      {GR_COMPLEX64, "complex64", 8}, {GR_INT64, "int64", 8},
-    {GR_BOOL, "bool", 1},          {GR_QINT8, "qint8", 1},         {GR_QUINT8, "quint8", 1},
-    {GR_QINT32, "qint32", 4},      {GR_BFLOAT16, "bfloat16", 2},   {GR_QINT16, "qint16", 2},
-    {GR_QUINT16, "quint16", 2},    {GR_UINT16, "uint16", 2},       {GR_COMPLEX128, "complex128", 16},
-    {GR_HALF, "half", 2},          {GR_RESOURCE, "resource", 0},   {GR_VARIANT, "variant", 0},
-    {GR_UINT32, "uint32", 4},      {GR_UINT64, "uint64", 8},
+    {GR_FLOAT, "float"},        {GR_DOUBLE, "double"},       {GR_INT32, "int32"},
+    {GR_UINT8, "uint8"},        {GR_INT16, "int16"},         {GR_INT8, "int8"},
+    {GR_STRING, "string"},      {GR_COMPLEX64, "complex64"}, {GR_INT64, "int64"},
+    {GR_BOOL, "bool"},          {GR_QINT8, "qint8"},         {GR_QUINT8, "quint8"},
+    {GR_QINT32, "qint32"},      {GR_BFLOAT16, "bfloat16"},   {GR_QINT16, "qint16"},
+    {GR_QUINT16, "quint16"},    {GR_UINT16, "uint16"},       {GR_COMPLEX128, "complex128"},
+    {GR_HALF, "half"},          {GR_RESOURCE, "resource"},   {GR_VARIANT, "variant"},
+    {GR_UINT32, "uint32"},      {GR_UINT64, "uint64"},
 };
 
 const TypeInfo* Find(DataType t) {
@@ -34,13 +33,6 @@ std::string Upper(std::string s) {
 }
 
 }  // namespace
-
-size_t DataTypeSize(DataType t) {
-  const TypeInfo* i = Find(t);
-  return i ? i->size : 0;
-}
-
-bool DataTypeIsPod(DataType t) { return DataTypeSize(t) > 0; }
 
 std::string DataTypeString(DataType t) {
   if (IsRefType(t)) return DataTypeString(BaseType(t)) + "_ref";

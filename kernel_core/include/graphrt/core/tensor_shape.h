@@ -21,10 +21,26 @@ class TensorShape {
   TensorShape() = default;
   TensorShape(std::initializer_list<int64_t> dims);
   explicit TensorShape(const std::vector<int64_t>& dims);
-  TensorShape(const int64_t* dims, int rank);
-  TensorShape(const TensorShape& o);
-  TensorShape& operator=(const TensorShape& o);
-  ~TensorShape();
+  TensorShape(const int64_t* dims, int rank) { Assign(dims, rank); }
+  // Copies and moves are on every tensor hand-off in the executor: inline,
+  // with the heap only for rank > kInlineRank.
+  TensorShape(const TensorShape& o) { Assign(o.data(), o.rank_); }
+  TensorShape(TensorShape&& o) noexcept { Steal(o); }
+  TensorShape& operator=(const TensorShape& o) {
+    if (this != &o) {
+      FreeHeap();
+      Assign(o.data(), o.rank_);
+    }
+    return *this;
+  }
+  TensorShape& operator=(TensorShape&& o) noexcept {
+    if (this != &o) {
+      FreeHeap();
+      Steal(o);
+    }
+    return *this;
+  }
+  ~TensorShape() { FreeHeap(); }
 
   int rank() const { return rank_; }
   int dims() const { return rank_; }
@@ -44,7 +60,30 @@ class TensorShape {
   static Status FromDims(const int64_t* dims, int rank, TensorShape* out);
 
  private:
-  void Assign(const int64_t* dims, int rank);
+  void Assign(const int64_t* dims, int rank) {
+    rank_ = rank;
+    int64_t* d = inline_;
+    if (rank > kInlineRank) d = heap_ = new int64_t[rank];
+    int64_t n = 1;
+    for (int i = 0; i < rank; ++i) n *= (d[i] = dims[i]);
+    num_elements_ = n;
+  }
+  // Leaves `o` a scalar.
+  void Steal(TensorShape& o) {
+    rank_ = o.rank_;
+    num_elements_ = o.num_elements_;
+    if (rank_ > kInlineRank) {
+      heap_ = o.heap_;
+    } else {
+      for (int i = 0; i < rank_; ++i) inline_[i] = o.inline_[i];
+    }
+    o.rank_ = 0;
+    o.num_elements_ = 1;
+  }
+  void FreeHeap() {
+    if (rank_ > kInlineRank) delete[] heap_;
+    rank_ = 0;
+  }
   void Recount();
   int rank_ = 0;
   int64_t num_elements_ = 1;
