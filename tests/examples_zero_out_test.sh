@@ -74,4 +74,23 @@ if "$GRAPHRT" run "$SRC/examples/zero_out/zero_out.pbtxt" --feed "x:0=$TMP/x.npy
 fi
 grep -q "ZeroOut" "$TMP/noplugin.txt" || { cat "$TMP/noplugin.txt" >&2; fail "error does not name ZeroOut"; }
 
+echo "== GRAPHRT_PLUGIN_PATH: a directory on the path is loaded like the standard ones"
+mkdir -p "$TMP/pathdir"
+cp "$PLUGIN" "$TMP/pathdir/"
+GRAPHRT_PLUGIN_PATH="::$TMP/pathdir:" "$GRAPHRT" plugins >"$TMP/path_plugins.txt" 2>&1 ||
+  { cat "$TMP/path_plugins.txt" >&2; fail "graphrt plugins with GRAPHRT_PLUGIN_PATH"; }
+grep "zero_out" "$TMP/path_plugins.txt" | grep -qF "$TMP/pathdir/libzero_out.so" ||
+  { cat "$TMP/path_plugins.txt" >&2; fail "zero_out not loaded from GRAPHRT_PLUGIN_PATH"; }
+grep -q "ops_math_cpu" "$TMP/path_plugins.txt" || fail "standard plugins missing next to GRAPHRT_PLUGIN_PATH"
+GRAPHRT_PLUGIN_PATH="$TMP/pathdir" "$GRAPHRT" run "$SRC/examples/zero_out/zero_out.pbtxt" \
+  --feed "x:0=$TMP/x.npy" --fetch zeroed:0 >"$TMP/path_run.txt" 2>&1 ||
+  { cat "$TMP/path_run.txt" >&2; fail "graphrt run with the op from GRAPHRT_PLUGIN_PATH"; }
+grep -qF "values=[5, 0, 0]" "$TMP/path_run.txt" || fail "values with GRAPHRT_PLUGIN_PATH"
+
+echo "== GRAPHRT_PLUGIN_PATH naming a missing directory: one clear error naming it"
+if GRAPHRT_PLUGIN_PATH="$TMP/no_such_dir" "$GRAPHRT" plugins >"$TMP/path_bad.txt" 2>&1; then
+  fail "a missing GRAPHRT_PLUGIN_PATH directory was accepted silently"
+fi
+grep -qF "$TMP/no_such_dir" "$TMP/path_bad.txt" || { cat "$TMP/path_bad.txt" >&2; fail "error does not name the directory"; }
+
 echo "all zero_out example checks passed"
