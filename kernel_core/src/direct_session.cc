@@ -13,6 +13,7 @@
 #include "core_api_internal.h"
 #include "executor.h"
 #include "graphrt/core/graph.h"
+#include "graphrt/core/graph_optimizer.h"
 #include "graphrt/core/runtime.h"
 #include "graphrt/core/session.h"
 #include "node_def_util.h"
@@ -394,6 +395,20 @@ class DirectSession final : public Session {
     }
     if (device == nullptr) device = devices_.front();
     ek->device = device;
+
+    // Rewrites: fusions the device has kernels for, constant-filter hints.
+    // OptimizerOptions.opt_level L0 ("no optimizations") turns them off.
+    GraphOptimizerOptions opt;
+    if (options_.config.graph_options().optimizer_options().opt_level() == proto::OptimizerOptions::L0)
+      opt.fuse_bias_activation = opt.mark_constant_filters = false;
+    const std::string device_type = device->type();
+    GR_RETURN_IF_ERROR(OptimizeGraph(
+        opt,
+        [&device_type](const proto::NodeDef& n) {
+          const KernelRegistration* reg;
+          return Runtime::Global().kernels().FindKernel(n, device_type, &reg).ok();
+        },
+        &g));
     KernelProvider provider = [this](const Node& n, Device* d, const KernelRegistration** reg, void** kernel,
                                      bool* owned) { return GetKernel(n, d, reg, kernel, owned); };
     GR_RETURN_IF_ERROR(Executor::Create(g, device, provider, &ek->executor));

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <deque>
 
 #include "graphrt/core/op_registry.h"
@@ -241,6 +242,11 @@ const Edge* Graph::AddControlEdge(Node* src, Node* dst) {
   for (const Edge* e : dst->in_edges_)
     if (e->IsControlEdge() && e->src() == src) return nullptr;
   return AddEdge(src, kControlSlot, dst, kControlSlot);
+}
+
+void Node::SetInternalAttr(const std::string& name, const proto::AttrValue& value) {
+  if (name.empty() || name[0] != '_') std::abort();  // a programming error, not bad input
+  (*def_.mutable_attr())[name] = value;
 }
 
 void Graph::RemoveEdge(const Edge* e) {

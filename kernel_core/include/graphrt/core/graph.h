@@ -45,6 +45,9 @@ class Node {
   bool IsStateful() const { return op_def_ != nullptr && op_def_->is_stateful(); }
   // The data edge into input `i`, or nullptr.
   const Edge* input_edge(int i) const;
+  // Sets an internal attr (name starting with '_': not part of the OpDef,
+  // e.g. a hint a graph pass leaves for the kernel).
+  void SetInternalAttr(const std::string& name, const proto::AttrValue& value);
 
  private:
   friend class Graph;

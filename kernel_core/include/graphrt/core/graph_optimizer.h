@@ -1,0 +1,36 @@
+// Graph rewrites run on each pruned, placed client graph before its executor
+// is built. Every rewrite keeps results equal within float tolerance.
+#ifndef GRAPHRT_CORE_GRAPH_OPTIMIZER_H_
+#define GRAPHRT_CORE_GRAPH_OPTIMIZER_H_
+
+#include <functional>
+#include <string>
+
+#include "graphrt/core/graph.h"
+#include "graphrt/core/status.h"
+
+namespace graphrt {
+
+struct GraphOptimizerOptions {
+  // Fuse MatMul / Conv2D with the BiasAdd and the activation that follow
+  // into TensorFlow's _FusedMatMul / _FusedConv2D: one pass over the output
+  // while it is hot in cache (oneDNN post-ops for convolutions).
+  bool fuse_bias_activation = true;
+  // Mark convolution filters that come from a Const (possibly through
+  // Identity nodes) with the attr `_filter_const: true`, so a kernel may
+  // re-lay them out once per session instead of once per Run.
+  bool mark_constant_filters = true;
+};
+
+// Whether the device the graph runs on has a kernel for a rewritten node;
+// a rewrite is applied only when it does.
+using KernelAvailableFn = std::function<bool(const proto::NodeDef& node)>;
+
+// Rewrites `g` in place. Fused nodes take the name of the last node they
+// replace (its consumers and fetches see the same tensor), its requested
+// and assigned device, and the union of the replaced nodes' control edges.
+Status OptimizeGraph(const GraphOptimizerOptions& options, const KernelAvailableFn& kernel_available, Graph* g);
+
+}  // namespace graphrt
+
+#endif  // GRAPHRT_CORE_GRAPH_OPTIMIZER_H_

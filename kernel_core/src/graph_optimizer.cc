@@ -1,0 +1,201 @@
+#include "graphrt/core/graph_optimizer.h"
+
+#include <algorithm>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "graphrt/core/op_registry.h"
+#include "node_def_util.h"
+
+namespace graphrt {
+namespace {
+
+// Activations each fused op accepts after its BiasAdd (TensorFlow's
+// remapper patterns).
+bool IsFusableActivation(const std::string& fused_op, const std::string& op) {
+  static const std::unordered_set<std::string> kConv = {"Relu", "Relu6", "Elu", "LeakyRelu"};
+  static const std::unordered_set<std::string> kMatMul = {"Relu", "Relu6", "Elu", "LeakyRelu", "Tanh", "Sigmoid"};
+  return (fused_op == "_FusedConv2D" ? kConv : kMatMul).count(op) > 0;
+}
+
+std::string StringAttr(const Node& n, const char* name) {
+  const proto::AttrValue* v = FindAttr(n.def(), name);
+  return v ? v->s() : std::string();
+}
+
+DataType TypeAttr(const Node& n) {
+  const proto::AttrValue* v = FindAttr(n.def(), "T");
+  return v ? static_cast<DataType>(v->type()) : GR_INVALID;
+}
+
+bool SameDevice(const Node& a, const Node& b) {
+  return a.requested_device() == b.requested_device() && a.assigned_device() == b.assigned_device();
+}
+
+// The one node reading `n`'s only output, if `n` has a single output with a
+// single data consumer at input 0.
+Node* SoleConsumer(const Node& n) {
+  if (n.num_outputs() != 1) return nullptr;
+  Node* consumer = nullptr;
+  for (const Edge* e : n.out_edges()) {
+    if (e->IsControlEdge()) continue;
+    if (consumer != nullptr || e->dst_input() != 0 || !e->dst()->IsOp()) return nullptr;
+    consumer = e->dst();
+  }
+  return consumer;
+}
+
+// One MatMul/Conv2D -> BiasAdd [-> activation] chain to fuse.
+struct FusionChain {
+  Node* contraction = nullptr;
+  Node* bias_add = nullptr;
+  Node* activation = nullptr;  // may be null
+  Node* last() const { return activation ? activation : bias_add; }
+};
+
+bool MatchChain(Node* n, FusionChain* chain) {
+  const std::string& op = n->op();
+  if (op != "MatMul" && op != "Conv2D") return false;
+  const std::string fused_op = op == "MatMul" ? "_FusedMatMul" : "_FusedConv2D";
+  Node* bias = SoleConsumer(*n);
+  if (bias == nullptr || bias->op() != "BiasAdd" || !SameDevice(*n, *bias) || TypeAttr(*bias) != TypeAttr(*n))
+    return false;
+  // A convolution's bias must run along its channel dim; a matrix's is its
+  // last dim whatever BiasAdd's data_format says (both formats agree on rank 2).
+  if (op == "Conv2D" && StringAttr(*bias, "data_format") != StringAttr(*n, "data_format")) return false;
+  *chain = FusionChain{n, bias, nullptr};
+  Node* act = SoleConsumer(*bias);
+  if (act != nullptr && IsFusableActivation(fused_op, act->op()) && SameDevice(*n, *act) &&
+      TypeAttr(*act) == TypeAttr(*n))
+    chain->activation = act;
+  return true;
+}
+
+proto::NodeDef FusedNodeDef(const FusionChain& c) {
+  const Node& base = *c.contraction;
+  proto::NodeDef def;
+  def.set_name(c.last()->name());
+  def.set_op(base.op() == "MatMul" ? "_FusedMatMul" : "_FusedConv2D");
+  def.set_device(base.requested_device());
+  for (const auto& [key, value] : base.def().attr())
+    if (key.empty() || key[0] != '_') (*def.mutable_attr())[key] = value;
+  auto& attrs = *def.mutable_attr();
+  attrs["num_args"].set_i(1);
+  proto::AttrValue::ListValue* ops = attrs["fused_ops"].mutable_list();
+  ops->add_s("BiasAdd");
+  if (c.activation != nullptr) {
+    ops->add_s(c.activation->op());
+    if (c.activation->op() == "LeakyRelu") {
+      const proto::AttrValue* alpha = FindAttr(c.activation->def(), "alpha");
+      if (alpha != nullptr) attrs["leakyrelu_alpha"].set_f(alpha->f());
+    }
+  }
+  return def;
+}
+
+// Replaces the chain by one node built from `def` (validated against its
+// OpDef). Returns false, leaving `g` unchanged, if the op is not defined.
+bool ReplaceChain(const FusionChain& c, proto::NodeDef def, Graph* g) {
+  const Edge* in0 = c.contraction->input_edge(0);
+  const Edge* in1 = c.contraction->input_edge(1);
+  const Edge* bias_in = c.bias_add->input_edge(1);
+  if (in0 == nullptr || in1 == nullptr || bias_in == nullptr) return false;
+  struct Endpoint {
+    Node* node;
+    int slot;
+  };
+  const Endpoint data_in[3] = {{in0->src(), in0->src_output()},
+                               {in1->src(), in1->src_output()},
+                               {bias_in->src(), bias_in->src_output()}};
+  std::vector<Node*> chain = {c.contraction, c.bias_add};
+  if (c.activation) chain.push_back(c.activation);
+  auto in_chain = [&](const Node* n) { return std::find(chain.begin(), chain.end(), n) != chain.end(); };
+
+  std::vector<Node*> control_in, control_out;
+  std::vector<Endpoint> data_out;  // consumers of the last node's output
+  for (Node* n : chain) {
+    for (const Edge* e : n->in_edges())
+      if (e->IsControlEdge() && !in_chain(e->src())) control_in.push_back(e->src());
+    for (const Edge* e : n->out_edges()) {
+      if (e->IsControlEdge()) {
+        if (!in_chain(e->dst())) control_out.push_back(e->dst());
+      } else if (n == c.last()) {
+        data_out.push_back({e->dst(), e->dst_input()});
+      }
+    }
+  }
+  def.add_input(data_in[0].node->name() + ":" + std::to_string(data_in[0].slot));
+  def.add_input(data_in[1].node->name() + ":" + std::to_string(data_in[1].slot));
+  def.add_input(data_in[2].node->name() + ":" + std::to_string(data_in[2].slot));
+  const std::string assigned = c.contraction->assigned_device();
+
+  // Validate before touching the graph: the fused node must be a node its
+  // OpDef accepts, or nothing changes.
+  const proto::OpDef* op_def = nullptr;
+  if (!g->op_registry()->LookUpOpDef(def.op(), &op_def).ok()) return false;
+  proto::NodeDef checked = def;
+  if (!AddDefaultsAndValidate(*op_def, &checked).ok()) return false;
+
+  for (Node* n : chain) g->RemoveNode(n);
+  Node* fused = nullptr;
+  if (!g->AddNode(std::move(checked), &fused).ok()) std::abort();  // validated above
+  fused->set_assigned_device(assigned);
+  for (int i = 0; i < 3; ++i) g->AddEdge(data_in[i].node, data_in[i].slot, fused, i);
+  for (Node* src : control_in) g->AddControlEdge(src, fused);
+  for (const Endpoint& d : data_out) g->AddEdge(fused, 0, d.node, d.slot);
+  for (Node* dst : control_out) g->AddControlEdge(fused, dst);
+  return true;
+}
+
+void FuseBiasActivation(const KernelAvailableFn& kernel_available, Graph* g) {
+  for (Node* n : g->TopologicalOrder()) {
+    if (g->FindNodeId(n->id()) != n) continue;  // removed by an earlier fusion
+    FusionChain chain;
+    if (!MatchChain(n, &chain)) continue;
+    proto::NodeDef def = FusedNodeDef(chain);
+    // The kernel lookup needs the OpDef's defaults filled in.
+    const proto::OpDef* op_def = nullptr;
+    if (!g->op_registry()->LookUpOpDef(def.op(), &op_def).ok()) continue;
+    proto::NodeDef probe = def;
+    if (!AddDefaultsAndValidate(*op_def, &probe).ok() || !kernel_available(probe)) {
+      // Without the activation the device may still fuse the bias.
+      if (chain.activation == nullptr) continue;
+      chain.activation = nullptr;
+      def = FusedNodeDef(chain);
+      probe = def;
+      if (!AddDefaultsAndValidate(*op_def, &probe).ok() || !kernel_available(probe)) continue;
+    }
+    ReplaceChain(chain, std::move(def), g);
+  }
+}
+
+// The Const a filter input comes from, through any Identity nodes.
+bool ComesFromConst(const Node& n, int input) {
+  const Edge* e = n.input_edge(input);
+  while (e != nullptr) {
+    const Node* src = e->src();
+    if (src->op() == "Const") return true;
+    if (src->op() != "Identity") return false;
+    e = src->input_edge(0);
+  }
+  return false;
+}
+
+void MarkConstantFilters(Graph* g) {
+  static const std::unordered_set<std::string> kConvOps = {"Conv2D", "_FusedConv2D", "DepthwiseConv2dNative"};
+  proto::AttrValue yes;
+  yes.set_b(true);
+  for (Node* n : g->op_nodes())
+    if (kConvOps.count(n->op()) && ComesFromConst(*n, 1)) n->SetInternalAttr("_filter_const", yes);
+}
+
+}  // namespace
+
+Status OptimizeGraph(const GraphOptimizerOptions& options, const KernelAvailableFn& kernel_available, Graph* g) {
+  if (options.fuse_bias_activation) FuseBiasActivation(kernel_available, g);
+  if (options.mark_constant_filters) MarkConstantFilters(g);
+  return Status::OK();
+}
+
+}  // namespace graphrt

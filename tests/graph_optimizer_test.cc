@@ -1,0 +1,240 @@
+// The graph rewrites of graph_optimizer.h on graphs over a private op
+// registry (TensorFlow's signatures for the ops involved), so each rewrite
+// is checked structurally, independently of which plugins are loaded.
+// End-to-end numbers of fused graphs are checked in tests/ops/fusion_test.cc.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "graphrt/core/graph.h"
+#include "graphrt/core/graph_def_io.h"
+#include "graphrt/core/graph_optimizer.h"
+#include "graphrt/core/op_registry.h"
+
+namespace graphrt {
+namespace {
+
+struct OpText {
+  const char* name;
+  std::vector<const char*> inputs, outputs, attrs;
+};
+
+const OpText kOps[] = {
+    {"Placeholder", {}, {"output: dtype"}, {"dtype: type"}},
+    {"Const", {}, {"output: dtype"}, {"value: tensor", "dtype: type"}},
+    {"Identity", {"input: T"}, {"output: T"}, {"T: type"}},
+    {"NoOp", {}, {}, {}},
+    {"MatMul", {"a: T", "b: T"}, {"product: T"}, {"transpose_a: bool = false", "transpose_b: bool = false", "T: {float, double}"}},
+    {"BiasAdd", {"value: T", "bias: T"}, {"output: T"}, {"T: {float, double}", "data_format: {'NHWC', 'NCHW'} = 'NHWC'"}},
+    {"Relu", {"features: T"}, {"activations: T"}, {"T: {float, double}"}},
+    {"Tanh", {"x: T"}, {"y: T"}, {"T: {float, double}"}},
+    {"LeakyRelu", {"features: T"}, {"activations: T"}, {"alpha: float = 0.2", "T: {float, double}"}},
+    {"Conv2D", {"input: T", "filter: T"}, {"output: T"},
+     {"T: {float, double}", "strides: list(int)", "padding: {'SAME', 'VALID'}",
+      "data_format: {'NHWC', 'NCHW'} = 'NHWC'", "dilations: list(int) = [1, 1, 1, 1]"}},
+    {"_FusedMatMul", {"a: T", "b: T", "args: num_args * T"}, {"product: T"},
+     {"transpose_a: bool = false", "transpose_b: bool = false", "T: {float, double}", "num_args: int >= 0",
+      "fused_ops: list(string) = []", "epsilon: float = 0.0001", "leakyrelu_alpha: float = 0.2"}},
+    {"_FusedConv2D", {"input: T", "filter: T", "args: num_args * T"}, {"output: T"},
+     {"T: {float, double}", "num_args: int >= 0", "strides: list(int)", "padding: {'SAME', 'VALID'}",
+      "data_format: {'NHWC', 'NCHW'} = 'NHWC'", "dilations: list(int) = [1, 1, 1, 1]",
+      "fused_ops: list(string) = []", "epsilon: float = 0.0001", "leakyrelu_alpha: float = 0.2"}},
+};
+
+class GraphOptimizerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::vector<std::unique_ptr<OpRegistrationData>> ops;
+    for (const OpText& t : kOps) {
+      GR_OpSpec spec{};
+      spec.struct_size = sizeof(spec);
+      spec.name = t.name;
+      spec.inputs = t.inputs.data();
+      spec.num_inputs = static_cast<int32_t>(t.inputs.size());
+      spec.outputs = t.outputs.data();
+      spec.num_outputs = static_cast<int32_t>(t.outputs.size());
+      spec.attrs = t.attrs.data();
+      spec.num_attrs = static_cast<int32_t>(t.attrs.size());
+      auto data = std::make_unique<OpRegistrationData>();
+      ASSERT_TRUE(BuildOpDef(spec, &data->op_def).ok()) << t.name;
+      ops.push_back(std::move(data));
+    }
+    ASSERT_TRUE(registry_.AddAll(std::move(ops)).ok());
+  }
+
+  // Imports `text`, optimizes with `available` deciding kernel availability,
+  // and returns the resulting GraphDef's nodes by name.
+  std::map<std::string, proto::NodeDef> Optimize(const std::string& text, const KernelAvailableFn& available,
+                                                 GraphOptimizerOptions options = {}) {
+    proto::GraphDef def;
+    EXPECT_TRUE(ParseGraphDefText(text, &def).ok());
+    Graph g(&registry_);
+    Status s = ConvertGraphDefToGraph(def, &g);
+    EXPECT_TRUE(s.ok()) << s;
+    s = OptimizeGraph(options, available, &g);
+    EXPECT_TRUE(s.ok()) << s;
+    proto::GraphDef out;
+    g.ToGraphDef(&out);
+    std::map<std::string, proto::NodeDef> nodes;
+    for (const proto::NodeDef& n : out.node()) nodes[n.name()] = n;
+    return nodes;
+  }
+
+  static bool AllKernels(const proto::NodeDef&) { return true; }
+
+  OpRegistry registry_;
+};
+
+std::vector<std::string> Inputs(const proto::NodeDef& n) { return {n.input().begin(), n.input().end()}; }
+
+std::vector<std::string> FusedOps(const proto::NodeDef& n) {
+  const auto& l = n.attr().at("fused_ops").list().s();
+  return {l.begin(), l.end()};
+}
+
+const char* kFloat = "attr { key: 'T' value { type: DT_FLOAT } }";
+
+std::string Node(const std::string& name, const std::string& op, const std::vector<std::string>& inputs,
+                 const std::string& attrs = kFloat) {
+  std::string s = "node { name: '" + name + "' op: '" + op + "' ";
+  for (const std::string& in : inputs) s += "input: '" + in + "' ";
+  return s + attrs + " }\n";
+}
+
+std::string Placeholder(const std::string& name) {
+  return Node(name, "Placeholder", {}, "attr { key: 'dtype' value { type: DT_FLOAT } }");
+}
+
+std::string MlpLayer(const std::string& activation) {
+  std::string g = Placeholder("x") + Placeholder("w") + Placeholder("bias") + Node("ctrl", "NoOp", {}, "") +
+                  Node("mm", "MatMul", {"x", "w", "^ctrl"}, std::string(kFloat) +
+                       " attr { key: 'transpose_b' value { b: true } }") +
+                  Node("ba", "BiasAdd", {"mm", "bias"});
+  if (!activation.empty()) g += Node("act", activation, {"ba"});
+  return g + Node("out", "Identity", {activation.empty() ? "ba" : "act"}) + Node("after", "NoOp", {"^mm"}, "");
+}
+
+TEST_F(GraphOptimizerTest, MatMulBiasAddReluBecomesOneFusedNodeNamedAfterTheRelu) {
+  auto nodes = Optimize(MlpLayer("Relu"), AllKernels);
+  EXPECT_EQ(nodes.count("mm"), 0u);
+  EXPECT_EQ(nodes.count("ba"), 0u);
+  ASSERT_EQ(nodes.count("act"), 1u);
+  const proto::NodeDef& f = nodes["act"];
+  EXPECT_EQ(f.op(), "_FusedMatMul");
+  EXPECT_EQ(Inputs(f), (std::vector<std::string>{"x", "w", "bias", "^ctrl"}));
+  EXPECT_EQ(FusedOps(f), (std::vector<std::string>{"BiasAdd", "Relu"}));
+  EXPECT_EQ(f.attr().at("num_args").i(), 1);
+  EXPECT_TRUE(f.attr().at("transpose_b").b());  // the MatMul's attrs carry over
+  EXPECT_EQ(f.attr().at("T").type(), proto::DT_FLOAT);
+  EXPECT_EQ(Inputs(nodes["out"]), (std::vector<std::string>{"act"}));
+  // A control edge out of the MatMul now leaves the fused node.
+  EXPECT_EQ(Inputs(nodes["after"]), (std::vector<std::string>{"^act"}));
+}
+
+TEST_F(GraphOptimizerTest, LeakyReluCarriesItsAlpha) {
+  const std::string g = Placeholder("x") + Placeholder("w") + Placeholder("bias") + Node("mm", "MatMul", {"x", "w"}) +
+      Node("ba", "BiasAdd", {"mm", "bias"}) +
+      Node("act", "LeakyRelu", {"ba"}, std::string(kFloat) + " attr { key: 'alpha' value { f: 0.3 } }");
+  auto nodes = Optimize(g, AllKernels);
+  ASSERT_EQ(nodes["act"].op(), "_FusedMatMul");
+  EXPECT_EQ(FusedOps(nodes["act"]), (std::vector<std::string>{"BiasAdd", "LeakyRelu"}));
+  EXPECT_FLOAT_EQ(nodes["act"].attr().at("leakyrelu_alpha").f(), 0.3f);
+}
+
+TEST_F(GraphOptimizerTest, BiasOnlyWhenTheBiasAddHasSeveralConsumers) {
+  std::string g = Placeholder("x") + Placeholder("w") + Placeholder("bias") + Node("mm", "MatMul", {"x", "w"}) +
+                  Node("ba", "BiasAdd", {"mm", "bias"}) + Node("act", "Relu", {"ba"}) + Node("other", "Identity", {"ba"});
+  auto nodes = Optimize(g, AllKernels);
+  ASSERT_EQ(nodes["ba"].op(), "_FusedMatMul");
+  EXPECT_EQ(FusedOps(nodes["ba"]), (std::vector<std::string>{"BiasAdd"}));
+  EXPECT_EQ(Inputs(nodes["act"]), (std::vector<std::string>{"ba"}));
+  EXPECT_EQ(Inputs(nodes["other"]), (std::vector<std::string>{"ba"}));
+}
+
+TEST_F(GraphOptimizerTest, NothingFusesWhenTheMatMulOutputIsUsedElsewhere) {
+  std::string g = Placeholder("x") + Placeholder("w") + Placeholder("bias") + Node("mm", "MatMul", {"x", "w"}) +
+                  Node("ba", "BiasAdd", {"mm", "bias"}) + Node("act", "Relu", {"ba"}) + Node("tap", "Identity", {"mm"});
+  auto nodes = Optimize(g, AllKernels);
+  EXPECT_EQ(nodes["mm"].op(), "MatMul");
+  EXPECT_EQ(nodes["ba"].op(), "BiasAdd");
+  EXPECT_EQ(nodes["act"].op(), "Relu");
+}
+
+TEST_F(GraphOptimizerTest, FallsBackToWhatTheDeviceHasKernelsFor) {
+  // No kernel for the activation variant: bias-only fusion.
+  auto no_relu = [](const proto::NodeDef& n) { return FusedOps(n).size() == 1; };
+  auto nodes = Optimize(MlpLayer("Relu"), no_relu);
+  ASSERT_EQ(nodes["ba"].op(), "_FusedMatMul");
+  EXPECT_EQ(nodes["act"].op(), "Relu");
+  EXPECT_EQ(Inputs(nodes["act"]), (std::vector<std::string>{"ba"}));
+  // No fused kernel at all: the graph is unchanged.
+  nodes = Optimize(MlpLayer("Relu"), [](const proto::NodeDef&) { return false; });
+  EXPECT_EQ(nodes["mm"].op(), "MatMul");
+  EXPECT_EQ(nodes["ba"].op(), "BiasAdd");
+  EXPECT_EQ(nodes["act"].op(), "Relu");
+}
+
+TEST_F(GraphOptimizerTest, DisabledFusionLeavesTheGraphAlone) {
+  GraphOptimizerOptions off;
+  off.fuse_bias_activation = false;
+  auto nodes = Optimize(MlpLayer("Relu"), AllKernels, off);
+  EXPECT_EQ(nodes["mm"].op(), "MatMul");
+  EXPECT_EQ(nodes["act"].op(), "Relu");
+}
+
+TEST_F(GraphOptimizerTest, NodesPinnedToDifferentDevicesDoNotFuse) {
+  std::string g = Placeholder("x") + Placeholder("w") + Placeholder("bias") +
+                  "node { name: 'mm' op: 'MatMul' input: 'x' input: 'w' device: '/device:CPU:0' " + kFloat + " }\n" +
+                  Node("ba", "BiasAdd", {"mm", "bias"});
+  auto nodes = Optimize(g, AllKernels);
+  EXPECT_EQ(nodes["mm"].op(), "MatMul");
+  EXPECT_EQ(nodes["ba"].op(), "BiasAdd");
+}
+
+std::string ConvLayer(const std::string& filter_src, const std::string& bias_format) {
+  const std::string conv_attrs = std::string(kFloat) +
+                                 " attr { key: 'strides' value { list { i: 1 i: 1 i: 1 i: 1 } } }"
+                                 " attr { key: 'padding' value { s: 'SAME' } }";
+  return Placeholder("x") + filter_src + Placeholder("bias") + Node("conv", "Conv2D", {"x", "filt"}, conv_attrs) +
+         Node("ba", "BiasAdd", {"conv", "bias"},
+              std::string(kFloat) + " attr { key: 'data_format' value { s: '" + bias_format + "' } }") +
+         Node("act", "Relu", {"ba"});
+}
+
+const char* kConstFilter =
+    "node { name: 'w' op: 'Const' attr { key: 'dtype' value { type: DT_FLOAT } } attr { key: 'value' value { "
+    "tensor { dtype: DT_FLOAT tensor_shape { dim { size: 1 } dim { size: 1 } dim { size: 1 } dim { size: 1 } } "
+    "float_val: 2 } } } }\n"
+    "node { name: 'filt' op: 'Identity' input: 'w' attr { key: 'T' value { type: DT_FLOAT } } }\n";
+
+TEST_F(GraphOptimizerTest, Conv2DFusesAndItsConstantFilterIsMarked) {
+  auto nodes = Optimize(ConvLayer(kConstFilter, "NHWC"), AllKernels);
+  ASSERT_EQ(nodes["act"].op(), "_FusedConv2D");
+  EXPECT_EQ(FusedOps(nodes["act"]), (std::vector<std::string>{"BiasAdd", "Relu"}));
+  EXPECT_EQ(Inputs(nodes["act"]), (std::vector<std::string>{"x", "filt", "bias"}));
+  EXPECT_EQ(nodes["act"].attr().at("padding").s(), "SAME");
+  ASSERT_EQ(nodes["act"].attr().count("_filter_const"), 1u);
+  EXPECT_TRUE(nodes["act"].attr().at("_filter_const").b());
+}
+
+TEST_F(GraphOptimizerTest, FedFilterIsNotMarkedConstant) {
+  auto nodes = Optimize(ConvLayer(Placeholder("filt"), "NHWC"), AllKernels);
+  ASSERT_EQ(nodes["act"].op(), "_FusedConv2D");
+  EXPECT_EQ(nodes["act"].attr().count("_filter_const"), 0u);
+}
+
+TEST_F(GraphOptimizerTest, ConvBiasInAnotherDataFormatDoesNotFuse) {
+  GraphOptimizerOptions fuse_only;
+  fuse_only.mark_constant_filters = false;
+  auto nodes = Optimize(ConvLayer(kConstFilter, "NCHW"), AllKernels, fuse_only);
+  EXPECT_EQ(nodes["conv"].op(), "Conv2D");
+  EXPECT_EQ(nodes["ba"].op(), "BiasAdd");
+  EXPECT_EQ(nodes["conv"].attr().count("_filter_const"), 0u);
+}
+
+}  // namespace
+}  // namespace graphrt
