@@ -55,27 +55,43 @@ TEST(TfGraphs, Tf2OnnxRegressionFrozenWithoutVersions) {
   EXPECT_NEAR(out[0].data<float>()[1], 1.6914107f, 1e-6);
 }
 
-void ExpectFcLayers(Session* s, float scale, const std::vector<double>& want, double want_sum) {
+// Feeds X:0 = ramp * scale ([1,784]) and compares the first values of
+// output:0 and the sum over all of it (1e-4 relative, as the README says).
+void ExpectFrozenNet(Session* s, float scale, size_t out_size, const std::vector<double>& want_first,
+                     double want_sum) {
   std::vector<float> ramp(784);
   for (int i = 0; i < 784; ++i) ramp[i] = static_cast<float>(i + 1) * scale;
   std::vector<Tensor> out;
   ASSERT_TRUE(s->Run({{"X:0", MakeTensor<float>(GR_FLOAT, {1, 784}, ramp)}}, {"output:0"}, {}, &out).ok());
   std::vector<float> got = ToVector<float>(out[0]);
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], std::abs(want[i]) * 1e-4) << i;
+  ASSERT_EQ(got.size(), out_size);
+  for (size_t i = 0; i < want_first.size(); ++i)
+    EXPECT_NEAR(got[i], want_first[i], std::abs(want_first[i]) * 1e-4) << i;
   EXPECT_NEAR(std::accumulate(got.begin(), got.end(), 0.0), want_sum, std::abs(want_sum) * 1e-4);
 }
 
 TEST(TfGraphs, Tf2OnnxFcLayers) {
   LOAD_OR_SKIP(s, "tf2onnx/models/fc-layers/frozen.pb");
-  ExpectFcLayers(s.get(), 1.0f,
-                 {-9757.53, -2871.289, 7155.592, 1267.367, -12316.45, -3547.959, -14339.29, -4228.1, -3446.947,
-                  -13547.02},
-                 -55631.64);
-  ExpectFcLayers(s.get(), 1.0f / 784.0f,
-                 {-11.35731, -4.619522, 8.97691, 1.548684, -15.4279, -4.322704, -17.94526, -6.049786, -2.820791,
-                  -16.78896},
-                 -68.80664);
+  ExpectFrozenNet(s.get(), 1.0f, 10,
+                  {-9757.53, -2871.289, 7155.592, 1267.367, -12316.45, -3547.959, -14339.29, -4228.1, -3446.947,
+                   -13547.02},
+                  -55631.64);
+  ExpectFrozenNet(s.get(), 1.0f / 784.0f, 10,
+                  {-11.35731, -4.619522, 8.97691, 1.548684, -15.4279, -4.322704, -17.94526, -6.049786, -2.820791,
+                   -16.78896},
+                  -68.80664);
+}
+
+TEST(TfGraphs, Tf2OnnxAutoencoderAe0) {
+  LOAD_OR_SKIP(s, "tf2onnx/models/ae0/frozen.pb");
+  ExpectFrozenNet(s.get(), 1.0f, 784,
+                  {0.009989675, 0.008569391, 0.008143927, 0.00897425, 0.01093423, 0.009925126, 0.00812442,
+                   0.01027221, 0.01089093, 0.009987145},
+                  178.0778);
+  ExpectFrozenNet(s.get(), 1.0f / 784.0f, 784,
+                  {0.009832659, 0.008577843, 0.00791168, 0.009150209, 0.0111102, 0.009969053, 0.007840979,
+                   0.01048595, 0.01123524, 0.009768935},
+                  171.4495);
 }
 
 TEST(TfGraphs, ConstValuesTensorContentPbtxt) {
