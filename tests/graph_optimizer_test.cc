@@ -84,7 +84,7 @@ class GraphOptimizerTest : public ::testing::Test {
     return nodes;
   }
 
-  static bool AllKernels(const proto::NodeDef&) { return true; }
+  static bool AllKernels(const proto::NodeDef&, const std::string&) { return true; }
 
   OpRegistry registry_;
 };
@@ -166,13 +166,13 @@ TEST_F(GraphOptimizerTest, NothingFusesWhenTheMatMulOutputIsUsedElsewhere) {
 
 TEST_F(GraphOptimizerTest, FallsBackToWhatTheDeviceHasKernelsFor) {
   // No kernel for the activation variant: bias-only fusion.
-  auto no_relu = [](const proto::NodeDef& n) { return FusedOps(n).size() == 1; };
+  auto no_relu = [](const proto::NodeDef& n, const std::string&) { return FusedOps(n).size() == 1; };
   auto nodes = Optimize(MlpLayer("Relu"), no_relu);
   ASSERT_EQ(nodes["ba"].op(), "_FusedMatMul");
   EXPECT_EQ(nodes["act"].op(), "Relu");
   EXPECT_EQ(Inputs(nodes["act"]), (std::vector<std::string>{"ba"}));
   // No fused kernel at all: the graph is unchanged.
-  nodes = Optimize(MlpLayer("Relu"), [](const proto::NodeDef&) { return false; });
+  nodes = Optimize(MlpLayer("Relu"), [](const proto::NodeDef&, const std::string&) { return false; });
   EXPECT_EQ(nodes["mm"].op(), "MatMul");
   EXPECT_EQ(nodes["ba"].op(), "BiasAdd");
   EXPECT_EQ(nodes["act"].op(), "Relu");

@@ -1,6 +1,8 @@
 // DirectSession behaviours (TensorFlow's direct_session/subgraph/executor tests, restated).
 #include <gtest/gtest.h>
 
+#include <map>
+#include <string>
 #include <thread>
 
 #include "graphrt/core/session.h"
@@ -235,6 +237,84 @@ TEST(Placement, UnknownDeviceNeedsSoftPlacement) {
   ASSERT_TRUE(NewSession(SessionOptions(), &s).ok());
   st = s->Create(bad);
   EXPECT_NE(st.message().find("Malformed device specification '/foo:bar'"), std::string::npos);
+}
+
+// TensorFlow's MinusAX fixture as direct_session_test.cc builds it: a and y
+// on cpu:0; x, y_neg and z on cpu:1 of a session with device_count {CPU: 2}.
+std::string TwoCpuMinusAX(const std::string& x_device) {
+  std::string g = kMinusAX;
+  auto pin = [&g](const std::string& node, const std::string& device) {
+    const std::string key = "name: '" + node + "' ";
+    g.replace(g.find(key), key.size(), key + "device: '" + device + "' ");
+  };
+  pin("a", "/job:localhost/replica:0/task:0/cpu:0");
+  pin("y", "/job:localhost/replica:0/task:0/cpu:0");
+  pin("x", x_device);
+  pin("y_neg", "/job:localhost/replica:0/task:0/cpu:1");
+  pin("z", "/job:localhost/replica:0/task:0/cpu:1");
+  return g;
+}
+
+std::unique_ptr<Session> TwoCpuSession() {
+  testing::LoadStandardPlugins();
+  SessionOptions opts;
+  (*opts.config.mutable_device_count())["CPU"] = 2;
+  std::unique_ptr<Session> s;
+  EXPECT_TRUE(NewSession(opts, &s).ok());
+  return s;
+}
+
+TEST(MultiDevice, OneStepRunsOnTwoCpuDevices) {
+  auto s = TwoCpuSession();
+  ASSERT_TRUE(s->Create(testing::ParseGraph(TwoCpuMinusAX("/job:localhost/replica:0/task:0/cpu:1"))).ok());
+  std::vector<Tensor> out;
+  ASSERT_TRUE(s->Run({}, {"y:0", "z:0"}, {"y_neg"}, &out).ok());
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(ToVector<float>(out[0]), (std::vector<float>{5, -1}));
+  EXPECT_EQ(ToVector<float>(out[1]), (std::vector<float>{-5, 1}));
+  // Feeding x (on cpu:1) into y (on cpu:0).
+  ASSERT_TRUE(s->Run({{"x", MakeTensor<float>(GR_FLOAT, {2, 1}, {5, 6})}}, {"y:0"}, {}, &out).ok());
+  EXPECT_EQ(ToVector<float>(out[0]), (std::vector<float>{27, -5}));
+}
+
+TEST(MultiDevice, TracingReportsEachDeviceThatRan) {
+  auto s = TwoCpuSession();
+  ASSERT_TRUE(s->Create(testing::ParseGraph(TwoCpuMinusAX("/job:localhost/replica:0/task:0/cpu:1"))).ok());
+  proto::RunOptions opts;
+  opts.set_trace_level(proto::RunOptions::SOFTWARE_TRACE);
+  proto::RunMetadata md;
+  std::vector<Tensor> out;
+  ASSERT_TRUE(s->Run(opts, {}, {"z:0"}, {}, &out, &md).ok());
+  ASSERT_EQ(md.step_stats().dev_stats_size(), 2);
+  std::map<std::string, std::string> device_of;  // node -> device it ran on
+  for (const auto& dev : md.step_stats().dev_stats())
+    for (const auto& ns : dev.node_stats()) device_of[ns.node_name()] = dev.device();
+  EXPECT_EQ(device_of["a"], "/job:localhost/replica:0/task:0/device:CPU:0");
+  EXPECT_EQ(device_of["y"], "/job:localhost/replica:0/task:0/device:CPU:0");
+  EXPECT_EQ(device_of["x"], "/job:localhost/replica:0/task:0/device:CPU:1");
+  EXPECT_EQ(device_of["y_neg"], "/job:localhost/replica:0/task:0/device:CPU:1");
+  EXPECT_EQ(device_of["z"], "/job:localhost/replica:0/task:0/device:CPU:1");
+}
+
+TEST(MultiDevice, InvalidDeviceFailsCreateAndAFixedGraphRuns) {
+  auto s = TwoCpuSession();
+  Status st = s->Create(testing::ParseGraph(TwoCpuMinusAX("/job:localhost/replica:0/task:0/cpu:2")));
+  EXPECT_EQ(st.code(), Code::kInvalidArgument) << st;
+  EXPECT_NE(st.message().find("'x'"), std::string::npos) << st;
+  EXPECT_NE(st.message().find("cpu:2"), std::string::npos) << st;
+  ASSERT_TRUE(s->Create(testing::ParseGraph(TwoCpuMinusAX("/job:localhost/replica:0/task:0/cpu:1"))).ok());
+  std::vector<Tensor> out;
+  ASSERT_TRUE(s->Run({}, {"y:0"}, {}, &out).ok());
+  EXPECT_EQ(ToVector<float>(out[0]), (std::vector<float>{5, -1}));
+}
+
+TEST(MultiDevice, ASecondCpuNeedsDeviceCount) {
+  testing::LoadStandardPlugins();
+  std::unique_ptr<Session> s;
+  ASSERT_TRUE(NewSession(SessionOptions(), &s).ok());  // one CPU device by default
+  Status st = s->Create(testing::ParseGraph(TwoCpuMinusAX("/job:localhost/replica:0/task:0/cpu:1")));
+  EXPECT_EQ(st.code(), Code::kInvalidArgument) << st;
+  EXPECT_NE(st.message().find("CPU:0"), std::string::npos) << "lists the available devices: " << st;
 }
 
 }  // namespace

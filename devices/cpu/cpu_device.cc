@@ -79,13 +79,15 @@ int64_t AvailableBytes() {
   return pages > 0 && page > 0 ? static_cast<int64_t>(pages) * page : -1;
 }
 
+// One CPU device by default; a session may ask for more (ConfigProto
+// device_count {"CPU": n}): virtual devices over the same host and pool.
 int32_t DeviceCount(void*) { return 1; }
 
 int32_t CreateDevice(void*, int32_t ordinal, void** device_out, GR_StatusSink* status) {
-  if (ordinal != 0) {
+  if (ordinal < 0) {
     std::string msg = "CPU device ordinal ";
     msg += std::to_string(ordinal);
-    msg += " does not exist (there is one: 0)";
+    msg += " is negative";
     Api().status_set(status, GR_INVALID_ARGUMENT, msg.c_str());
     return GR_INVALID_ARGUMENT;
   }

@@ -93,26 +93,28 @@ std::vector<std::string> DeviceRegistry::DeviceTypes() const {
   return types;
 }
 
-Status DeviceRegistry::GetDevices(std::vector<Device*>* out) {
+Status DeviceRegistry::GetDevices(std::vector<Device*>* out) { return GetDevices({}, out); }
+
+Status DeviceRegistry::GetDevices(const std::map<std::string, int>& counts, std::vector<Device*>* out) {
   std::lock_guard<std::mutex> lock(mu_);
   out->clear();
   auto b = backends_;
   std::stable_sort(b.begin(), b.end(), [](const auto& x, const auto& y) { return x.first.priority > y.first.priority; });
   for (const auto& [spec, plugin] : b) {
+    int n = spec.device_count ? spec.device_count(spec.backend_state) : 1;
+    if (auto c = counts.find(spec.device_type); c != counts.end())
+      n = (spec.flags & GR_DEVICE_HOST_MEMORY) ? std::max(c->second, 0) : std::clamp(c->second, 0, n);
     auto& devs = devices_[spec.device_type];
-    if (devs.empty()) {
-      const int n = spec.device_count ? spec.device_count(spec.backend_state) : 1;
-      for (int i = 0; i < n; ++i) {
-        void* handle = nullptr;
-        GR_StatusSink sink;
-        if (spec.create_device(spec.backend_state, i, &handle, &sink) != GR_OK)
-          return (sink.status.ok() ? errors::Internal("device creation failed") : sink.status)
-              .WithContext("creating " + std::string(spec.device_type) + ":" + std::to_string(i) + " (plugin " +
-                           plugin + ")");
-        devs.push_back(std::make_unique<Device>(spec, plugin, i, handle));
-      }
+    for (int i = static_cast<int>(devs.size()); i < n; ++i) {
+      void* handle = nullptr;
+      GR_StatusSink sink;
+      if (spec.create_device(spec.backend_state, i, &handle, &sink) != GR_OK)
+        return (sink.status.ok() ? errors::Internal("device creation failed") : sink.status)
+            .WithContext("creating " + std::string(spec.device_type) + ":" + std::to_string(i) + " (plugin " +
+                         plugin + ")");
+      devs.push_back(std::make_unique<Device>(spec, plugin, i, handle));
     }
-    for (auto& d : devs) out->push_back(d.get());
+    for (int i = 0; i < n; ++i) out->push_back(devs[i].get());
   }
   return Status::OK();
 }

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cctype>
 #include <chrono>
+#include <map>
 #include <mutex>
 #include <thread>
 #include <unordered_map>
@@ -74,7 +75,6 @@ struct ExecutorsAndKeys {
   std::unique_ptr<Executor> executor;
   std::vector<DataType> feed_types;
   std::vector<std::string> feed_names;
-  Device* device = nullptr;
 };
 
 struct SharedKernel {
@@ -162,19 +162,16 @@ class DirectSession final : public Session {
     args.step_id = next_step_id_.fetch_add(1, std::memory_order_relaxed);
     args.num_threads = num_threads_;
     args.arena = arena_.get();
-    proto::DeviceStepStats dev_stats;
+    proto::StepStats step_stats;
     const bool trace = run_options.trace_level() != proto::RunOptions::NO_TRACE && run_metadata != nullptr;
-    if (trace) {
-      dev_stats.set_device(ek->device->name());
-      args.stats = &dev_stats;
-    }
+    if (trace) args.stats = &step_stats;
     GR_RETURN_IF_ERROR(ek->executor->Run(args));
     for (size_t i = 0; i < fetched.size(); ++i)
       if (!fetched[i].IsInitialized())
         return errors::Internal("Fetch '", output_names[i], "' was not produced by the step");
     if (run_metadata) {
       run_metadata->Clear();
-      if (trace) *run_metadata->mutable_step_stats()->add_dev_stats() = std::move(dev_stats);
+      if (trace) *run_metadata->mutable_step_stats() = std::move(step_stats);
     }
     if (outputs) *outputs = std::move(fetched);
     return Status::OK();
@@ -188,7 +185,9 @@ class DirectSession final : public Session {
  private:
   Status InitDevices() {
     if (!devices_.empty()) return Status::OK();
-    GR_RETURN_IF_ERROR(Runtime::Global().devices().GetDevices(&devices_));
+    const auto& requested = options_.config.device_count();
+    const std::map<std::string, int> counts(requested.begin(), requested.end());
+    GR_RETURN_IF_ERROR(Runtime::Global().devices().GetDevices(counts, &devices_));
     if (devices_.empty())
       return errors::FailedPrecondition("No devices are registered: load a device plugin (the standard CPU device "
                                         "is libgraphrt_device_cpu.so)");
@@ -380,40 +379,71 @@ class DirectSession final : public Session {
     for (Node* n : g.op_nodes())
       if (!live[n->id()]) g.RemoveNode(n);
 
-    // Placement: one device per step for now (the first node's); nodes that
-    // ask for another device need cross-device partitioning.
-    Device* device = nullptr;
-    for (Node* n : g.op_nodes()) {
-      if (n->op() == kArgOp || n->op() == kRetvalOp) continue;
-      Device* d;
-      GR_RETURN_IF_ERROR(PlaceNode(*n, &d));
-      if (device == nullptr) device = d;
-      if (d != device)
-        return errors::Unimplemented(NodePrefix(n->def()), ": placed on ", d->name(), " while other nodes of this step "
-                                     "run on ", device->name(),
-                                     "; steps spanning several devices are not supported yet");
-    }
-    if (device == nullptr) device = devices_.front();
-    ek->device = device;
+    GR_RETURN_IF_ERROR(PlaceClientGraph(&g));
 
-    // Rewrites: fusions the device has kernels for, constant-filter hints.
-    // OptimizerOptions.opt_level L0 ("no optimizations") turns them off.
+    // Rewrites: fusions the nodes' devices have kernels for, constant-filter
+    // hints. OptimizerOptions.opt_level L0 ("no optimizations") turns them off.
     GraphOptimizerOptions opt;
     if (options_.config.graph_options().optimizer_options().opt_level() == proto::OptimizerOptions::L0)
       opt.fuse_bias_activation = opt.mark_constant_filters = false;
-    const std::string device_type = device->type();
     GR_RETURN_IF_ERROR(OptimizeGraph(
         opt,
-        [&device_type](const proto::NodeDef& n) {
+        [this](const proto::NodeDef& n, const std::string& assigned_device) {
           const KernelRegistration* reg;
-          return Runtime::Global().kernels().FindKernel(n, device_type, &reg).ok();
+          Device* d = DeviceNamed(assigned_device);
+          return d != nullptr && Runtime::Global().kernels().FindKernel(n, d->type(), &reg).ok();
         },
         &g));
     KernelProvider provider = [this](const Node& n, Device* d, const KernelRegistration** reg, void** kernel,
                                      bool* owned) { return GetKernel(n, d, reg, kernel, owned); };
-    GR_RETURN_IF_ERROR(Executor::Create(g, device, provider, &ek->executor));
+    DeviceOfNode device_of = [this](const Node& n) { return DeviceNamed(n.assigned_device()); };
+    GR_RETURN_IF_ERROR(Executor::Create(g, device_of, provider, &ek->executor));
     *out = std::move(ek);
     return Status::OK();
+  }
+
+  // Assigns every node of a pruned client graph a device: each op node by
+  // its device spec (PlaceNode); a feed's _Arg on the device of the node it
+  // replaces, a fetch's _Retval on its producer's. Nodes of one step may
+  // span devices as long as the tensors crossing between them need no copy
+  // (host-memory devices, such as several CPU devices).
+  Status PlaceClientGraph(Graph* g) {
+    for (Node* n : g->op_nodes()) {
+      if (n->op() == kArgOp || n->op() == kRetvalOp) continue;
+      Device* d;
+      GR_RETURN_IF_ERROR(PlaceNode(*n, &d));
+      n->set_assigned_device(d->name());
+    }
+    for (Node* n : g->op_nodes()) {
+      if (n->op() != kArgOp) continue;
+      std::string device = n->assigned_device();
+      for (const Edge* e : n->out_edges())
+        if (device.empty() && e->dst()->IsOp()) device = e->dst()->assigned_device();
+      n->set_assigned_device(device.empty() ? devices_.front()->name() : device);
+    }
+    for (Node* n : g->op_nodes()) {
+      if (n->op() != kRetvalOp) continue;
+      const Edge* in = n->input_edge(0);
+      n->set_assigned_device(in ? in->src()->assigned_device() : devices_.front()->name());
+    }
+    for (Node* n : g->op_nodes()) {
+      Device* dst = DeviceNamed(n->assigned_device());
+      for (const Edge* e : n->in_edges()) {
+        if (e->IsControlEdge() || !e->src()->IsOp()) continue;
+        Device* src = DeviceNamed(e->src()->assigned_device());
+        if (src != dst && !(src->host_memory() && dst->host_memory()))
+          return errors::Unimplemented(NodePrefix(n->def()), ": its input from '", e->src()->name(), "' on ",
+                                       src->name(), " would have to be copied to ", dst->name(),
+                                       "; copies between device memories are not supported yet");
+      }
+    }
+    return Status::OK();
+  }
+
+  Device* DeviceNamed(const std::string& name) const {
+    for (Device* d : devices_)
+      if (d->name() == name) return d;
+    return nullptr;
   }
 
   Status CreateKernel(const Node& n, Device* device, const KernelRegistration** reg, void** kernel) {

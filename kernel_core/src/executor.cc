@@ -2,6 +2,7 @@
 
 #include <oneapi/tbb/task_group.h>
 
+#include <algorithm>
 #include <chrono>
 #include <unordered_map>
 
@@ -149,7 +150,7 @@ class StepRunner {
   void RecordStats(const NodeItem& item, int64_t start, const Tensor* outs) {
     const int64_t end = NowNanos();
     std::lock_guard<std::mutex> lock(s_->mu);
-    proto::NodeExecStats* ns = s_->args->stats->add_node_stats();
+    proto::NodeExecStats* ns = s_->args->stats->mutable_dev_stats(item.device_index)->add_node_stats();
     ns->set_node_name(item.name);
     ns->set_timeline_label(item.name + " = " + item.op);
     ns->set_scheduled_nanos(start);
@@ -178,7 +179,7 @@ class StepRunner {
 
 }  // namespace
 
-Status Executor::Create(const Graph& graph, Device* device, const KernelProvider& provider,
+Status Executor::Create(const Graph& graph, const DeviceOfNode& device_of, const KernelProvider& provider,
                         std::unique_ptr<Executor>* out) {
   std::unique_ptr<Executor> ex(new Executor());
   std::vector<Node*> order = graph.TopologicalOrder();
@@ -195,7 +196,11 @@ Status Executor::Create(const Graph& graph, Device* device, const KernelProvider
     item.num_outputs = n->num_outputs();
     item.input_types = n->input_types();
     item.output_types = n->output_types();
+    Device* device = device_of(*n);
     item.device = device;
+    auto known = std::find(ex->devices_.begin(), ex->devices_.end(), device);
+    item.device_index = static_cast<int>(known - ex->devices_.begin());
+    if (known == ex->devices_.end()) ex->devices_.push_back(device);
     item.input_start = ex->num_slots_;
     ex->num_slots_ += item.num_inputs;
     item.output_start = ex->num_outputs_;
@@ -270,6 +275,10 @@ void Executor::ReleaseStep(StepState* s) {
 }
 
 Status Executor::Run(const RunArgs& args) {
+  if (args.stats) {
+    args.stats->clear_dev_stats();
+    for (Device* d : devices_) args.stats->add_dev_stats()->set_device(d->name());
+  }
   StepState* s = AcquireStep();
   s->args = &args;
   s->failed.store(false, std::memory_order_relaxed);

@@ -52,11 +52,15 @@ struct NodeItem {
   std::vector<DataType> output_types;
   std::vector<OutEdge> out;
   Device* device = nullptr;
+  int device_index = 0;  // into Executor::devices()
 };
 
 // Hands out the kernel for a node: shared (stateful, session-owned) or fresh.
 using KernelProvider =
     std::function<Status(const Node& node, Device* device, const KernelRegistration** reg, void** kernel, bool* owned)>;
+
+// The device a node of the graph runs on.
+using DeviceOfNode = std::function<Device*(const Node& node)>;
 
 struct RunArgs {
   const std::vector<Tensor>* feeds = nullptr;
@@ -64,20 +68,24 @@ struct RunArgs {
   int64_t step_id = 0;
   int num_threads = 1;
   tbb::task_arena* arena = nullptr;  // required when num_threads > 1
-  proto::DeviceStepStats* stats = nullptr;  // filled when tracing
+  proto::StepStats* stats = nullptr;  // filled when tracing: one dev_stats per device
 };
 
 struct StepState;
 
 class Executor {
  public:
-  // `graph` must be placed entirely on `device`.
-  static Status Create(const Graph& graph, Device* device, const KernelProvider& provider,
+  // Runs every node of `graph` on the device `device_of` gives it. The nodes
+  // of one step may span devices that share host memory; tensors then cross
+  // between them without copies.
+  static Status Create(const Graph& graph, const DeviceOfNode& device_of, const KernelProvider& provider,
                        std::unique_ptr<Executor>* out);
   ~Executor();
   Status Run(const RunArgs& args);
 
   const std::vector<NodeItem>& items() const { return items_; }
+  // The devices the nodes run on, in order of first use.
+  const std::vector<Device*>& devices() const { return devices_; }
   int num_slots() const { return num_slots_; }
 
  private:
@@ -86,6 +94,7 @@ class Executor {
   void ReleaseStep(StepState* s);
 
   std::vector<NodeItem> items_;
+  std::vector<Device*> devices_;
   std::vector<int> roots_;
   int num_slots_ = 0;
   int num_outputs_ = 0;

@@ -153,18 +153,20 @@ void FuseBiasActivation(const KernelAvailableFn& kernel_available, Graph* g) {
     if (g->FindNodeId(n->id()) != n) continue;  // removed by an earlier fusion
     FusionChain chain;
     if (!MatchChain(n, &chain)) continue;
-    proto::NodeDef def = FusedNodeDef(chain);
     // The kernel lookup needs the OpDef's defaults filled in.
-    const proto::OpDef* op_def = nullptr;
-    if (!g->op_registry()->LookUpOpDef(def.op(), &op_def).ok()) continue;
-    proto::NodeDef probe = def;
-    if (!AddDefaultsAndValidate(*op_def, &probe).ok() || !kernel_available(probe)) {
+    auto supported = [&](const proto::NodeDef& def) {
+      const proto::OpDef* op_def = nullptr;
+      proto::NodeDef probe = def;
+      return g->op_registry()->LookUpOpDef(def.op(), &op_def).ok() && AddDefaultsAndValidate(*op_def, &probe).ok() &&
+             kernel_available(probe, chain.contraction->assigned_device());
+    };
+    proto::NodeDef def = FusedNodeDef(chain);
+    if (!supported(def)) {
       // Without the activation the device may still fuse the bias.
       if (chain.activation == nullptr) continue;
       chain.activation = nullptr;
       def = FusedNodeDef(chain);
-      probe = def;
-      if (!AddDefaultsAndValidate(*op_def, &probe).ok() || !kernel_available(probe)) continue;
+      if (!supported(def)) continue;
     }
     ReplaceChain(chain, std::move(def), g);
   }

@@ -48,8 +48,11 @@ class DeviceRegistry {
  public:
   // Registered backend types, highest placement priority first.
   std::vector<std::string> DeviceTypes() const;
-  // All devices of all backends, created on first use and kept for the process.
+  // All devices of all backends, created on first use and kept for the
+  // process. `counts` (ConfigProto.device_count) caps the devices of a type;
+  // a host-memory backend (CPU) also makes as many virtual devices as asked.
   Status GetDevices(std::vector<Device*>* out);
+  Status GetDevices(const std::map<std::string, int>& counts, std::vector<Device*>* out);
   // Adds backends of one plugin; ALREADY_EXISTS if a type is taken.
   Status CheckAll(const std::vector<std::pair<GR_DeviceSpec, std::string>>& specs) const;
   void AddAll(std::vector<std::pair<GR_DeviceSpec, std::string>> specs);

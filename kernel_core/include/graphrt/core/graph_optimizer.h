@@ -22,9 +22,10 @@ struct GraphOptimizerOptions {
   bool mark_constant_filters = true;
 };
 
-// Whether the device the graph runs on has a kernel for a rewritten node;
-// a rewrite is applied only when it does.
-using KernelAvailableFn = std::function<bool(const proto::NodeDef& node)>;
+// Whether the device a rewritten node would run on (the assigned device of
+// the nodes it replaces) has a kernel for it; a rewrite is applied only when
+// it does.
+using KernelAvailableFn = std::function<bool(const proto::NodeDef& node, const std::string& assigned_device)>;
 
 // Rewrites `g` in place. Fused nodes take the name of the last node they
 // replace (its consumers and fetches see the same tensor), its requested
