@@ -317,5 +317,74 @@ TEST(MultiDevice, ASecondCpuNeedsDeviceCount) {
   EXPECT_NE(st.message().find("CPU:0"), std::string::npos) << "lists the available devices: " << st;
 }
 
+// Two Consts, `b` colocated with `a` through TensorFlow's `_class` attr
+// unless `colocate` is false.
+std::string Colocated(const std::string& a_device, const std::string& b_device, bool colocate = true) {
+  auto node = [](const std::string& name, const std::string& device, const std::string& extra) {
+    return "node { name: '" + name + "' op: 'Const' device: '" + device +
+           "' attr { key: 'dtype' value { type: DT_FLOAT } } attr { key: 'value' value { tensor { dtype: DT_FLOAT "
+           "tensor_shape {} float_val: 1 } } } " + extra + "}\n";
+  };
+  return node("a", a_device, "") +
+         node("b", b_device, colocate ? "attr { key: '_class' value { list { s: 'loc:@a' } } } " : "");
+}
+
+std::map<std::string, std::string> DevicesThatRan(Session* s, const std::vector<std::string>& fetches) {
+  proto::RunOptions opts;
+  opts.set_trace_level(proto::RunOptions::SOFTWARE_TRACE);
+  proto::RunMetadata md;
+  std::vector<Tensor> out;
+  Status st = s->Run(opts, {}, fetches, {}, &out, &md);
+  EXPECT_TRUE(st.ok()) << st;
+  std::map<std::string, std::string> device_of;
+  for (const auto& dev : md.step_stats().dev_stats())
+    for (const auto& ns : dev.node_stats()) device_of[ns.node_name()] = dev.device();
+  return device_of;
+}
+
+TEST(Colocation, ClassAttrPlacesANodeWithItsTarget) {
+  auto s = TwoCpuSession();
+  ASSERT_TRUE(s->Create(testing::ParseGraph(Colocated("/cpu:1", ""))).ok());
+  auto device_of = DevicesThatRan(s.get(), {"a:0", "b:0"});
+  EXPECT_EQ(device_of["a"], "/job:localhost/replica:0/task:0/device:CPU:1");
+  EXPECT_EQ(device_of["b"], "/job:localhost/replica:0/task:0/device:CPU:1");
+  // Fetching b alone (a pruned away) keeps b where the whole graph put it.
+  device_of = DevicesThatRan(s.get(), {"b:0"});
+  EXPECT_EQ(device_of["b"], "/job:localhost/replica:0/task:0/device:CPU:1");
+}
+
+TEST(Colocation, ConflictingSpecsFailUnlessSoftPlacement) {
+  auto s = TwoCpuSession();
+  Status st = s->Create(testing::ParseGraph(Colocated("/cpu:0", "/cpu:1")));
+  EXPECT_EQ(st.code(), Code::kInvalidArgument) << st;
+  EXPECT_NE(st.message().find("cannot be colocated with"), std::string::npos) << st;
+  EXPECT_NE(st.message().find("'a'"), std::string::npos) << st;
+  EXPECT_NE(st.message().find("'b'"), std::string::npos) << st;
+
+  SessionOptions soft;
+  (*soft.config.mutable_device_count())["CPU"] = 2;
+  soft.config.set_allow_soft_placement(true);
+  ASSERT_TRUE(NewSession(soft, &s).ok());
+  ASSERT_TRUE(s->Create(testing::ParseGraph(Colocated("/cpu:0", "/cpu:1"))).ok());
+  auto device_of = DevicesThatRan(s.get(), {"a:0", "b:0"});
+  EXPECT_EQ(device_of["a"], device_of["b"]);
+}
+
+TEST(Colocation, PlacePrunedGraphPlacesOnlyWhatAStepRuns) {
+  testing::LoadStandardPlugins();
+  SessionOptions opts;
+  opts.config.mutable_graph_options()->set_place_pruned_graph(true);
+  std::unique_ptr<Session> s;
+  ASSERT_TRUE(NewSession(opts, &s).ok());
+  // 'b' asks for a device that does not exist; only a step that runs it fails.
+  ASSERT_TRUE(s->Create(testing::ParseGraph(Colocated("/cpu:0", "/device:GPU:0", /*colocate=*/false))).ok());
+  std::vector<Tensor> out;
+  ASSERT_TRUE(s->Run({}, {"a:0"}, {}, &out).ok());
+  Status st = s->Run({}, {"b:0"}, {}, &out);
+  EXPECT_EQ(st.code(), Code::kInvalidArgument) << st;
+  EXPECT_NE(st.message().find("'/device:GPU:0'"), std::string::npos) << st;
+  ASSERT_TRUE(s->Run({}, {"a:0"}, {}, &out).ok());  // the session still works
+}
+
 }  // namespace
 }  // namespace graphrt

@@ -18,56 +18,11 @@
 #include "graphrt/core/runtime.h"
 #include "graphrt/core/session.h"
 #include "node_def_util.h"
+#include "placer.h"
 #include "shape_inference.h"
 
 namespace graphrt {
 namespace {
-
-// A parsed device spec; empty fields match anything.
-struct DeviceSpec {
-  std::string type;  // "CPU", "GPU"
-  int id = -1;
-};
-
-Status ParseDeviceSpec(const std::string& s, DeviceSpec* out) {
-  *out = DeviceSpec();
-  if (s.empty()) return Status::OK();
-  auto malformed = [&] { return errors::InvalidArgument("Malformed device specification '", s, "'"); };
-  size_t pos = 0;
-  std::string rest = s;
-  if (rest[0] != '/') rest = "/" + rest;
-  while (pos < rest.size()) {
-    if (rest[pos] != '/') return malformed();
-    size_t next = rest.find('/', pos + 1);
-    std::string part = rest.substr(pos + 1, next == std::string::npos ? std::string::npos : next - pos - 1);
-    pos = next == std::string::npos ? rest.size() : next;
-    size_t c = part.find(':');
-    if (c == std::string::npos) return malformed();
-    std::string key = part.substr(0, c), val = part.substr(c + 1);
-    if (key == "job" || key == "replica" || key == "task") continue;
-    std::string type, id;
-    if (key == "device") {
-      size_t c2 = val.find(':');
-      type = val.substr(0, c2);
-      id = c2 == std::string::npos ? "*" : val.substr(c2 + 1);
-    } else if (key == "cpu" || key == "gpu" || key == "CPU" || key == "GPU") {
-      type = key;
-      id = val;
-    } else {
-      return malformed();
-    }
-    for (char& ch : type) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
-    out->type = type;
-    if (id == "*" || id.empty()) {
-      out->id = -1;
-    } else if (std::all_of(id.begin(), id.end(), ::isdigit) && id.size() < 9) {
-      out->id = std::stoi(id);
-    } else {
-      return malformed();
-    }
-  }
-  return Status::OK();
-}
 
 std::string CanonicalTensorName(const std::string& name, int index) { return name + ":" + std::to_string(index); }
 
@@ -106,7 +61,7 @@ class DirectSession final : public Session {
     GR_RETURN_IF_ERROR(InitDevices());
     auto g = std::make_unique<Graph>(&Runtime::Global().ops());
     GR_RETURN_IF_ERROR(ConvertGraphDefToGraph(def, g.get()));
-    GR_RETURN_IF_ERROR(ValidateGraph(*g));
+    GR_RETURN_IF_ERROR(ValidateGraph(g.get()));
     graph_ = std::move(g);
     return Status::OK();
   }
@@ -122,7 +77,7 @@ class DirectSession final : public Session {
     auto g = std::make_unique<Graph>(&Runtime::Global().ops());
     CopyGraph(*graph_, g.get());
     GR_RETURN_IF_ERROR(ExtendGraph(def, g.get()));
-    GR_RETURN_IF_ERROR(ValidateGraph(*g));
+    GR_RETURN_IF_ERROR(ValidateGraph(g.get()));
     graph_ = std::move(g);
     std::lock_guard<std::mutex> cache_lock(cache_mu_);
     cache_.clear();  // new nodes may change what a signature prunes to
@@ -194,43 +149,13 @@ class DirectSession final : public Session {
     return Status::OK();
   }
 
-  // Device assignment for one node: explicit spec if it names an existing
-  // device, else (soft placement) the first device with a kernel.
-  Status PlaceNode(const Node& n, Device** out) {
-    DeviceSpec spec;
-    Status s = ParseDeviceSpec(n.requested_device(), &spec);
-    if (!s.ok()) return Status(s.code(), NodePrefix(n.def()) + ": " + s.message());
-    auto matches = [&](Device* d) {
-      return (spec.type.empty() || spec.type == d->type()) && (spec.id < 0 || spec.id == d->ordinal());
-    };
-    for (Device* d : devices_) {
-      if (matches(d)) {
-        *out = d;
-        return Status::OK();
-      }
-    }
-    if (!options_.config.allow_soft_placement()) {
-      std::string names;
-      for (Device* d : devices_) names += (names.empty() ? "" : ", ") + d->name();
-      return errors::InvalidArgument(NodePrefix(n.def()), ": Could not satisfy explicit device specification '",
-                                     n.requested_device(),
-                                     "' because no devices matching that specification are registered in this "
-                                     "process; available devices: ",
-                                     names, ". Set allow_soft_placement to place it elsewhere.");
-    }
-    *out = devices_.front();
-    return Status::OK();
-  }
-
-  Status ValidateGraph(const Graph& g) {
-    if (!options_.config.graph_options().place_pruned_graph()) {
-      for (Node* n : g.op_nodes()) {
-        Device* d;
-        GR_RETURN_IF_ERROR(PlaceNode(*n, &d));
-      }
-    }
+  // Places the whole graph (TensorFlow's default; with place_pruned_graph
+  // only what a step runs is placed, per step) and infers its shapes.
+  Status ValidateGraph(Graph* g) {
+    if (!options_.config.graph_options().place_pruned_graph())
+      GR_RETURN_IF_ERROR(PlaceGraph(devices_, options_.config.allow_soft_placement(), g));
     std::vector<std::vector<PartialTensorShape>> shapes;
-    return InferShapes(g, &shapes);
+    return InferShapes(*g, &shapes);
   }
 
   Status GetOrCreateExecutor(const std::vector<std::pair<std::string, Tensor>>& inputs,
@@ -402,18 +327,13 @@ class DirectSession final : public Session {
     return Status::OK();
   }
 
-  // Assigns every node of a pruned client graph a device: each op node by
-  // its device spec (PlaceNode); a feed's _Arg on the device of the node it
+  // Assigns every node of a pruned client graph a device: op nodes not yet
+  // placed by PlaceGraph; a feed's _Arg on the device of the node it
   // replaces, a fetch's _Retval on its producer's. Nodes of one step may
   // span devices as long as the tensors crossing between them need no copy
   // (host-memory devices, such as several CPU devices).
   Status PlaceClientGraph(Graph* g) {
-    for (Node* n : g->op_nodes()) {
-      if (n->op() == kArgOp || n->op() == kRetvalOp) continue;
-      Device* d;
-      GR_RETURN_IF_ERROR(PlaceNode(*n, &d));
-      n->set_assigned_device(d->name());
-    }
+    GR_RETURN_IF_ERROR(PlaceGraph(devices_, options_.config.allow_soft_placement(), g));
     for (Node* n : g->op_nodes()) {
       if (n->op() != kArgOp) continue;
       std::string device = n->assigned_device();
