@@ -28,7 +28,10 @@ const OpText kOps[] = {
     {"Const", {}, {"output: dtype"}, {"value: tensor", "dtype: type"}},
     {"Identity", {"input: T"}, {"output: T"}, {"T: type"}},
     {"NoOp", {}, {}, {}},
-    {"MatMul", {"a: T", "b: T"}, {"product: T"}, {"transpose_a: bool = false", "transpose_b: bool = false", "T: {float, double}"}},
+    // TensorFlow 2's MatMul has grad_a/grad_b, which _FusedMatMul lacks.
+    {"MatMul", {"a: T", "b: T"}, {"product: T"},
+     {"transpose_a: bool = false", "transpose_b: bool = false", "T: {float, double}", "grad_a: bool = false",
+      "grad_b: bool = false"}},
     {"BiasAdd", {"value: T", "bias: T"}, {"output: T"}, {"T: {float, double}", "data_format: {'NHWC', 'NCHW'} = 'NHWC'"}},
     {"Relu", {"features: T"}, {"activations: T"}, {"T: {float, double}"}},
     {"Tanh", {"x: T"}, {"y: T"}, {"T: {float, double}"}},
@@ -128,7 +131,8 @@ TEST_F(GraphOptimizerTest, MatMulBiasAddReluBecomesOneFusedNodeNamedAfterTheRelu
   EXPECT_EQ(Inputs(f), (std::vector<std::string>{"x", "w", "bias", "^ctrl"}));
   EXPECT_EQ(FusedOps(f), (std::vector<std::string>{"BiasAdd", "Relu"}));
   EXPECT_EQ(f.attr().at("num_args").i(), 1);
-  EXPECT_TRUE(f.attr().at("transpose_b").b());  // the MatMul's attrs carry over
+  EXPECT_TRUE(f.attr().at("transpose_b").b());  // the MatMul's attrs carry over...
+  EXPECT_EQ(f.attr().count("grad_a"), 0u);     // ...those the fused op has
   EXPECT_EQ(f.attr().at("T").type(), proto::DT_FLOAT);
   EXPECT_EQ(Inputs(nodes["out"]), (std::vector<std::string>{"act"}));
   // A control edge out of the MatMul now leaves the fused node.

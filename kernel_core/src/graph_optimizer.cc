@@ -72,14 +72,22 @@ bool MatchChain(Node* n, FusionChain* chain) {
   return true;
 }
 
-proto::NodeDef FusedNodeDef(const FusionChain& c) {
+const char* FusedOpName(const FusionChain& c) {
+  return c.contraction->op() == "MatMul" ? "_FusedMatMul" : "_FusedConv2D";
+}
+
+// The fused node: the contraction's attrs that the fused op also has (a
+// newer MatMul's grad_a/grad_b are not _FusedMatMul's), plus the fusion's.
+proto::NodeDef FusedNodeDef(const FusionChain& c, const proto::OpDef& fused_op) {
   const Node& base = *c.contraction;
   proto::NodeDef def;
   def.set_name(c.last()->name());
-  def.set_op(base.op() == "MatMul" ? "_FusedMatMul" : "_FusedConv2D");
+  def.set_op(fused_op.name());
   def.set_device(base.requested_device());
-  for (const auto& [key, value] : base.def().attr())
-    if (key.empty() || key[0] != '_') (*def.mutable_attr())[key] = value;
+  for (const proto::OpDef::AttrDef& a : fused_op.attr()) {
+    auto it = base.def().attr().find(a.name());
+    if (it != base.def().attr().end()) (*def.mutable_attr())[a.name()] = it->second;
+  }
   auto& attrs = *def.mutable_attr();
   attrs["num_args"].set_i(1);
   proto::AttrValue::ListValue* ops = attrs["fused_ops"].mutable_list();
@@ -153,19 +161,20 @@ void FuseBiasActivation(const KernelAvailableFn& kernel_available, Graph* g) {
     if (g->FindNodeId(n->id()) != n) continue;  // removed by an earlier fusion
     FusionChain chain;
     if (!MatchChain(n, &chain)) continue;
+    const proto::OpDef* fused_op = nullptr;
+    if (!g->op_registry()->LookUpOpDef(FusedOpName(chain), &fused_op).ok()) continue;
     // The kernel lookup needs the OpDef's defaults filled in.
     auto supported = [&](const proto::NodeDef& def) {
-      const proto::OpDef* op_def = nullptr;
       proto::NodeDef probe = def;
-      return g->op_registry()->LookUpOpDef(def.op(), &op_def).ok() && AddDefaultsAndValidate(*op_def, &probe).ok() &&
+      return AddDefaultsAndValidate(*fused_op, &probe).ok() &&
              kernel_available(probe, chain.contraction->assigned_device());
     };
-    proto::NodeDef def = FusedNodeDef(chain);
+    proto::NodeDef def = FusedNodeDef(chain, *fused_op);
     if (!supported(def)) {
       // Without the activation the device may still fuse the bias.
       if (chain.activation == nullptr) continue;
       chain.activation = nullptr;
-      def = FusedNodeDef(chain);
+      def = FusedNodeDef(chain, *fused_op);
       if (!supported(def)) continue;
     }
     ReplaceChain(chain, std::move(def), g);
