@@ -1,10 +1,13 @@
 // DirectSession behaviours (TensorFlow's direct_session/subgraph/executor tests, restated).
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <map>
 #include <string>
 #include <thread>
 
+#include "graphrt/core/device.h"
+#include "graphrt/core/runtime.h"
 #include "graphrt/core/session.h"
 #include "test_util.h"
 
@@ -384,6 +387,38 @@ TEST(Colocation, PlacePrunedGraphPlacesOnlyWhatAStepRuns) {
   EXPECT_EQ(st.code(), Code::kInvalidArgument) << st;
   EXPECT_NE(st.message().find("'/device:GPU:0'"), std::string::npos) << st;
   ASSERT_TRUE(s->Run({}, {"a:0"}, {}, &out).ok());  // the session still works
+}
+
+TEST(CpuDevice, LargeBlocksAreReusedWithinTheirSizeClass) {
+  testing::LoadStandardPlugins();
+  std::vector<Device*> devices;
+  ASSERT_TRUE(Runtime::Global().devices().GetDevices(&devices).ok());
+  Allocator* a = devices.front()->allocator();
+  const size_t big = (1 << 20) + 1;  // class: 1 MiB + 128 KiB
+  auto* p = static_cast<char*>(a->Allocate(big, 64));
+  ASSERT_NE(p, nullptr);
+  std::memset(p, 1, big);
+  a->Deallocate(p, big);
+  // A request of the same class gets the block back, whole (ASan checks the
+  // write of its full size).
+  const size_t same_class = (1 << 20) + 100 * 1024;
+  auto* q = static_cast<char*>(a->Allocate(same_class, 64));
+  EXPECT_EQ(q, p);
+  std::memset(q, 2, same_class);
+  // A larger alignment than the cache keeps gets a fresh, aligned block.
+  auto* r = static_cast<char*>(a->Allocate(same_class, 4096));
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(r) % 4096, 0u);
+  EXPECT_NE(r, q);
+  std::memset(r, 3, same_class);
+  a->Deallocate(r, same_class);
+  a->Deallocate(q, same_class);
+  // A request of another class does not get a cached block of this one.
+  auto* s = static_cast<char*>(a->Allocate(2 << 20, 64));
+  EXPECT_NE(s, p);
+  EXPECT_NE(s, r);
+  std::memset(s, 4, 2 << 20);
+  a->Deallocate(s, 2 << 20);
 }
 
 }  // namespace

@@ -4,14 +4,18 @@
 #include <graphrt/sdk/sdk.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <map>
+#include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace {
 
@@ -104,6 +108,64 @@ const char* DescribeDevice(void* device) {
   return static_cast<CpuDevice*>(device)->description.c_str();
 }
 
+// Large blocks (activations, big outputs) are kept for reuse instead of
+// going back to the OS: glibc serves them with mmap, so every Run would
+// otherwise page-fault its way through fresh memory (about 10 ms per 100 MB
+// here). Sizes round up to classes at most 12.5% apart, so a block freed by
+// one Run fits the same tensor of the next.
+class LargeBlockCache {
+ public:
+  static constexpr uint64_t kMinBytes = 256 * 1024;
+
+  // The size class of a large request.
+  static uint64_t ClassOf(uint64_t bytes) {
+    const int top = 63 - __builtin_clzll(bytes);
+    const uint64_t step = uint64_t{1} << (top - 3);
+    return (bytes + step - 1) & ~(step - 1);
+  }
+
+  void* Take(uint64_t size_class) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = free_.find(size_class);
+    if (it == free_.end() || it->second.empty()) return nullptr;
+    void* p = it->second.back();
+    it->second.pop_back();
+    cached_bytes_ -= size_class;
+    return p;
+  }
+
+  // Keeps `p` unless the cache is full.
+  bool Give(void* p, uint64_t size_class) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (cached_bytes_ + size_class > limit_) return false;
+    free_[size_class].push_back(p);
+    cached_bytes_ += size_class;
+    return true;
+  }
+
+  ~LargeBlockCache() {
+    for (auto& [size_class, blocks] : free_)
+      for (void* p : blocks) std::free(p);
+  }
+
+ private:
+  std::mutex mu_;
+  std::map<uint64_t, std::vector<void*>> free_;
+  uint64_t cached_bytes_ = 0;
+  // A quarter of physical memory, at most 4 GiB: plenty for the working set
+  // of a graph, never a reason to swap.
+  const uint64_t limit_ = [] {
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    const uint64_t quarter = pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * page / 4 : 0;
+    return std::min<uint64_t>(quarter, uint64_t{4} << 30);
+  }();
+};
+
+LargeBlockCache& BlockCache() {
+  static LargeBlockCache* cache = new LargeBlockCache();  // outlives every tensor freed at exit
+  return *cache;
+}
+
 void* Allocate(void*, uint64_t bytes, uint64_t alignment) {
   uint64_t align = alignment < kMinAlignment ? kMinAlignment : alignment;
   if ((align & (align - 1)) != 0) return nullptr;  // not a power of two
@@ -111,12 +173,27 @@ void* Allocate(void*, uint64_t bytes, uint64_t alignment) {
   // have to special-case it; aligned_alloc needs a size that is a multiple
   // of the alignment.
   const uint64_t want = bytes == 0 ? 1 : bytes;
-  if (want > UINT64_MAX - align) return nullptr;
-  const uint64_t size = (want + align - 1) & ~(align - 1);
-  return std::aligned_alloc(static_cast<size_t>(align), static_cast<size_t>(size));
+  if (want > UINT64_MAX / 2) return nullptr;
+  auto round_up = [align](uint64_t n) { return (n + align - 1) & ~(align - 1); };
+  if (want >= LargeBlockCache::kMinBytes) {
+    // Every large block spans at least its whole size class, so any of them
+    // can serve a later request of that class; cached blocks have the
+    // default alignment only.
+    const uint64_t size_class = LargeBlockCache::ClassOf(want);
+    if (align <= kMinAlignment)
+      if (void* p = BlockCache().Take(size_class)) return p;
+    return std::aligned_alloc(static_cast<size_t>(align), static_cast<size_t>(round_up(size_class)));
+  }
+  return std::aligned_alloc(static_cast<size_t>(align), static_cast<size_t>(round_up(want)));
 }
 
-void Deallocate(void*, void* ptr, uint64_t) { std::free(ptr); }
+// The core passes the byte count it asked for, so the size class is known.
+void Deallocate(void*, void* ptr, uint64_t bytes) {
+  if (ptr != nullptr && bytes >= LargeBlockCache::kMinBytes &&
+      BlockCache().Give(ptr, LargeBlockCache::ClassOf(bytes)))
+    return;
+  std::free(ptr);
+}
 
 int32_t MemoryInfo(void*, GR_DeviceMemoryInfo* info, GR_StatusSink*) {
   const long pages = sysconf(_SC_PHYS_PAGES);
