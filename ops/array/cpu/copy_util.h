@@ -17,6 +17,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <memory>
+#include <type_traits>
 #include <vector>
 
 #include "array/array_util.h"
@@ -44,10 +46,12 @@ class SmallVec {
     return *this;
   }
   void resize(int n, T v = T()) {
-    if (n > N && static_cast<int>(heap_.size()) < n) {
-      const bool was_inline = heap_.empty();
-      heap_.resize(static_cast<size_t>(n));
-      if (was_inline) std::copy(inline_, inline_ + size_, heap_.data());
+    if (n > capacity()) {
+      const int cap = std::max(n, 2 * capacity());
+      std::unique_ptr<T[]> grown(new T[static_cast<size_t>(cap)]);
+      std::copy(data(), data() + size_, grown.get());
+      heap_ = std::move(grown);
+      heap_capacity_ = cap;
     }
     for (int i = size_; i < n; ++i) data()[i] = v;
     size_ = n;
@@ -59,8 +63,8 @@ class SmallVec {
   void clear() { size_ = 0; }
   int size() const { return size_; }
   bool empty() const { return size_ == 0; }
-  T* data() { return heap_.empty() ? inline_ : heap_.data(); }
-  const T* data() const { return heap_.empty() ? inline_ : heap_.data(); }
+  T* data() { return heap_ ? heap_.get() : inline_; }
+  const T* data() const { return heap_ ? heap_.get() : inline_; }
   T& operator[](int i) { return data()[i]; }
   const T& operator[](int i) const { return data()[i]; }
   T& back() { return data()[size_ - 1]; }
@@ -70,8 +74,10 @@ class SmallVec {
   const T* end() const { return data() + size_; }
 
  private:
+  int capacity() const { return heap_ ? heap_capacity_ : N; }
   T inline_[N] = {};
-  std::vector<T> heap_;
+  std::unique_ptr<T[]> heap_;
+  int heap_capacity_ = 0;
   int size_ = 0;
 };
 
@@ -156,36 +162,48 @@ inline void CopyStringRun(const GR_StringElem* src, int64_t ss, GR_TensorView* v
   }
 }
 
-// Copies rows [row_begin, row_end) of a simplified box (a row = the
-// innermost dim), with element type E (or strings when E is GR_StringElem).
+// Copies units [unit_begin, unit_end) of a simplified box. A unit is a
+// chunk of at most `chunk` elements of one row (the innermost dim), so that
+// a few long rows still split over the pool. E is the element type, or
+// GR_StringElem for strings.
 template <typename E>
-void CopyRows(const CopyBox& box, const E* src, int64_t src_base, const CopyTarget& dst,
-              int64_t dst_base, int64_t row_begin, int64_t row_end) {
+void CopyUnits(const CopyBox& box, const E* src, int64_t src_base, const CopyTarget& dst,
+               int64_t dst_base, int64_t chunk, int64_t unit_begin, int64_t unit_end) {
   const int r = box.dims.size();
   const int64_t inner = box.dims[r - 1];
+  const int64_t per_row = (inner + chunk - 1) / chunk;
   const int64_t ss = box.src_strides[r - 1], ds = box.dst_strides[r - 1];
   Dims idx(r - 1, 0);
   int64_t so = src_base, dof = dst_base;
-  int64_t rem = row_begin;
+  int64_t row = unit_begin / per_row;
+  int64_t rem = row;
   for (int d = r - 2; d >= 0; --d) {
     idx[d] = rem % box.dims[d];
     rem /= box.dims[d];
     so += idx[d] * box.src_strides[d];
     dof += idx[d] * box.dst_strides[d];
   }
-  for (int64_t row = row_begin; row < row_end; ++row) {
-    if constexpr (std::is_same_v<E, GR_StringElem>) {
-      CopyStringRun(src + so, ss, dst.string_view, dof, ds, inner);
-    } else {
-      CopyRun(src + so, ss, static_cast<E*>(dst.data) + dof, ds, inner);
+  for (int64_t u = unit_begin; u < unit_end; ++u) {
+    const int64_t c = u - row * per_row;
+    if (c == per_row) {
+      // Next row: advance the odometer over the outer dims.
+      ++row;
+      for (int d = r - 2; d >= 0; --d) {
+        so += box.src_strides[d];
+        dof += box.dst_strides[d];
+        if (++idx[d] < box.dims[d]) break;
+        so -= box.src_strides[d] * box.dims[d];
+        dof -= box.dst_strides[d] * box.dims[d];
+        idx[d] = 0;
+      }
+      --u;
+      continue;
     }
-    for (int d = r - 2; d >= 0; --d) {
-      so += box.src_strides[d];
-      dof += box.dst_strides[d];
-      if (++idx[d] < box.dims[d]) break;
-      so -= box.src_strides[d] * box.dims[d];
-      dof -= box.dst_strides[d] * box.dims[d];
-      idx[d] = 0;
+    const int64_t lo = c * chunk, n = std::min(inner, lo + chunk) - lo;
+    if constexpr (std::is_same_v<E, GR_StringElem>) {
+      CopyStringRun(src + so + lo * ss, ss, dst.string_view, dof + lo * ds, ds, n);
+    } else {
+      CopyRun(src + so + lo * ss, ss, static_cast<E*>(dst.data) + dof + lo * ds, ds, n);
     }
   }
 }
@@ -252,11 +270,14 @@ void StridedCopyTyped(OpKernelContext* ctx, CopyBox box, const E* src, int64_t s
       }
     }
   }
-  const int64_t rows = total / box.dims[r - 1];
-  const int64_t cost = std::is_same_v<E, GR_StringElem> ? 40 * box.dims[r - 1]
-                                                        : 1 + box.dims[r - 1] / 4;
-  ForRange(ctx, rows, std::is_same_v<E, GR_StringElem> ? total * 16 : total, cost,
-           [&](int64_t b, int64_t e) { CopyRows<E>(box, src, src_base, dst, dst_base, b, e); });
+  const int64_t inner = box.dims[r - 1];
+  constexpr bool kString = std::is_same_v<E, GR_StringElem>;
+  const int64_t chunk = kString ? 4096 : 64 * 1024;
+  const int64_t units = total / inner * ((inner + chunk - 1) / chunk);
+  const int64_t cost = kString ? 40 * std::min(inner, chunk) : 1 + std::min(inner, chunk) / 4;
+  ForRange(ctx, units, kString ? total * 16 : total, cost, [&](int64_t b, int64_t e) {
+    CopyUnits<E>(box, src, src_base, dst, dst_base, chunk, b, e);
+  });
 }
 
 // Strided copy of elements of `dtype` (any plain-data dtype or string).
