@@ -227,7 +227,9 @@ inline std::vector<Tensor> RunOp(const std::string& op, const std::vector<Arg>& 
   std::vector<Tensor> out;
   const Status s = TryOp(op, args, attrs, num_outputs, &out, threads);
   EXPECT_TRUE(s.ok()) << op << ": " << s;
-  if (s.ok()) EXPECT_EQ(out.size(), static_cast<size_t>(num_outputs));
+  if (s.ok()) {
+    EXPECT_EQ(out.size(), static_cast<size_t>(num_outputs));
+  }
   return out;
 }
 
