@@ -208,22 +208,25 @@ void CopyUnits(const CopyBox& box, const E* src, int64_t src_base, const CopyTar
   }
 }
 
-// A transposing copy: dim `a` is contiguous in the source, the innermost dim
-// contiguous in the destination. Copies tiles of kTile x kTile so that both
-// sides are read and written in cache-line sized runs. Units are
-// (outer index over the other dims) x (tile row of dim a).
+// A transposing copy: dim `a` is contiguous in the source (stride 1), the
+// innermost dim b contiguous in the destination (stride 1). A unit is a
+// band of kBand indices of b (for one index of the other dims), swept along
+// a in kBand x kBand blocks: each block is read as kBand contiguous source
+// runs and written as kBand contiguous destination runs through a small
+// buffer. A band keeps only kBand source streams live, which stays clear of
+// cache-set conflicts even for power-of-two row strides.
+constexpr int64_t kBand = 8;
+
 template <typename E>
 void CopyTransposed(const CopyBox& box, int a, const E* src, int64_t src_base, E* dst,
                     int64_t dst_base, int64_t unit_begin, int64_t unit_end) {
-  constexpr int64_t kTile = 64 / sizeof(E) < 8 ? 8 : 64 / static_cast<int64_t>(sizeof(E));
   const int r = box.dims.size();
   const int64_t na = box.dims[a], nb = box.dims[r - 1];
-  const int64_t sa = box.src_strides[a], sb = box.src_strides[r - 1];
-  const int64_t da = box.dst_strides[a], db = box.dst_strides[r - 1];
-  const int64_t tiles_a = (na + kTile - 1) / kTile;
+  const int64_t sb = box.src_strides[r - 1], da = box.dst_strides[a];
+  const int64_t bands = (nb + kBand - 1) / kBand;
   for (int64_t u = unit_begin; u < unit_end; ++u) {
-    const int64_t ta = u % tiles_a;
-    int64_t rem = u / tiles_a;
+    const int64_t band = u % bands;
+    int64_t rem = u / bands;
     int64_t so = src_base, dof = dst_base;
     for (int d = r - 2; d >= 0; --d) {
       if (d == a) continue;
@@ -232,14 +235,26 @@ void CopyTransposed(const CopyBox& box, int a, const E* src, int64_t src_base, E
       so += i * box.src_strides[d];
       dof += i * box.dst_strides[d];
     }
-    const int64_t a0 = ta * kTile, a1 = std::min(na, a0 + kTile);
-    for (int64_t b0 = 0; b0 < nb; b0 += kTile) {
-      const int64_t b1 = std::min(nb, b0 + kTile);
-      for (int64_t i = a0; i < a1; ++i) {
-        const E* s = src + so + i * sa;
-        E* t = dst + dof + i * da;
-        for (int64_t j = b0; j < b1; ++j) t[j * db] = s[j * sb];
+    const int64_t b0 = band * kBand;
+    const int64_t bn = std::min(kBand, nb - b0);
+    const E* s = src + so + b0 * sb;
+    E* t = dst + dof + b0;
+    int64_t a0 = 0;
+    if (bn == kBand) {
+      E buf[kBand][kBand];
+      for (; a0 + kBand <= na; a0 += kBand) {
+        for (int64_t j = 0; j < kBand; ++j) {
+          const E* row = s + j * sb + a0;
+          for (int64_t i = 0; i < kBand; ++i) buf[i][j] = row[i];
+        }
+        for (int64_t i = 0; i < kBand; ++i) {
+          E* out = t + (a0 + i) * da;
+          for (int64_t j = 0; j < kBand; ++j) out[j] = buf[i][j];
+        }
       }
+    }
+    for (; a0 < na; ++a0) {
+      for (int64_t j = 0; j < bn; ++j) t[a0 * da + j] = s[j * sb + a0];
     }
   }
 }
@@ -259,11 +274,10 @@ void StridedCopyTyped(OpKernelContext* ctx, CopyBox box, const E* src, int64_t s
       for (int d = 0; d < r - 1; ++d)
         if (box.src_strides[d] == 1 && box.dims[d] >= 8) a = d;
       if (a >= 0) {
-        constexpr int64_t kTile = 64 / sizeof(E) < 8 ? 8 : 64 / static_cast<int64_t>(sizeof(E));
         const int64_t units = total / (box.dims[a] * box.dims[r - 1]) *
-                              ((box.dims[a] + kTile - 1) / kTile);
+                              ((box.dims[r - 1] + kBand - 1) / kBand);
         E* d = static_cast<E*>(dst.data);
-        ForRange(ctx, units, total, kTile * box.dims[r - 1], [&](int64_t b, int64_t e) {
+        ForRange(ctx, units, total, kBand * box.dims[a], [&](int64_t b, int64_t e) {
           CopyTransposed<E>(box, a, src, src_base, d, dst_base, b, e);
         });
         return;
