@@ -8,6 +8,7 @@
 // and every error path are covered.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -399,6 +400,72 @@ TEST(SelectV2Test, BroadcastingAllThree) {
                                   Fed(Random(GR_FLOAT, {3}, 2))},
                      TAttr(GR_FLOAT), 1, &out),
                Code::kInvalidArgument, "condition [2], then [3], and else [3] must be broadcastable");
+}
+
+// ============================================ gradient support ops
+
+// Reference: the reduction axes of each side of a broadcast, computed from
+// the right-aligned shapes.
+void RefGradArgs(const Dims& a, const Dims& b, Dims* r0, Dims* r1) {
+  const size_t n = std::max(a.size(), b.size());
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t x = i + a.size() < n ? 1 : a[i + a.size() - n];
+    const int64_t y = i + b.size() < n ? 1 : b[i + b.size() - n];
+    if (x == 1 && (y != 1 || x == y)) r0->push_back(static_cast<int64_t>(i));
+    if (y == 1 && (x != 1 || x == y)) r1->push_back(static_cast<int64_t>(i));
+  }
+}
+
+TEST(BroadcastGradientArgsTest, ReductionAxes) {
+  const std::vector<std::pair<Dims, Dims>> cases = {
+      {{2, 3}, {3}}, {{2, 1, 4}, {5, 1}}, {{1}, {1}}, {{}, {4, 2}}, {{3, 1}, {3, 1}}, {{0, 1}, {1, 7}}, {{}, {}}};
+  for (DataType dt : {GR_INT32, GR_INT64}) {
+    for (const auto& c : cases) {
+      std::vector<Tensor> out = RunOp("BroadcastGradientArgs", {Fed(Vec(c.first, dt)), Fed(Vec(c.second, dt))}, TAttr(dt), 2);
+      ASSERT_EQ(out.size(), 2u);
+      Dims r0, r1;
+      RefGradArgs(c.first, c.second, &r0, &r1);
+      for (int k = 0; k < 2; ++k) {
+        const Dims& want = k == 0 ? r0 : r1;
+        ASSERT_EQ(out[k].dtype(), dt);
+        ASSERT_EQ(out[k].NumElements(), static_cast<int64_t>(want.size()));
+        for (size_t j = 0; j < want.size(); ++j) {
+          EXPECT_EQ(dt == GR_INT32 ? out[k].data<int32_t>()[j] : out[k].data<int64_t>()[j], want[j]);
+        }
+      }
+    }
+  }
+  std::vector<Tensor> out;
+  EXPECT_ERROR(TryOp("BroadcastGradientArgs", {Fed(Vec({2, 3})), Fed(Vec({4}))}, TAttr(GR_INT32), 2, &out),
+               Code::kInvalidArgument, "Incompatible shapes: [2,3] vs. [4]");
+}
+
+TEST(DynamicStitchTest, MergesLaterPiecesWin) {
+  for (DataType dt : {GR_FLOAT, GR_INT64, GR_STRING, GR_BOOL}) {
+    // indices {[0, 4], [[1, 3], [4, 2]]}; data rows of 3 elements; row 4 is
+    // written twice (the later piece wins), row 5 never (zero / empty).
+    const Tensor i0 = IntTensor(GR_INT32, {2}, {0, 4}), i1 = IntTensor(GR_INT32, {2, 2}, {1, 3, 4, 2});
+    const Tensor d0 = Random(dt, {2, 3}, 1), d1 = Random(dt, {2, 2, 3}, 2);
+    const Tensor i2 = IntTensor(GR_INT32, {1}, {6}), d2 = Random(dt, {1, 3}, 3);
+    std::vector<Tensor> out = RunOp("DynamicStitch", {Fed(i0), Fed(i1), Konst(i2), Fed(d0), Fed(d1), Fed(d2)},
+                                    TAttr(dt) + IntAttr("N", 3));
+    ASSERT_EQ(out.size(), 1u);
+    // row -> (piece, flat row in piece)
+    const std::vector<Ref> rows = {{0, 0}, {1, 0}, {1, 3}, {1, 1}, {1, 2}, {-1, 0}, {2, 0}};
+    std::vector<Ref> ref;
+    for (const Ref& r : rows)
+      for (int64_t k = 0; k < 3; ++k) ref.push_back(r.first < 0 ? Ref{-1, 0} : Ref{r.first, r.second * 3 + k});
+    Tensor zero(dt, TensorShape({}));
+    if (dt != GR_STRING) std::memset(zero.raw_data(), 0, ElemSize(dt));
+    ExpectGathered(out[0], {7, 3}, {&d0, &d1, &d2}, ref, &zero, DtEnum(dt));
+  }
+  std::vector<Tensor> out;
+  EXPECT_ERROR(TryOp("DynamicStitch", {Fed(IntTensor(GR_INT32, {2}, {0, 1})), Fed(Random(GR_FLOAT, {3}, 1))},
+                     TAttr(GR_FLOAT) + IntAttr("N", 1), 1, &out),
+               Code::kInvalidArgument, "does not start with indices[0].shape = [2]");
+  EXPECT_ERROR(TryOp("DynamicStitch", {Fed(IntTensor(GR_INT32, {2}, {0, -1})), Fed(Random(GR_FLOAT, {2}, 1))},
+                     TAttr(GR_FLOAT) + IntAttr("N", 1), 1, &out),
+               Code::kInvalidArgument, "indices[0][1] = -1 is negative");
 }
 
 }  // namespace
