@@ -3,6 +3,8 @@
 #include <graphrt/sdk/sdk.h>
 #include <graphrt/sdk/shape_fns.h>
 
+#include "array/array_util.h"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -54,19 +56,7 @@ Status ShapeShape(InferenceContext* c) {
   return Status();
 }
 
-// Reads an int32/int64 vector (or legacy scalar) tensor into `out`.
-bool ReadIntVector(const TensorView& v, std::vector<int64_t>* out) {
-  const int64_t n = v.NumElements();
-  out->resize(static_cast<size_t>(n));
-  if (v.dtype() == GR_INT32) {
-    for (int64_t i = 0; i < n; ++i) (*out)[i] = v.data<int32_t>()[i];
-  } else if (v.dtype() == GR_INT64) {
-    for (int64_t i = 0; i < n; ++i) (*out)[i] = v.data<int64_t>()[i];
-  } else {
-    return false;
-  }
-  return true;
-}
+using array::ReadIntVector;
 
 Status ReshapeShape(InferenceContext* c) {
   const PartialShape in = c->input(0);

@@ -4,6 +4,8 @@
 #include <graphrt/sdk/sdk.h>
 #include <graphrt/sdk/shape_fns.h>
 
+#include "array/array_util.h"
+
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -15,90 +17,7 @@ namespace {
 
 namespace sf = shape_fns;
 
-// TensorFlow's DataTypeString spelling ("float", "int32", "float_ref"), used
-// in messages users compare with TensorFlow's.
-std::string DataTypeName(int32_t dt) {
-  const bool ref = dt > 100;
-  const int32_t base = ref ? dt - 100 : dt;
-  const char* name;
-  switch (base) {
-    case GR_FLOAT:
-      name = "float";
-      break;
-    case GR_DOUBLE:
-      name = "double";
-      break;
-    case GR_INT32:
-      name = "int32";
-      break;
-    case GR_UINT8:
-      name = "uint8";
-      break;
-    case GR_INT16:
-      name = "int16";
-      break;
-    case GR_INT8:
-      name = "int8";
-      break;
-    case GR_STRING:
-      name = "string";
-      break;
-    case GR_COMPLEX64:
-      name = "complex64";
-      break;
-    case GR_INT64:
-      name = "int64";
-      break;
-    case GR_BOOL:
-      name = "bool";
-      break;
-    case GR_QINT8:
-      name = "qint8";
-      break;
-    case GR_QUINT8:
-      name = "quint8";
-      break;
-    case GR_QINT32:
-      name = "qint32";
-      break;
-    case GR_BFLOAT16:
-      name = "bfloat16";
-      break;
-    case GR_QINT16:
-      name = "qint16";
-      break;
-    case GR_QUINT16:
-      name = "quint16";
-      break;
-    case GR_UINT16:
-      name = "uint16";
-      break;
-    case GR_COMPLEX128:
-      name = "complex128";
-      break;
-    case GR_HALF:
-      name = "half";
-      break;
-    case GR_RESOURCE:
-      name = "resource";
-      break;
-    case GR_VARIANT:
-      name = "variant";
-      break;
-    case GR_UINT32:
-      name = "uint32";
-      break;
-    case GR_UINT64:
-      name = "uint64";
-      break;
-    default: {
-      std::string unknown = "unknown dtype ";
-      unknown += std::to_string(dt);
-      return unknown;
-    }
-  }
-  return ref ? std::string(name) + "_ref" : std::string(name);
-}
+using array::DataTypeName;
 
 // ------------------------------------------------------------------ Const
 

@@ -1,0 +1,150 @@
+// CPU kernels of Slice and StridedSlice (dtype-agnostic strided copies; a
+// slice covering the whole input shares its buffer).
+#include <graphrt/sdk/sdk.h>
+#include <graphrt/sdk/shape_fns.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "array/array_util.h"
+#include "array/cpu/copy_util.h"
+
+namespace graphrt {
+namespace sdk {
+namespace {
+
+namespace sf = shape_fns;
+using array::CopyBox;
+using array::Dims;
+
+// ----------------------------------------------------------------- Slice
+
+class SliceOp : public OpKernel {
+ public:
+  explicit SliceOp(OpKernelConstruction* c) : OpKernel(c) {}
+
+  void Compute(OpKernelContext* ctx) override {
+    const TensorView in = ctx->input(0);
+    const TensorView begin_t = ctx->input(1);
+    const TensorView size_t_ = ctx->input(2);
+    const int r = in.rank();
+    OP_REQUIRES(ctx,
+                begin_t.rank() == 1 && size_t_.rank() == 1 && begin_t.NumElements() == r &&
+                    size_t_.NumElements() == r,
+                errors::InvalidArgument("Expected begin and size arguments to be 1-D tensors of "
+                                        "size ",
+                                        r, ", but got shapes ", sf::ShapeString(begin_t), " and ",
+                                        sf::ShapeString(size_t_), " instead."));
+    OP_REQUIRES(ctx, array::Copyable(in.dtype()), array::UnsupportedDtype("Slice", in.dtype()));
+    Dims out_dims(r);
+    const Dims strides = array::RowMajorStrides(in.dims_data(), r);
+    CopyBox box;
+    int64_t base = 0;
+    bool identity = true;
+    for (int i = 0; i < r; ++i) {
+      const int64_t dim = in.dim(i);
+      const int64_t b = array::IntAt(begin_t, i);
+      int64_t s = array::IntAt(size_t_, i);
+      if (dim == 0) {
+        if (s == -1) s = 0;
+        OP_REQUIRES(ctx, b == 0 && s == 0,
+                    errors::InvalidArgument("Expected begin[", i, "] == 0 (got ", b, ") and size[",
+                                            i, "] == 0 (got ", s, ") when input.dim_size(", i,
+                                            ") == 0"));
+      } else {
+        OP_REQUIRES(ctx, b >= 0 && b <= dim,
+                    errors::InvalidArgument("Expected begin[", i, "] in [0, ", dim,
+                                            "], but got ", b));
+        if (s == -1) s = dim - b;
+        OP_REQUIRES(ctx, s >= 0 && b + s <= dim,
+                    errors::InvalidArgument("Expected size[", i, "] in [0, ", dim - b,
+                                            "], but got ", s));
+      }
+      out_dims[i] = s;
+      identity = identity && b == 0 && s == dim;
+      base += b * strides[i];
+      box.Add(s, strides[i], 0);
+    }
+    if (identity) {
+      ctx->set_output_from_input(0, 0);
+      return;
+    }
+    TensorView out;
+    if (!ctx->allocate_output(0, out_dims.data(), r, &out).ok()) return;
+    if (out.NumElements() == 0) return;
+    const Dims dst_strides = array::RowMajorStrides(out_dims.data(), r);
+    for (int i = 0; i < r; ++i) box.dst_strides[i] = dst_strides[i];
+    array::StridedCopy(ctx, in.dtype(), box, in.raw_data(), base, array::TargetOf(&out), 0);
+  }
+};
+
+// ---------------------------------------------------------- StridedSlice
+
+class StridedSliceOp : public OpKernel {
+ public:
+  explicit StridedSliceOp(OpKernelConstruction* c) : OpKernel(c) {
+    c->SetStatus(c->GetAttr("begin_mask", &begin_mask_));
+    c->SetStatus(c->GetAttr("end_mask", &end_mask_));
+    c->SetStatus(c->GetAttr("ellipsis_mask", &ellipsis_mask_));
+    c->SetStatus(c->GetAttr("new_axis_mask", &new_axis_mask_));
+    c->SetStatus(c->GetAttr("shrink_axis_mask", &shrink_axis_mask_));
+  }
+
+  void Compute(OpKernelContext* ctx) override {
+    const TensorView in = ctx->input(0);
+    const TensorView b = ctx->input(1), e = ctx->input(2), s = ctx->input(3);
+    OP_REQUIRES(ctx,
+                b.rank() == 1 && e.rank() == 1 && s.rank() == 1 &&
+                    b.NumElements() == e.NumElements() && b.NumElements() == s.NumElements(),
+                errors::InvalidArgument("Expected begin, end, and strides to be 1D equal size "
+                                        "tensors, but got shapes ",
+                                        sf::ShapeString(b), ", ", sf::ShapeString(e), ", and ",
+                                        sf::ShapeString(s), " instead."));
+    OP_REQUIRES(ctx, array::Copyable(in.dtype()),
+                array::UnsupportedDtype("StridedSlice", in.dtype()));
+    std::vector<int64_t> begin, end, strides;
+    array::ReadIntVector(b, &begin);
+    array::ReadIntVector(e, &end);
+    array::ReadIntVector(s, &strides);
+    array::StridedSliceSpec spec;
+    OP_REQUIRES_OK(ctx, array::ValidateStridedSlice(
+                            PartialShape::Known(in.dims()), begin, true, end, true, strides,
+                            begin_mask_, end_mask_, ellipsis_mask_, new_axis_mask_,
+                            shrink_axis_mask_, &spec));
+    const std::vector<int64_t>& final_shape = spec.final_shape;
+    if (spec.is_identity) {
+      ctx->set_output_from_input(0, 0, final_shape);
+      return;
+    }
+    TensorView out;
+    if (!ctx->allocate_output(0, final_shape, &out).ok()) return;
+    if (out.NumElements() == 0) return;
+    const int r = in.rank();
+    const Dims in_strides = array::RowMajorStrides(in.dims_data(), r);
+    const Dims out_strides = array::RowMajorStrides(spec.processing_shape.data(), r);
+    CopyBox box;
+    int64_t base = 0;
+    for (int i = 0; i < r; ++i) {
+      base += spec.begin[i] * in_strides[i];
+      box.Add(spec.processing_shape[i], spec.strides[i] * in_strides[i], out_strides[i]);
+    }
+    array::StridedCopy(ctx, in.dtype(), box, in.raw_data(), base, array::TargetOf(&out), 0);
+  }
+
+ private:
+  int64_t begin_mask_ = 0, end_mask_ = 0, ellipsis_mask_ = 0, new_axis_mask_ = 0,
+          shrink_axis_mask_ = 0;
+};
+
+}  // namespace
+
+REGISTER_KERNEL(Name("Slice").Device(DEVICE_CPU).HostMemory("begin").HostMemory("size"), SliceOp);
+REGISTER_KERNEL(Name("StridedSlice")
+                    .Device(DEVICE_CPU)
+                    .HostMemory("begin")
+                    .HostMemory("end")
+                    .HostMemory("strides"),
+                StridedSliceOp);
+
+}  // namespace sdk
+}  // namespace graphrt
