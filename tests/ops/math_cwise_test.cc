@@ -193,7 +193,13 @@ const std::vector<std::pair<Dims, Dims>>& BroadcastCases() {
       {{3, 1}, {1, 0}},                          // empty by broadcasting
       {{0}, {}},                                 // empty + scalar
       {{}, {0}},                                 // scalar + empty
+      {{7, 5}, {5}},                             // short rows (tiled)
+      {{1, 3}, {9, 3}},                          //
+      {{400, 3}, {3}},                           // short rows, several tiles
+      {{4, 1, 6}, {4, 50, 1}},                   // short rows, no repeated row
       {{300, 200}, {200}},                       // bias-like, parallel
+      {{20001, 5}, {5}},                         // short rows, parallel
+      {{64}, {600, 64}},                         //
       {{300, 200}, {300, 1}},                    // column broadcast, parallel
       {{1, 200}, {300, 1}},                      // outer product, parallel
       {{2, 50001}, {50001}},                     // few long rows: column blocks
@@ -323,6 +329,7 @@ TEST(MathCwiseArithmeticTest, OneAndTwoThreadSessions) {
     for (const auto& [xd, yd] : std::vector<std::pair<Dims, Dims>>{{{300, 200}, {200}},
                                                                    {{2, 50001}, {50001}},
                                                                    {{100003}, {}},
+                                                                   {{20001, 5}, {5}},
                                                                    {{1, 200}, {300, 1}}}) {
       CheckBinary<float>("FloorMod", xd, yd, any, divisor,
                          [](float a, float b) {

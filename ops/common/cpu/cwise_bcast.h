@@ -340,6 +340,11 @@ class BinaryOp : public OpKernel {
     }
     const int64_t row = plan.dims[plan.rank - 1];
     const int64_t rows = total / row;
+    if (plan.rank == 2 && row <= kShortRow && plan.sx[1] != 0 && plan.sy[1] != 0 &&
+        (plan.sx[0] == 0) != (plan.sy[0] == 0)) {
+      ShortRows(ctx, plan.sx[0] == 0, row, rows, xp, yp, op);
+      return;
+    }
     // Few long rows (e.g. [2, 1e5] + [1e5]): cut rows into column blocks so
     // every thread of the pool gets work.
     constexpr int64_t kTargetUnits = 64, kMinBlock = 4096;
@@ -353,6 +358,34 @@ class BinaryOp : public OpKernel {
     ForRange(ctx, rows * blocks, total, F::kCost * col_block + 5,
              [&plan, blocks, col_block, xp, yp, op](int64_t b, int64_t e) {
                RunPlanUnits<In, Out, F>(plan, blocks, col_block, xp, yp, op, b, e);
+             });
+  }
+
+  // Short rows against one repeated row ([N, C] + [C] with small C, either
+  // side): one vector op per row would be mostly call overhead, so the
+  // repeated row is tiled into a stack buffer and up to kTile elements
+  // (whole rows) go through one vectorized op.
+  static constexpr int64_t kShortRow = 64, kTile = 1024;
+  static void ShortRows(OpKernelContext* ctx, bool x_repeats, int64_t row, int64_t rows,
+                        const In* xp, const In* yp, Out* op) {
+    const int64_t group = kTile / row;  // rows per vector op
+    const int64_t groups = (rows + group - 1) / group;
+    ForRange(ctx, groups, rows * row, F::kCost * group * row + 10,
+             [=](int64_t g0, int64_t g1) {
+               alignas(64) In tile[kTile];
+               const In* rep = x_repeats ? xp : yp;
+               const int64_t fill = std::min(group, rows);
+               for (int64_t r = 0; r < fill; ++r) std::copy(rep, rep + row, tile + r * row);
+               for (int64_t g = g0; g < g1; ++g) {
+                 const int64_t r0 = g * group;
+                 const int64_t len = (std::min(rows, r0 + group) - r0) * row;
+                 const int64_t off = r0 * row;
+                 if (x_repeats) {
+                   VecVec<In, Out, F>(op + off, tile, yp + off, len);
+                 } else {
+                   VecVec<In, Out, F>(op + off, xp + off, tile, len);
+                 }
+               }
              });
   }
 
