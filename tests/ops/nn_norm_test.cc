@@ -127,7 +127,12 @@ void CheckBatchNorm(const std::string& op, const Dims& d, bool cf, bool training
   ExpectClose<float>(out[2], want_var, 1e-5, 1e-6);
   ExpectClose<float>(out[3], r.mean, 1e-5, 1e-6);
   ExpectClose<float>(out[4], r.var, 1e-5, 1e-6);
-  if (outputs == 6) EXPECT_EQ(out[5].dtype(), GR_FLOAT);
+  if (outputs == 6) {
+    // reserve_space_3: a zero scalar on CPU, as in TensorFlow.
+    EXPECT_EQ(out[5].dtype(), GR_FLOAT);
+    EXPECT_EQ(DimsOf(out[5]), Dims{});
+    ExpectClose<float>(out[5], {0}, 0);
+  }
 }
 
 TEST(FusedBatchNormTest, TrainingAndInferenceAllFormats) {

@@ -268,7 +268,7 @@ TEST(MaxPoolTest, DepthwiseMaxPooling) {
   std::mt19937 rng(204);
   for (bool nchw : {false, true}) {
     const Dims d = nchw ? Dims{2, 6, 3, 4} : Dims{2, 3, 4, 6};
-    const std::vector<double> x = Uniform(NumElements(d), -5, 5, &rng);
+    const std::vector<double> x = RandomFor<float>(NumElements(d), &rng);
     // Channels pooled in groups of 3.
     std::vector<double> want;
     const Dims od = nchw ? Dims{2, 2, 3, 4} : Dims{2, 3, 4, 2};
@@ -397,7 +397,9 @@ TEST(MaxPoolGradTest, TiesGoToTheFirstMaximum) {
     const Dims d = nchw ? Dims{1, 1, 3, 3} : Dims{1, 3, 3, 1};
     const std::string attrs = TypeAttr("T", "DT_FLOAT") + StrAttr("padding", "VALID") +
                               StrAttr("data_format", nchw ? "NCHW" : "NHWC") +
-                              IntListAttr("ksize", {1, 3, 3, 1}) + IntListAttr("strides", {1, 1, 1, 1});
+                              IntListAttr("ksize", nchw ? std::vector<int64_t>{1, 1, 3, 3}
+                                                        : std::vector<int64_t>{1, 3, 3, 1}) +
+                              IntListAttr("strides", {1, 1, 1, 1});
     const Dims od = {1, 1, 1, 1};
     std::vector<Tensor> out = RunNode(
         "MaxPoolGrad", {MakeT<float>(d, std::vector<double>(9, 2.0)), MakeT<float>(od, {2}), MakeT<float>(od, {5})},
