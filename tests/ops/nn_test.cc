@@ -288,6 +288,20 @@ TEST(ActivationGradTest, ShapeMismatchFails) {
   }
 }
 
+TEST(ActivationGradTest, ReluGradsMultiplyLikeTensorFlow) {
+  // gradients * (features > 0): a NaN or infinite gradient at a closed
+  // unit gives NaN, not 0.
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  for (const char* op : {"ReluGrad", "Relu6Grad"}) {
+    SCOPED_TRACE(op);
+    std::vector<Tensor> out = RunNode(op, {MakeT<float>({4}, {nan, inf, 2, nan}), MakeT<float>({4}, {-1, -1, -1, 1})},
+                                      TypeAttr("T", "DT_FLOAT"));
+    ASSERT_EQ(out.size(), 1u);
+    ExpectClose<float>(out[0], {nan, nan, 0, nan}, 0);
+  }
+}
+
 TEST(ActivationGradTest, IncompatibleConstantShapesFailAtLoad) {
   const std::string g = ConstFloat("a", {2, 3}, std::vector<float>(6, 1)) +
                         ConstFloat("b", {3, 2}, std::vector<float>(6, 1)) +

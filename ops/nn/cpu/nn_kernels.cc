@@ -175,7 +175,8 @@ struct ReluGradFn : ReluFamilyGrad {
   explicit ReluGradFn(OpKernelConstruction*) {}
   template <typename T>
   void Run(VecMap<T> o, const ConstVecMap<T>& g, const ConstVecMap<T>& f) const {
-    o = (f > T(0)).select(g, T(0));
+    // A product, not a select, as TensorFlow: a NaN gradient stays NaN.
+    o = g * (f > T(0)).template cast<T>();
   }
 };
 
@@ -184,7 +185,7 @@ struct Relu6GradFn : ReluFamilyGrad {
   explicit Relu6GradFn(OpKernelConstruction*) {}
   template <typename T>
   void Run(VecMap<T> o, const ConstVecMap<T>& g, const ConstVecMap<T>& f) const {
-    o = (f > T(0) && f < T(6)).select(g, T(0));
+    o = g * (f > T(0) && f < T(6)).template cast<T>();
   }
 };
 
