@@ -16,8 +16,10 @@ namespace {
 namespace sf = shape_fns;
 namespace nw = nn_window;
 
-// The pooled shape of a 4-D input. `op` names the op in messages;
-// `allow_explicit` reads explicit_paddings.
+// The pooled shape of a 4-D input (TensorFlow's MaxPool/AvgPool shape
+// functions). `op` names the op in messages; explicit_paddings is read when
+// the op has it; `depth_pooling_allowed` pools the channel dim by its
+// window too (MaxPool).
 Status PoolShapeFromLists(InferenceContext* c, const char* op, const std::vector<int64_t>& ksize,
                           const std::vector<int64_t>& strides, bool depth_pooling_allowed) {
   std::string format = "NHWC";
