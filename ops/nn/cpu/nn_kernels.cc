@@ -1,16 +1,22 @@
-// CPU kernels of the nn family: BiasAdd, Relu, Sigmoid, Softmax.
-// All are element-wise or row-wise: Eigen-vectorized rows, outputs written
-// in place of the input when nobody else holds it, big tensors split over
-// the session's pool.
+// CPU kernels of the nn family's element-wise and row-wise ops: BiasAdd,
+// BiasAddGrad, the activations (Relu, Relu6, Elu, Selu, LeakyRelu, Softplus,
+// Sigmoid) and their gradients (+ SigmoidGrad, TanhGrad), Softmax and
+// LogSoftmax. Eigen-vectorized rows, outputs written in place of a dying
+// input when nobody else holds it, big tensors split over the session's
+// pool.
 #include <graphrt/sdk/sdk.h>
 #include <graphrt/sdk/shape_fns.h>
 
 #include "common/cpu/eigen.h"
 #include "common/cpu/parallel.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace graphrt {
 namespace sdk {
@@ -34,27 +40,95 @@ bool SameShapeOutput(OpKernelContext* ctx, const TensorView& in, TensorView* out
 
 // ----------------------------------------------------------- activations
 
+// Each functor: kCost (rough ns per element), a constructor from the
+// kernel's construction (attrs), and Run(out, x) on one contiguous chunk.
+// `out` may alias `x` (in-place): every expression is element-wise.
+
 struct ReluFn {
   static constexpr int64_t kCost = 1;
+  explicit ReluFn(OpKernelConstruction*) {}
   template <typename T>
-  static void Run(VecMap<T> o, const ConstVecMap<T>& x) {
+  void Run(VecMap<T> o, const ConstVecMap<T>& x) const {
     o = x.max(T(0));
+  }
+};
+
+struct Relu6Fn {
+  static constexpr int64_t kCost = 1;
+  explicit Relu6Fn(OpKernelConstruction*) {}
+  template <typename T>
+  void Run(VecMap<T> o, const ConstVecMap<T>& x) const {
+    o = x.max(T(0)).min(T(6));
   }
 };
 
 struct SigmoidFn {
   static constexpr int64_t kCost = 8;
+  explicit SigmoidFn(OpKernelConstruction*) {}
   // 1 / (1 + e^-x): e^-x overflows to inf for very negative x, giving 0.
   template <typename T>
-  static void Run(VecMap<T> o, const ConstVecMap<T>& x) {
+  void Run(VecMap<T> o, const ConstVecMap<T>& x) const {
     o = (T(1) + (-x).exp()).inverse();
+  }
+};
+
+struct EluFn {
+  static constexpr int64_t kCost = 8;
+  explicit EluFn(OpKernelConstruction*) {}
+  template <typename T>
+  void Run(VecMap<T> o, const ConstVecMap<T>& x) const {
+    o = (x < T(0)).select(x.exp() - T(1), x);
+  }
+};
+
+// SELU's constants (Klambauer et al. 2017), as TensorFlow uses them.
+constexpr double kSeluScale = 1.0507009873554804934193349852946;
+constexpr double kSeluAlpha = 1.6732632423543772848170429916717;
+
+struct SeluFn {
+  static constexpr int64_t kCost = 8;
+  explicit SeluFn(OpKernelConstruction*) {}
+  template <typename T>
+  void Run(VecMap<T> o, const ConstVecMap<T>& x) const {
+    const T scale(kSeluScale), scale_alpha(kSeluScale * kSeluAlpha);
+    o = (x < T(0)).select(scale_alpha * (x.exp() - T(1)), scale * x);
+  }
+};
+
+// Reads the float attr `alpha` (LeakyRelu and its gradient).
+float ReadAlpha(OpKernelConstruction* c) {
+  float alpha = 0.2f;
+  Status s = c->GetAttr("alpha", &alpha);
+  if (!s.ok()) c->CtxFailure(s);
+  return alpha;
+}
+
+struct LeakyReluFn {
+  static constexpr int64_t kCost = 1;
+  explicit LeakyReluFn(OpKernelConstruction* c) : alpha(ReadAlpha(c)) {}
+  float alpha;
+  template <typename T>
+  void Run(VecMap<T> o, const ConstVecMap<T>& x) const {
+    o = (x > T(0)).select(x, x * static_cast<T>(alpha));
+  }
+};
+
+// log(1 + e^x) without overflow or loss of precision: x itself where e^x
+// dwarfs 1, e^x where 1 dwarfs it, log1p(e^x) in between.
+struct SoftplusFn {
+  static constexpr int64_t kCost = 12;
+  explicit SoftplusFn(OpKernelConstruction*) {}
+  template <typename T>
+  void Run(VecMap<T> o, const ConstVecMap<T>& x) const {
+    const T threshold = std::log(std::numeric_limits<T>::epsilon()) + T(2);
+    o = (x > -threshold).select(x, (x < threshold).select(x.exp(), x.exp().log1p()));
   }
 };
 
 template <typename T, typename F>
 class UnaryOp : public OpKernel {
  public:
-  explicit UnaryOp(OpKernelConstruction* c) : OpKernel(c) {}
+  explicit UnaryOp(OpKernelConstruction* c) : OpKernel(c), f_(c) {}
 
   void Compute(OpKernelContext* ctx) override {
     const TensorView x = ctx->input(0);
@@ -64,15 +138,162 @@ class UnaryOp : public OpKernel {
     if (n == 0) return;
     const T* xp = x.data<T>();
     T* op = out.data<T>();
-    ForRange(ctx, n, n, F::kCost, [=](int64_t b, int64_t e) {
-      F::template Run<T>(VecMap<T>(op + b, e - b), ConstVecMap<T>(xp + b, e - b));
+    const F& f = f_;
+    ForRange(ctx, n, n, F::kCost, [=, &f](int64_t b, int64_t e) {
+      f.template Run<T>(VecMap<T>(op + b, e - b), ConstVecMap<T>(xp + b, e - b));
     });
   }
+
+ private:
+  const F f_;
+};
+
+// ------------------------------------------------------------ gradients
+
+// Binary element-wise gradients out = f(a, b) over inputs 0 and 1, which
+// must have the same shape. Each functor also says which input the output
+// may reuse and how a shape mismatch is reported.
+
+// The Relu family checks shapes with TensorFlow's "same size" message.
+struct ReluFamilyGrad {
+  static constexpr int kForward = 0;  // the incoming gradients
+  static bool SameShape(const TensorView& a, const TensorView& b) {
+    if (a.rank() != b.rank()) return false;
+    for (int i = 0; i < a.rank(); ++i)
+      if (a.dim(i) != b.dim(i)) return false;
+    return true;
+  }
+  static Status Check(const TensorView& g, const TensorView& a) {
+    if (SameShape(g, a)) return Status();
+    return errors::InvalidArgument("g and a must be the same size: ", sf::ShapeString(g), " vs. ",
+                                   sf::ShapeString(a));
+  }
+};
+
+struct ReluGradFn : ReluFamilyGrad {
+  static constexpr int64_t kCost = 1;
+  explicit ReluGradFn(OpKernelConstruction*) {}
+  template <typename T>
+  void Run(VecMap<T> o, const ConstVecMap<T>& g, const ConstVecMap<T>& f) const {
+    // A product, not a select, as TensorFlow: a NaN gradient stays NaN.
+    o = g * (f > T(0)).template cast<T>();
+  }
+};
+
+struct Relu6GradFn : ReluFamilyGrad {
+  static constexpr int64_t kCost = 1;
+  explicit Relu6GradFn(OpKernelConstruction*) {}
+  template <typename T>
+  void Run(VecMap<T> o, const ConstVecMap<T>& g, const ConstVecMap<T>& f) const {
+    o = g * (f > T(0) && f < T(6)).template cast<T>();
+  }
+};
+
+// In terms of the Elu's outputs y: dy/dx = y + 1 where y < 0.
+struct EluGradFn : ReluFamilyGrad {
+  static constexpr int64_t kCost = 2;
+  explicit EluGradFn(OpKernelConstruction*) {}
+  template <typename T>
+  void Run(VecMap<T> o, const ConstVecMap<T>& g, const ConstVecMap<T>& y) const {
+    o = (y < T(0)).select(g * (y + T(1)), g);
+  }
+};
+
+// In terms of the Selu's outputs y: dy/dx = y + scale * alpha where y < 0,
+// scale elsewhere.
+struct SeluGradFn : ReluFamilyGrad {
+  static constexpr int64_t kCost = 2;
+  explicit SeluGradFn(OpKernelConstruction*) {}
+  template <typename T>
+  void Run(VecMap<T> o, const ConstVecMap<T>& g, const ConstVecMap<T>& y) const {
+    const T scale(kSeluScale), scale_alpha(kSeluScale * kSeluAlpha);
+    o = (y < T(0)).select(g * (y + scale_alpha), g * scale);
+  }
+};
+
+struct LeakyReluGradFn : ReluFamilyGrad {
+  static constexpr int64_t kCost = 1;
+  explicit LeakyReluGradFn(OpKernelConstruction* c) : alpha(ReadAlpha(c)) {}
+  float alpha;
+  template <typename T>
+  void Run(VecMap<T> o, const ConstVecMap<T>& g, const ConstVecMap<T>& f) const {
+    o = (f > T(0)).select(g, g * static_cast<T>(alpha));
+  }
+};
+
+// d softplus(x)/dx = sigmoid(x).
+struct SoftplusGradFn : ReluFamilyGrad {
+  static constexpr int64_t kCost = 10;
+  explicit SoftplusGradFn(OpKernelConstruction*) {}
+  template <typename T>
+  void Run(VecMap<T> o, const ConstVecMap<T>& g, const ConstVecMap<T>& f) const {
+    o = g / ((-f).exp() + T(1));
+  }
+};
+
+// SigmoidGrad and TanhGrad are TensorFlow cwise ops: inputs (y, dy), equal
+// element counts, output shaped like y, reusing dy's buffer.
+struct CwiseGrad {
+  static constexpr int kForward = 1;
+  static Status Check(const TensorView& a, const TensorView& b) {
+    if (a.NumElements() == b.NumElements()) return Status();
+    return errors::InvalidArgument(
+        "The two arguments to a cwise op must have same number of elements, got ",
+        a.NumElements(), " and ", b.NumElements());
+  }
+};
+
+struct SigmoidGradFn : CwiseGrad {
+  static constexpr int64_t kCost = 2;
+  explicit SigmoidGradFn(OpKernelConstruction*) {}
+  template <typename T>
+  void Run(VecMap<T> o, const ConstVecMap<T>& y, const ConstVecMap<T>& dy) const {
+    o = dy * y * (T(1) - y);
+  }
+};
+
+struct TanhGradFn : CwiseGrad {
+  static constexpr int64_t kCost = 2;
+  explicit TanhGradFn(OpKernelConstruction*) {}
+  template <typename T>
+  void Run(VecMap<T> o, const ConstVecMap<T>& y, const ConstVecMap<T>& dy) const {
+    o = dy * (T(1) - y * y);
+  }
+};
+
+template <typename T, typename F>
+class BinaryGradOp : public OpKernel {
+ public:
+  explicit BinaryGradOp(OpKernelConstruction* c) : OpKernel(c), f_(c) {}
+
+  void Compute(OpKernelContext* ctx) override {
+    const TensorView a = ctx->input(0);
+    const TensorView b = ctx->input(1);
+    OP_REQUIRES_OK(ctx, F::Check(a, b));
+    // The output has input 0's shape; input kForward lends its buffer
+    // when it has that very shape.
+    const int fwd = F::kForward == 1 && ReluFamilyGrad::SameShape(a, b) ? 1 : 0;
+    TensorView out;
+    if (!ctx->forward_input_or_allocate_output(fwd, 0, a.dims_data(), a.rank(), &out).ok()) return;
+    const int64_t n = a.NumElements();
+    if (n == 0) return;
+    const T* ap = a.data<T>();
+    const T* bp = b.data<T>();
+    T* op = out.data<T>();
+    const F& f = f_;
+    ForRange(ctx, n, n, F::kCost, [=, &f](int64_t lo, int64_t hi) {
+      f.template Run<T>(VecMap<T>(op + lo, hi - lo), ConstVecMap<T>(ap + lo, hi - lo),
+                        ConstVecMap<T>(bp + lo, hi - lo));
+    });
+  }
+
+ private:
+  const F f_;
 };
 
 // --------------------------------------------------------------- Softmax
 
-template <typename T>
+template <typename T, bool kLog>
 class SoftmaxOp : public OpKernel {
  public:
   explicit SoftmaxOp(OpKernelConstruction* c) : OpKernel(c) {}
@@ -97,8 +318,14 @@ class SoftmaxOp : public OpKernel {
         // Subtracting the row max keeps exp() from overflowing; the result
         // is the same mathematically.
         const T m = in.maxCoeff();
-        o = (in - m).exp();  // safe in place: element-wise
-        o *= T(1) / o.sum();
+        if constexpr (kLog) {
+          o = in - m;  // safe in place: element-wise
+          const T log_sum = std::log(o.exp().sum());
+          o -= log_sum;
+        } else {
+          o = (in - m).exp();  // safe in place: element-wise
+          o *= T(1) / o.sum();
+        }
       }
     });
   }
@@ -176,26 +403,135 @@ class BiasAddOp : public OpKernel {
   bool nchw_ = false;
 };
 
+// ----------------------------------------------------------- BiasAddGrad
+
+// The sum of out_backprop over every dim but the channel one. The sum is
+// split into a fixed number of blocks whatever the pool does, so results do
+// not depend on scheduling.
+template <typename T>
+class BiasAddGradOp : public OpKernel {
+ public:
+  explicit BiasAddGradOp(OpKernelConstruction* c) : OpKernel(c) {
+    std::string format = "NHWC";
+    if (c->HasAttr("data_format")) {
+      Status s = c->GetAttr("data_format", &format);
+      if (!s.ok()) {
+        c->CtxFailure(s);
+        return;
+      }
+    }
+    if (format == "NCHW") {
+      nchw_ = true;
+    } else if (format != "NHWC") {
+      c->CtxFailure(errors::InvalidArgument("Invalid data format: ", format));
+    }
+  }
+
+  void Compute(OpKernelContext* ctx) override {
+    const TensorView g = ctx->input(0);
+    OP_REQUIRES(ctx, g.rank() >= 2,
+                errors::InvalidArgument("Input tensor must be at least 2D: ", sf::ShapeString(g)));
+    const int channel_dim = nchw_ ? 1 : g.rank() - 1;
+    const int64_t channels = g.dim(channel_dim);
+    TensorView out;
+    if (!ctx->allocate_output(0, &channels, 1, &out).ok()) return;
+    T* op = out.data<T>();
+    std::fill(op, op + channels, T(0));
+    const int64_t total = g.NumElements();
+    if (total == 0) return;
+    const T* gp = g.data<T>();
+
+    if (nchw_) {
+      // Rows of `inner` elements; row r = (n, c) belongs to channel r % C.
+      // Split over channels: each output element has one writer.
+      const int64_t batch = g.dim(0);
+      const int64_t inner = total / (batch * channels);
+      ForRange(ctx, channels, total, batch * inner, [=](int64_t b, int64_t e) {
+        for (int64_t c = b; c < e; ++c) {
+          T acc = T(0);
+          for (int64_t n = 0; n < batch; ++n)
+            acc += ConstVecMap<T>(gp + (n * channels + c) * inner, inner).sum();
+          op[c] = acc;
+        }
+      });
+      return;
+    }
+    // NHWC: rows of `channels` elements, summed row by row into per-block
+    // partial vectors, then the partials in block order.
+    const int64_t rows = total / channels;
+    const int64_t blocks =
+        total < kParallelMinElements ? 1 : std::min<int64_t>(rows, 4 * std::max(1, ctx->num_threads()));
+    const int64_t rows_per_block = (rows + blocks - 1) / blocks;
+    if (blocks == 1) {
+      VecMap<T> acc(op, channels);
+      for (int64_t r = 0; r < rows; ++r) acc += ConstVecMap<T>(gp + r * channels, channels);
+      return;
+    }
+    std::vector<T> partial(static_cast<size_t>(blocks * channels), T(0));
+    T* pp = partial.data();
+    ctx->parallel_for(blocks, rows_per_block * channels, [=](int64_t b, int64_t e) {
+      for (int64_t blk = b; blk < e; ++blk) {
+        VecMap<T> acc(pp + blk * channels, channels);
+        const int64_t r1 = std::min(rows, (blk + 1) * rows_per_block);
+        for (int64_t r = blk * rows_per_block; r < r1; ++r)
+          acc += ConstVecMap<T>(gp + r * channels, channels);
+      }
+    });
+    VecMap<T> acc(op, channels);
+    for (int64_t blk = 0; blk < blocks; ++blk) acc += ConstVecMap<T>(pp + blk * channels, channels);
+  }
+
+ private:
+  bool nchw_ = false;
+};
+
 }  // namespace
 
 #define GR_REGISTER_NN(OP, T, ...) \
   REGISTER_KERNEL(Name(OP).Device(DEVICE_CPU).TypeConstraint<T>("T").Inexpensive(), __VA_ARGS__)
 
-GR_REGISTER_NN("Relu", float, UnaryOp<float, ReluFn>);
-GR_REGISTER_NN("Relu", double, UnaryOp<double, ReluFn>);
-GR_REGISTER_NN("Relu", int32_t, UnaryOp<int32_t, ReluFn>);
-GR_REGISTER_NN("Relu", int64_t, UnaryOp<int64_t, ReluFn>);
-GR_REGISTER_NN("Sigmoid", float, UnaryOp<float, SigmoidFn>);
-GR_REGISTER_NN("Sigmoid", double, UnaryOp<double, SigmoidFn>);
+// Element-wise and row-wise kernels split big inputs over the pool
+// themselves, so running them inline costs nothing.
+#define GR_REGISTER_NN_FLOATS(OP, KERNEL, FN) \
+  GR_REGISTER_NN(OP, float, KERNEL<float, FN>); \
+  GR_REGISTER_NN(OP, double, KERNEL<double, FN>)
+#define GR_REGISTER_NN_REALS(OP, KERNEL, FN) \
+  GR_REGISTER_NN_FLOATS(OP, KERNEL, FN);     \
+  GR_REGISTER_NN(OP, int32_t, KERNEL<int32_t, FN>); \
+  GR_REGISTER_NN(OP, int64_t, KERNEL<int64_t, FN>)
+
+GR_REGISTER_NN_REALS("Relu", UnaryOp, ReluFn);
+GR_REGISTER_NN_REALS("Relu6", UnaryOp, Relu6Fn);
+GR_REGISTER_NN_FLOATS("Sigmoid", UnaryOp, SigmoidFn);
+GR_REGISTER_NN_FLOATS("Elu", UnaryOp, EluFn);
+GR_REGISTER_NN_FLOATS("Selu", UnaryOp, SeluFn);
+GR_REGISTER_NN_FLOATS("LeakyRelu", UnaryOp, LeakyReluFn);
+GR_REGISTER_NN_FLOATS("Softplus", UnaryOp, SoftplusFn);
+
+GR_REGISTER_NN_REALS("ReluGrad", BinaryGradOp, ReluGradFn);
+GR_REGISTER_NN_REALS("Relu6Grad", BinaryGradOp, Relu6GradFn);
+GR_REGISTER_NN_FLOATS("EluGrad", BinaryGradOp, EluGradFn);
+GR_REGISTER_NN_FLOATS("SeluGrad", BinaryGradOp, SeluGradFn);
+GR_REGISTER_NN_FLOATS("LeakyReluGrad", BinaryGradOp, LeakyReluGradFn);
+GR_REGISTER_NN_FLOATS("SoftplusGrad", BinaryGradOp, SoftplusGradFn);
+GR_REGISTER_NN_FLOATS("SigmoidGrad", BinaryGradOp, SigmoidGradFn);
+GR_REGISTER_NN_FLOATS("TanhGrad", BinaryGradOp, TanhGradFn);
+
 GR_REGISTER_NN("BiasAdd", float, BiasAddOp<float>);
 GR_REGISTER_NN("BiasAdd", double, BiasAddOp<double>);
 GR_REGISTER_NN("BiasAdd", int32_t, BiasAddOp<int32_t>);
 GR_REGISTER_NN("BiasAdd", int64_t, BiasAddOp<int64_t>);
-// Softmax is row-wise but, like the element-wise kernels, splits big
-// inputs over the pool itself, so running it inline costs nothing.
-GR_REGISTER_NN("Softmax", float, SoftmaxOp<float>);
-GR_REGISTER_NN("Softmax", double, SoftmaxOp<double>);
+GR_REGISTER_NN("BiasAddGrad", float, BiasAddGradOp<float>);
+GR_REGISTER_NN("BiasAddGrad", double, BiasAddGradOp<double>);
+GR_REGISTER_NN("BiasAddGrad", int32_t, BiasAddGradOp<int32_t>);
+GR_REGISTER_NN("BiasAddGrad", int64_t, BiasAddGradOp<int64_t>);
+GR_REGISTER_NN("Softmax", float, SoftmaxOp<float, false>);
+GR_REGISTER_NN("Softmax", double, SoftmaxOp<double, false>);
+GR_REGISTER_NN("LogSoftmax", float, SoftmaxOp<float, true>);
+GR_REGISTER_NN("LogSoftmax", double, SoftmaxOp<double, true>);
 
+#undef GR_REGISTER_NN_REALS
+#undef GR_REGISTER_NN_FLOATS
 #undef GR_REGISTER_NN
 
 }  // namespace sdk

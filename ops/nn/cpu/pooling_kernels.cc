@@ -1,0 +1,706 @@
+// CPU kernels of the 2-D pooling ops: MaxPool, MaxPoolV2, AvgPool,
+// MaxPoolGrad, AvgPoolGrad, for NHWC and NCHW.
+//
+// Window rules are TensorFlow's (nn/nn_window_util.h): padded positions
+// never take part, so SAME average pooling divides by the number of valid
+// elements of each window, and the max of a window is over its valid
+// elements. MaxPoolGrad sends each output's gradient to the first maximum
+// of its window in row-major (h, w) order, as TensorFlow does.
+//
+// Forward float pooling runs on oneDNN's pooling primitives or on the
+// direct loops below, whichever bench/pool_bench.cc showed faster for the
+// layout (see kUseDnnl*). oneDNN calls run single-threaded
+// (common/cpu/dnnl_util.h) on slices of the batch split over the session's
+// pool; primitives are cached per kernel instance by shape.
+#include <graphrt/sdk/sdk.h>
+#include <graphrt/sdk/shape_fns.h>
+
+#include "common/cpu/dnnl_util.h"
+#include "common/cpu/eigen.h"
+#include "common/cpu/parallel.h"
+#include "nn/nn_window_util.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace graphrt {
+namespace sdk {
+namespace {
+
+namespace sf = shape_fns;
+namespace nw = nn_window;
+
+template <typename T>
+using VecMap = EigenVecMap<T>;
+template <typename T>
+using ConstVecMap = EigenConstVecMap<T>;
+
+// Which float forward paths go through oneDNN, chosen by bench/pool_bench.cc
+// on [8,64,224,224]-sized inputs, 2x2 windows, stride 2, VALID, 2-thread
+// session (2 shared cores, so the figures are noisy): MaxPool NHWC direct
+// 21 ms vs oneDNN 27 ms, AvgPool NHWC 23 vs 30 ms; NCHW direct 16-21 ms vs
+// oneDNN 355-466 ms (its plain-layout pooling is a reference loop). The
+// direct loops win everywhere; the oneDNN path stays for other machines
+// (GRAPHRT_NN_POOL_IMPL=dnnl) and passes the same tests.
+constexpr bool kUseDnnlNhwc = false;
+constexpr bool kUseDnnlNchw = false;
+
+// For benchmarks only: GRAPHRT_NN_POOL_IMPL=dnnl or =direct forces one
+// implementation of float forward pooling; unset, the defaults above.
+struct PoolImpl {
+  bool dnnl_nhwc = kUseDnnlNhwc;
+  bool dnnl_nchw = kUseDnnlNchw;
+  static PoolImpl FromEnv() {
+    PoolImpl p;
+    const char* v = std::getenv("GRAPHRT_NN_POOL_IMPL");
+    if (v != nullptr && std::strcmp(v, "dnnl") == 0) p.dnnl_nhwc = p.dnnl_nchw = true;
+    if (v != nullptr && std::strcmp(v, "direct") == 0) p.dnnl_nhwc = p.dnnl_nchw = false;
+    return p;
+  }
+};
+
+// ------------------------------------------------------------ attributes
+
+// The attrs every pooling op shares. ksize/strides may instead come from
+// inputs (MaxPoolV2).
+struct PoolAttrs {
+  std::vector<int64_t> ksize, strides, explicit_paddings;
+  nw::Padding padding = nw::Padding::kValid;
+  nw::Layout4 layout;
+
+  Status Read(OpKernelConstruction* c, bool lists_are_attrs) {
+    std::string format = "NHWC", padding_str;
+    if (c->HasAttr("data_format")) GR_RETURN_IF_ERROR_SDK(c->GetAttr("data_format", &format));
+    GR_RETURN_IF_ERROR_SDK(nw::ParseLayout4(format, &layout));
+    GR_RETURN_IF_ERROR_SDK(c->GetAttr("padding", &padding_str));
+    GR_RETURN_IF_ERROR_SDK(nw::ParsePadding(padding_str, &padding));
+    if (c->HasAttr("explicit_paddings")) {
+      GR_RETURN_IF_ERROR_SDK(c->GetAttr("explicit_paddings", &explicit_paddings));
+    }
+    GR_RETURN_IF_ERROR_SDK(nw::CheckValidPadding(padding, explicit_paddings, layout));
+    if (!lists_are_attrs) return Status();
+    GR_RETURN_IF_ERROR_SDK(c->GetAttr("ksize", &ksize));
+    GR_RETURN_IF_ERROR_SDK(c->GetAttr("strides", &strides));
+    return CheckLists(ksize, strides, layout);
+  }
+
+  static Status CheckLists(const std::vector<int64_t>& ksize, const std::vector<int64_t>& strides,
+                           const nw::Layout4& l) {
+    if (ksize.size() != 4)
+      return errors::InvalidArgument("Sliding window ksize field must specify 4 dimensions");
+    if (strides.size() != 4)
+      return errors::InvalidArgument("Sliding window stride field must specify 4 dimensions");
+    for (int i = 0; i < 4; ++i) {
+      if (ksize[i] <= 0)
+        return errors::InvalidArgument("Sliding window ksize for dimension ", i, " was ",
+                                       ksize[i], "; it must be > 0.");
+      if (strides[i] <= 0)
+        return errors::InvalidArgument("Sliding window stride for dimension ", i, " was ",
+                                       strides[i], "; it must be > 0.");
+    }
+    if (ksize[l.n()] != 1 || strides[l.n()] != 1)
+      return errors::Unimplemented("Pooling is not yet supported on the batch dimension.");
+    return Status();
+  }
+};
+
+// Where each window of one pooling lies.
+struct PoolGeometry {
+  int64_t batch = 0, in_h = 0, in_w = 0, depth = 0;
+  int64_t k_h = 1, k_w = 1, s_h = 1, s_w = 1;
+  int64_t out_h = 0, out_w = 0, out_depth = 0;
+  int64_t pad_top = 0, pad_bottom = 0, pad_left = 0, pad_right = 0;
+  int64_t depth_window = 1;  // > 1: max pooling across channels instead
+  bool nchw = false;
+
+  std::vector<int64_t> InputDims() const {
+    return nchw ? std::vector<int64_t>{batch, depth, in_h, in_w}
+                : std::vector<int64_t>{batch, in_h, in_w, depth};
+  }
+  std::vector<int64_t> OutputDims() const {
+    return nchw ? std::vector<int64_t>{batch, out_depth, out_h, out_w}
+                : std::vector<int64_t>{batch, out_h, out_w, out_depth};
+  }
+  // Valid input rows [*h0, *h1) of output row oh; columns likewise.
+  void Rows(int64_t oh, int64_t* h0, int64_t* h1) const {
+    const int64_t start = oh * s_h - pad_top;
+    *h0 = std::max<int64_t>(start, 0);
+    *h1 = std::min(start + k_h, in_h);
+  }
+  void Cols(int64_t ow, int64_t* w0, int64_t* w1) const {
+    const int64_t start = ow * s_w - pad_left;
+    *w0 = std::max<int64_t>(start, 0);
+    *w1 = std::min(start + k_w, in_w);
+  }
+};
+
+// The geometry of pooling an input of `dims` (TensorFlow's PoolParameters).
+Status MakeGeometry(const PoolAttrs& a, const std::vector<int64_t>& ksize,
+                    const std::vector<int64_t>& strides, const int64_t* dims, int rank,
+                    bool depth_pooling_allowed, PoolGeometry* g) {
+  if (rank != 4) return errors::InvalidArgument("tensor_in must be 4-dimensional");
+  const nw::Layout4& l = a.layout;
+  g->nchw = l.nchw;
+  g->batch = dims[l.n()];
+  g->in_h = dims[l.h()];
+  g->in_w = dims[l.w()];
+  g->depth = dims[l.c()];
+  g->k_h = ksize[l.h()];
+  g->k_w = ksize[l.w()];
+  g->s_h = strides[l.h()];
+  g->s_w = strides[l.w()];
+  g->depth_window = ksize[l.c()];
+  const int64_t depth_stride = strides[l.c()];
+  if (g->depth_window != 1) {
+    if (!depth_pooling_allowed)
+      return errors::Unimplemented("Non-spatial pooling is not yet supported.");
+    if (g->k_h != 1 || g->k_w != 1)
+      return errors::Unimplemented(
+          "MaxPooling supports exactly one of pooling across depth or pooling across "
+          "width/height.");
+    if (g->depth % g->depth_window != 0)
+      return errors::Unimplemented(
+          "Depthwise max pooling requires the depth window to evenly divide the input depth");
+    if (depth_stride != g->depth_window)
+      return errors::Unimplemented(
+          "Depthwise max pooling requires the depth window to equal the depth stride");
+    if (g->s_h != 1 || g->s_w != 1)
+      return errors::Unimplemented(
+          "Depthwise max pooling requires the row and column strides to be 1");
+    g->out_h = g->in_h;
+    g->out_w = g->in_w;
+    g->out_depth = g->depth / g->depth_window;
+    return Status();
+  }
+  if (depth_stride != 1)
+    return errors::Unimplemented("Pooling with a depth stride of ", depth_stride,
+                                 " and a depth window of 1 is not supported.");
+  if (a.padding == nw::Padding::kExplicit) {
+    g->pad_top = a.explicit_paddings[2 * l.h()];
+    g->pad_bottom = a.explicit_paddings[2 * l.h() + 1];
+    g->pad_left = a.explicit_paddings[2 * l.w()];
+    g->pad_right = a.explicit_paddings[2 * l.w() + 1];
+    GR_RETURN_IF_ERROR_SDK(nw::CheckPaddingSize(g->k_h, g->k_w, g->pad_top, g->pad_bottom,
+                                                g->pad_left, g->pad_right));
+  }
+  GR_RETURN_IF_ERROR_SDK(nw::WindowedOutputSize(g->in_h, g->k_h, g->s_h, a.padding, &g->out_h,
+                                                &g->pad_top, &g->pad_bottom));
+  GR_RETURN_IF_ERROR_SDK(nw::WindowedOutputSize(g->in_w, g->k_w, g->s_w, a.padding, &g->out_w,
+                                                &g->pad_left, &g->pad_right));
+  g->out_depth = g->depth;
+  return Status();
+}
+
+// Rough ns per input element visited, for the pool's cost model.
+constexpr int64_t kCostPerTap = 1;
+
+// A scratch row per thread, reused across runs (no per-run allocation).
+template <typename T>
+T* ScratchRow(int64_t n) {
+  thread_local std::vector<T> row;
+  if (static_cast<int64_t>(row.size()) < n) row.resize(static_cast<size_t>(n));
+  return row.data();
+}
+
+// ------------------------------------------------------ direct forward
+
+enum class PoolKind { kMax, kAvg };
+
+template <typename T, PoolKind K>
+void PoolNhwcRows(const PoolGeometry& g, const T* in, T* out, int64_t row_begin, int64_t row_end) {
+  const int64_t C = g.depth;
+  for (int64_t u = row_begin; u < row_end; ++u) {  // u = n * out_h + oh
+    const int64_t n = u / g.out_h, oh = u % g.out_h;
+    int64_t h0, h1;
+    g.Rows(oh, &h0, &h1);
+    const T* img = in + n * g.in_h * g.in_w * C;
+    for (int64_t ow = 0; ow < g.out_w; ++ow) {
+      int64_t w0, w1;
+      g.Cols(ow, &w0, &w1);
+      VecMap<T> o(out + (u * g.out_w + ow) * C, C);
+      o = ConstVecMap<T>(img + (h0 * g.in_w + w0) * C, C);
+      for (int64_t h = h0; h < h1; ++h) {
+        for (int64_t w = (h == h0 ? w0 + 1 : w0); w < w1; ++w) {
+          ConstVecMap<T> x(img + (h * g.in_w + w) * C, C);
+          if constexpr (K == PoolKind::kMax) {
+            o = o.max(x);
+          } else {
+            o += x;
+          }
+        }
+      }
+      if constexpr (K == PoolKind::kAvg) o *= T(1) / static_cast<T>((h1 - h0) * (w1 - w0));
+    }
+  }
+}
+
+template <typename T, PoolKind K>
+void PoolNchwPlanes(const PoolGeometry& g, const T* in, T* out, int64_t plane_begin,
+                    int64_t plane_end) {
+  const int64_t W = g.in_w;
+  T* acc = ScratchRow<T>(W);
+  for (int64_t p = plane_begin; p < plane_end; ++p) {  // p = n * C + c
+    const T* plane = in + p * g.in_h * W;
+    T* o = out + p * g.out_h * g.out_w;
+    for (int64_t oh = 0; oh < g.out_h; ++oh) {
+      int64_t h0, h1;
+      g.Rows(oh, &h0, &h1);
+      // Combine the window's rows column by column (vectorized) ...
+      const T* row = plane + h0 * W;
+      if (h1 - h0 > 1) {
+        VecMap<T> a(acc, W);
+        a = ConstVecMap<T>(row, W);
+        for (int64_t h = h0 + 1; h < h1; ++h) {
+          if constexpr (K == PoolKind::kMax) {
+            a = a.max(ConstVecMap<T>(plane + h * W, W));
+          } else {
+            a += ConstVecMap<T>(plane + h * W, W);
+          }
+        }
+        row = acc;
+      }
+      // ... then the columns of each window.
+      T* orow = o + oh * g.out_w;
+      if (g.k_w == 2 && g.s_w == 2 && g.pad_left == 0 && 2 * g.out_w <= W) {
+        for (int64_t ow = 0; ow < g.out_w; ++ow) {
+          const T x0 = row[2 * ow], x1 = row[2 * ow + 1];
+          if constexpr (K == PoolKind::kMax) {
+            orow[ow] = x1 > x0 ? x1 : x0;
+          } else {
+            orow[ow] = (x0 + x1) / static_cast<T>(2 * (h1 - h0));
+          }
+        }
+        continue;
+      }
+      for (int64_t ow = 0; ow < g.out_w; ++ow) {
+        int64_t w0, w1;
+        g.Cols(ow, &w0, &w1);
+        T m = row[w0];
+        for (int64_t w = w0 + 1; w < w1; ++w) {
+          if constexpr (K == PoolKind::kMax) {
+            m = row[w] > m ? row[w] : m;
+          } else {
+            m += row[w];
+          }
+        }
+        if constexpr (K == PoolKind::kAvg) m /= static_cast<T>((h1 - h0) * (w1 - w0));
+        orow[ow] = m;
+      }
+    }
+  }
+}
+
+// Max over groups of depth_window consecutive channels.
+template <typename T>
+void DepthwiseMaxPool(OpKernelContext* ctx, const PoolGeometry& g, const T* in, T* out) {
+  const int64_t k = g.depth_window;
+  const int64_t spatial = g.in_h * g.in_w;
+  const int64_t total = g.batch * spatial * g.depth;
+  if (!g.nchw) {
+    // Rows of `depth` channels, one per (n, h, w).
+    ForRange(ctx, g.batch * spatial, total, g.depth, [=](int64_t b, int64_t e) {
+      for (int64_t r = b; r < e; ++r) {
+        const T* x = in + r * g.depth;
+        T* o = out + r * g.out_depth;
+        for (int64_t oc = 0; oc < g.out_depth; ++oc) {
+          T m = x[oc * k];
+          for (int64_t j = 1; j < k; ++j) m = x[oc * k + j] > m ? x[oc * k + j] : m;
+          o[oc] = m;
+        }
+      }
+    });
+    return;
+  }
+  // NCHW: output plane (n, oc) is the max of k consecutive input planes.
+  ForRange(ctx, g.batch * g.out_depth, total, k * spatial, [=](int64_t b, int64_t e) {
+    for (int64_t p = b; p < e; ++p) {
+      const int64_t n = p / g.out_depth, oc = p % g.out_depth;
+      const T* x = in + (n * g.depth + oc * k) * spatial;
+      VecMap<T> o(out + p * spatial, spatial);
+      o = ConstVecMap<T>(x, spatial);
+      for (int64_t j = 1; j < k; ++j) o = o.max(ConstVecMap<T>(x + j * spatial, spatial));
+    }
+  });
+}
+
+// ------------------------------------------------------- oneDNN forward
+
+struct DnnlPool {
+  dnnl::pooling_forward prim;
+  dnnl::memory::desc src_md, dst_md;
+};
+
+// The batch split: `parts` slices of `chunk` images (the last may be short).
+struct BatchSplit {
+  int64_t chunk = 0, parts = 0;
+};
+
+BatchSplit SplitBatch(OpKernelContext* ctx, int64_t batch, int64_t elements) {
+  BatchSplit s;
+  const int64_t threads = elements >= kParallelMinElements ? std::max(1, ctx->num_threads()) : 1;
+  s.parts = std::min(batch, threads);
+  s.chunk = (batch + s.parts - 1) / s.parts;
+  s.parts = (batch + s.chunk - 1) / s.chunk;
+  return s;
+}
+
+class DnnlPoolCache {
+ public:
+  // The primitive for `nb` images of geometry g, or null if oneDNN cannot
+  // build one.
+  std::shared_ptr<DnnlPool> Get(const PoolGeometry& g, int64_t nb, dnnl::algorithm alg) {
+    const ShapeKeyedCache<DnnlPool>::Key key = {nb,      g.depth,   g.in_h,    g.in_w,
+                                                g.k_h,   g.k_w,     g.s_h,     g.s_w,
+                                                g.pad_top, g.pad_bottom, g.pad_left,
+                                                g.pad_right, g.nchw ? 1 : 0,
+                                                static_cast<int64_t>(alg)};
+    return cache_.GetOrCreate(key, [&]() -> std::shared_ptr<DnnlPool> {
+      using tag = dnnl::memory::format_tag;
+      const tag t = g.nchw ? tag::nchw : tag::nhwc;
+      try {
+        SingleOmpThread one_thread;
+        auto p = std::make_shared<DnnlPool>();
+        p->src_md = dnnl::memory::desc({nb, g.depth, g.in_h, g.in_w}, dnnl::memory::data_type::f32, t);
+        p->dst_md =
+            dnnl::memory::desc({nb, g.depth, g.out_h, g.out_w}, dnnl::memory::data_type::f32, t);
+        dnnl::pooling_forward::desc d(dnnl::prop_kind::forward_inference, alg, p->src_md, p->dst_md,
+                                      {g.s_h, g.s_w}, {g.k_h, g.k_w}, {g.pad_top, g.pad_left},
+                                      {g.pad_bottom, g.pad_right});
+        p->prim = dnnl::pooling_forward(dnnl::pooling_forward::primitive_desc(d, DnnlCpuEngine()));
+        return p;
+      } catch (const dnnl::error&) {
+        return nullptr;
+      }
+    });
+  }
+
+ private:
+  ShapeKeyedCache<DnnlPool> cache_;
+};
+
+// Pools with oneDNN, the batch split over the pool. False if oneDNN could
+// not build a primitive for the shape (the caller falls back).
+bool DnnlPoolForward(OpKernelContext* ctx, DnnlPoolCache* cache, const PoolGeometry& g,
+                     dnnl::algorithm alg, const float* in, float* out) {
+  const int64_t in_image = g.depth * g.in_h * g.in_w;
+  const int64_t out_image = g.depth * g.out_h * g.out_w;
+  const BatchSplit split = SplitBatch(ctx, g.batch, g.batch * in_image);
+  const int64_t last = g.batch - (split.parts - 1) * split.chunk;
+  std::shared_ptr<DnnlPool> full = cache->Get(g, split.chunk, alg);
+  std::shared_ptr<DnnlPool> tail = last == split.chunk ? full : cache->Get(g, last, alg);
+  if (!full || !tail) return false;
+  std::atomic<bool> ok{true};
+  auto run = [&](int64_t b, int64_t e) {
+    SingleOmpThread one_thread;
+    for (int64_t part = b; part < e; ++part) {
+      const DnnlPool& p = part == split.parts - 1 ? *tail : *full;
+      const int64_t n0 = part * split.chunk;
+      try {
+        dnnl::memory src(p.src_md, DnnlCpuEngine(), const_cast<float*>(in + n0 * in_image));
+        dnnl::memory dst(p.dst_md, DnnlCpuEngine(), out + n0 * out_image);
+        dnnl::stream& s = DnnlThreadStream();
+        p.prim.execute(s, {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
+        s.wait();
+      } catch (const dnnl::error&) {
+        ok.store(false, std::memory_order_relaxed);
+      }
+    }
+  };
+  if (split.parts == 1) {
+    run(0, 1);
+  } else {
+    ctx->parallel_for(split.parts, split.chunk * in_image * kCostPerTap, run);
+  }
+  return ok.load();
+}
+
+// --------------------------------------------------------- forward ops
+
+template <typename T, PoolKind K>
+void PoolForward(OpKernelContext* ctx, const PoolGeometry& g, const PoolImpl& impl,
+                 DnnlPoolCache* dnnl_cache, const T* in, T* out) {
+  const int64_t taps = g.batch * g.out_h * g.out_w * g.depth * g.k_h * g.k_w;
+  if constexpr (std::is_same_v<T, float>) {
+    if (g.nchw ? impl.dnnl_nchw : impl.dnnl_nhwc) {
+      const dnnl::algorithm alg = K == PoolKind::kMax ? dnnl::algorithm::pooling_max
+                                                      : dnnl::algorithm::pooling_avg_exclude_padding;
+      if (DnnlPoolForward(ctx, dnnl_cache, g, alg, in, out)) return;
+    }
+  }
+  if (g.nchw) {
+    const int64_t planes = g.batch * g.depth;
+    ForRange(ctx, planes, taps, std::max<int64_t>(1, taps / planes) * kCostPerTap,
+             [=](int64_t b, int64_t e) { PoolNchwPlanes<T, K>(g, in, out, b, e); });
+  } else {
+    const int64_t rows = g.batch * g.out_h;
+    ForRange(ctx, rows, taps, std::max<int64_t>(1, taps / rows) * kCostPerTap,
+             [=](int64_t b, int64_t e) { PoolNhwcRows<T, K>(g, in, out, b, e); });
+  }
+}
+
+template <typename T, PoolKind K, bool kListsAreInputs>
+class PoolOp : public OpKernel {
+ public:
+  explicit PoolOp(OpKernelConstruction* c) : OpKernel(c) {
+    c->SetStatus(attrs_.Read(c, !kListsAreInputs));
+  }
+
+  void Compute(OpKernelContext* ctx) override {
+    const TensorView x = ctx->input(0);
+    std::vector<int64_t> ksize = attrs_.ksize, strides = attrs_.strides;
+    if constexpr (kListsAreInputs) {
+      OP_REQUIRES_OK(ctx, ReadList(ctx->input(1), "ksize", &ksize));
+      OP_REQUIRES_OK(ctx, ReadList(ctx->input(2), "stride", &strides));
+      OP_REQUIRES_OK(ctx, PoolAttrs::CheckLists(ksize, strides, attrs_.layout));
+    }
+    PoolGeometry g;
+    OP_REQUIRES_OK(ctx, MakeGeometry(attrs_, ksize, strides, x.dims_data(), x.rank(),
+                                     K == PoolKind::kMax, &g));
+    const std::vector<int64_t> od = g.OutputDims();
+    TensorView out;
+    if (!ctx->allocate_output(0, od, &out).ok()) return;
+    if (out.NumElements() == 0) return;
+    const T* in = x.data<T>();
+    T* o = out.data<T>();
+    if (g.depth_window > 1) {
+      DepthwiseMaxPool<T>(ctx, g, in, o);
+      return;
+    }
+    PoolForward<T, K>(ctx, g, impl_, &dnnl_cache_, in, o);
+  }
+
+ private:
+  static Status ReadList(const TensorView& t, const char* name, std::vector<int64_t>* v) {
+    if (t.rank() != 1 || t.NumElements() != 4)
+      return errors::InvalidArgument("Sliding window ", name, " field must specify 4 dimensions");
+    v->assign(t.data<int32_t>(), t.data<int32_t>() + 4);
+    return Status();
+  }
+
+  PoolAttrs attrs_;
+  const PoolImpl impl_ = PoolImpl::FromEnv();
+  DnnlPoolCache dnnl_cache_;
+};
+
+// ------------------------------------------------------------ gradients
+
+// Zero-filled output of the original input's shape.
+template <typename T>
+bool ZeroOutput(OpKernelContext* ctx, int index, const std::vector<int64_t>& dims, TensorView* out) {
+  if (!ctx->allocate_output(index, dims, out).ok()) return false;
+  std::fill(out->data<T>(), out->data<T>() + out->NumElements(), T(0));
+  return true;
+}
+
+bool DimsEqual(const TensorView& t, const std::vector<int64_t>& d) {
+  return t.dims() == d;
+}
+
+template <typename T>
+class MaxPoolGradOp : public OpKernel {
+ public:
+  explicit MaxPoolGradOp(OpKernelConstruction* c) : OpKernel(c) { c->SetStatus(attrs_.Read(c, true)); }
+
+  void Compute(OpKernelContext* ctx) override {
+    const TensorView x = ctx->input(0);
+    const TensorView y = ctx->input(1);
+    const TensorView dy = ctx->input(2);
+    OP_REQUIRES(ctx, x.rank() == 4, errors::InvalidArgument("tensor_in must be 4-dimensional"));
+    OP_REQUIRES(ctx, y.rank() == 4, errors::InvalidArgument("tensor_out must be 4-dimensional"));
+    OP_REQUIRES(ctx, dy.rank() == 4, errors::InvalidArgument("out_backprop must be 4-dimensional"));
+    PoolGeometry g;
+    OP_REQUIRES_OK(ctx, MakeGeometry(attrs_, attrs_.ksize, attrs_.strides, x.dims_data(), 4,
+                                     /*depth_pooling_allowed=*/false, &g));
+    const std::vector<int64_t> od = g.OutputDims();
+    OP_REQUIRES(ctx, DimsEqual(y, od),
+                errors::InvalidArgument("Expected orig_output shape to be ", sf::ShapeString(od),
+                                        ", but got ", sf::ShapeString(y)));
+    OP_REQUIRES(ctx, DimsEqual(dy, od),
+                errors::InvalidArgument("Expected grad shape to be ", sf::ShapeString(od),
+                                        ", but got ", sf::ShapeString(dy)));
+    TensorView out;
+    if (!ZeroOutput<T>(ctx, 0, g.InputDims(), &out)) return;
+    if (dy.NumElements() == 0) return;
+    const T* in = x.data<T>();
+    const T* grad = dy.data<T>();
+    T* o = out.data<T>();
+    const int64_t taps = g.batch * g.out_h * g.out_w * g.depth * g.k_h * g.k_w;
+    // Windows overlap within an image (NHWC) or a plane (NCHW), never
+    // across: split over images or planes.
+    if (g.nchw) {
+      const int64_t planes = g.batch * g.depth;
+      ForRange(ctx, planes, taps, taps / planes * kCostPerTap, [=](int64_t b, int64_t e) {
+        for (int64_t p = b; p < e; ++p) {
+          const T* xp = in + p * g.in_h * g.in_w;
+          T* op = o + p * g.in_h * g.in_w;
+          const T* gp = grad + p * g.out_h * g.out_w;
+          for (int64_t oh = 0; oh < g.out_h; ++oh) {
+            int64_t h0, h1;
+            g.Rows(oh, &h0, &h1);
+            for (int64_t ow = 0; ow < g.out_w; ++ow) {
+              int64_t w0, w1;
+              g.Cols(ow, &w0, &w1);
+              int64_t best = h0 * g.in_w + w0;
+              for (int64_t h = h0; h < h1; ++h)
+                for (int64_t w = w0; w < w1; ++w)
+                  if (xp[h * g.in_w + w] > xp[best]) best = h * g.in_w + w;
+              op[best] += gp[oh * g.out_w + ow];
+            }
+          }
+        }
+      });
+      return;
+    }
+    const int64_t C = g.depth;
+    ForRange(ctx, g.batch, taps, taps / g.batch * kCostPerTap, [=](int64_t b, int64_t e) {
+      int64_t* best = ScratchRow<int64_t>(C);
+      for (int64_t n = b; n < e; ++n) {
+        const T* xp = in + n * g.in_h * g.in_w * C;
+        T* op = o + n * g.in_h * g.in_w * C;
+        const T* gp = grad + n * g.out_h * g.out_w * C;
+        for (int64_t oh = 0; oh < g.out_h; ++oh) {
+          int64_t h0, h1;
+          g.Rows(oh, &h0, &h1);
+          for (int64_t ow = 0; ow < g.out_w; ++ow) {
+            int64_t w0, w1;
+            g.Cols(ow, &w0, &w1);
+            const int64_t first = (h0 * g.in_w + w0) * C;
+            for (int64_t c = 0; c < C; ++c) best[c] = first + c;
+            for (int64_t h = h0; h < h1; ++h) {
+              for (int64_t w = w0; w < w1; ++w) {
+                const int64_t pos = (h * g.in_w + w) * C;
+                for (int64_t c = 0; c < C; ++c)
+                  if (xp[pos + c] > xp[best[c]]) best[c] = pos + c;
+              }
+            }
+            const T* gr = gp + (oh * g.out_w + ow) * C;
+            for (int64_t c = 0; c < C; ++c) op[best[c]] += gr[c];
+          }
+        }
+      }
+    });
+  }
+
+ private:
+  PoolAttrs attrs_;
+};
+
+template <typename T>
+class AvgPoolGradOp : public OpKernel {
+ public:
+  explicit AvgPoolGradOp(OpKernelConstruction* c) : OpKernel(c) { c->SetStatus(attrs_.Read(c, true)); }
+
+  void Compute(OpKernelContext* ctx) override {
+    const TensorView shape = ctx->input(0);
+    const TensorView dy = ctx->input(1);
+    OP_REQUIRES(ctx, shape.rank() == 1 && shape.NumElements() == 4,
+                errors::InvalidArgument("orig_input_shape must be 1-dimensional and 4 elements"));
+    OP_REQUIRES(ctx, dy.rank() == 4, errors::InvalidArgument("out_backprop must be 4-dimensional"));
+    int64_t dims[4];
+    for (int i = 0; i < 4; ++i) {
+      dims[i] = shape.data<int32_t>()[i];
+      OP_REQUIRES(ctx, dims[i] >= 0,
+                  errors::InvalidArgument("orig_input_shape has a negative dimension: ",
+                                          sf::ShapeString(std::vector<int64_t>(dims, dims + i + 1))));
+    }
+    PoolGeometry g;
+    OP_REQUIRES_OK(ctx, MakeGeometry(attrs_, attrs_.ksize, attrs_.strides, dims, 4,
+                                     /*depth_pooling_allowed=*/false, &g));
+    const std::vector<int64_t> od = g.OutputDims();
+    OP_REQUIRES(ctx, DimsEqual(dy, od),
+                errors::InvalidArgument("Expected grad shape to be ", sf::ShapeString(od),
+                                        ", but got ", sf::ShapeString(dy)));
+    TensorView out;
+    if (!ZeroOutput<T>(ctx, 0, g.InputDims(), &out)) return;
+    if (dy.NumElements() == 0) return;
+    const T* grad = dy.data<T>();
+    T* o = out.data<T>();
+    const int64_t taps = g.batch * g.out_h * g.out_w * g.depth * g.k_h * g.k_w;
+    if (g.nchw) {
+      const int64_t planes = g.batch * g.depth;
+      ForRange(ctx, planes, taps, taps / planes * kCostPerTap, [=](int64_t b, int64_t e) {
+        for (int64_t p = b; p < e; ++p) {
+          T* op = o + p * g.in_h * g.in_w;
+          const T* gp = grad + p * g.out_h * g.out_w;
+          for (int64_t oh = 0; oh < g.out_h; ++oh) {
+            int64_t h0, h1;
+            g.Rows(oh, &h0, &h1);
+            for (int64_t ow = 0; ow < g.out_w; ++ow) {
+              int64_t w0, w1;
+              g.Cols(ow, &w0, &w1);
+              const T share = gp[oh * g.out_w + ow] / static_cast<T>((h1 - h0) * (w1 - w0));
+              for (int64_t h = h0; h < h1; ++h)
+                for (int64_t w = w0; w < w1; ++w) op[h * g.in_w + w] += share;
+            }
+          }
+        }
+      });
+      return;
+    }
+    const int64_t C = g.depth;
+    ForRange(ctx, g.batch, taps, taps / g.batch * kCostPerTap, [=](int64_t b, int64_t e) {
+      T* share = ScratchRow<T>(C);
+      for (int64_t n = b; n < e; ++n) {
+        T* op = o + n * g.in_h * g.in_w * C;
+        const T* gp = grad + n * g.out_h * g.out_w * C;
+        for (int64_t oh = 0; oh < g.out_h; ++oh) {
+          int64_t h0, h1;
+          g.Rows(oh, &h0, &h1);
+          for (int64_t ow = 0; ow < g.out_w; ++ow) {
+            int64_t w0, w1;
+            g.Cols(ow, &w0, &w1);
+            VecMap<T> s(share, C);
+            s = ConstVecMap<T>(gp + (oh * g.out_w + ow) * C, C) /
+                static_cast<T>((h1 - h0) * (w1 - w0));
+            for (int64_t h = h0; h < h1; ++h)
+              for (int64_t w = w0; w < w1; ++w) VecMap<T>(op + (h * g.in_w + w) * C, C) += s;
+          }
+        }
+      }
+    });
+  }
+
+ private:
+  PoolAttrs attrs_;
+};
+
+}  // namespace
+
+#define GR_REGISTER_POOL(OP, T, ...) \
+  REGISTER_KERNEL(Name(OP).Device(DEVICE_CPU).TypeConstraint<T>("T"), __VA_ARGS__)
+
+GR_REGISTER_POOL("MaxPool", float, PoolOp<float, PoolKind::kMax, false>);
+GR_REGISTER_POOL("MaxPool", double, PoolOp<double, PoolKind::kMax, false>);
+GR_REGISTER_POOL("MaxPool", int32_t, PoolOp<int32_t, PoolKind::kMax, false>);
+GR_REGISTER_POOL("MaxPool", int64_t, PoolOp<int64_t, PoolKind::kMax, false>);
+REGISTER_KERNEL(Name("MaxPoolV2").Device(DEVICE_CPU).TypeConstraint<float>("T").HostMemory("ksize").HostMemory("strides"),
+                PoolOp<float, PoolKind::kMax, true>);
+REGISTER_KERNEL(Name("MaxPoolV2").Device(DEVICE_CPU).TypeConstraint<double>("T").HostMemory("ksize").HostMemory("strides"),
+                PoolOp<double, PoolKind::kMax, true>);
+REGISTER_KERNEL(Name("MaxPoolV2").Device(DEVICE_CPU).TypeConstraint<int32_t>("T").HostMemory("ksize").HostMemory("strides"),
+                PoolOp<int32_t, PoolKind::kMax, true>);
+REGISTER_KERNEL(Name("MaxPoolV2").Device(DEVICE_CPU).TypeConstraint<int64_t>("T").HostMemory("ksize").HostMemory("strides"),
+                PoolOp<int64_t, PoolKind::kMax, true>);
+GR_REGISTER_POOL("AvgPool", float, PoolOp<float, PoolKind::kAvg, false>);
+GR_REGISTER_POOL("AvgPool", double, PoolOp<double, PoolKind::kAvg, false>);
+GR_REGISTER_POOL("MaxPoolGrad", float, MaxPoolGradOp<float>);
+GR_REGISTER_POOL("MaxPoolGrad", double, MaxPoolGradOp<double>);
+GR_REGISTER_POOL("MaxPoolGrad", int32_t, MaxPoolGradOp<int32_t>);
+GR_REGISTER_POOL("MaxPoolGrad", int64_t, MaxPoolGradOp<int64_t>);
+REGISTER_KERNEL(Name("AvgPoolGrad").Device(DEVICE_CPU).TypeConstraint<float>("T").HostMemory("orig_input_shape"),
+                AvgPoolGradOp<float>);
+REGISTER_KERNEL(Name("AvgPoolGrad").Device(DEVICE_CPU).TypeConstraint<double>("T").HostMemory("orig_input_shape"),
+                AvgPoolGradOp<double>);
+
+#undef GR_REGISTER_POOL
+
+}  // namespace sdk
+}  // namespace graphrt

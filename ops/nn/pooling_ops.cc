@@ -1,0 +1,199 @@
+// Op definitions of the nn family's 2-D pooling ops (TensorFlow's
+// signatures and shape functions). REGISTER_OP only, no kernels.
+#include <graphrt/sdk/sdk.h>
+#include <graphrt/sdk/shape_fns.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "nn/nn_window_util.h"
+
+namespace graphrt {
+namespace sdk {
+namespace {
+
+namespace sf = shape_fns;
+namespace nw = nn_window;
+
+// The pooled shape of a 4-D input (TensorFlow's MaxPool/AvgPool shape
+// functions). `op` names the op in messages; explicit_paddings is read when
+// the op has it; `depth_pooling_allowed` pools the channel dim by its
+// window too (MaxPool).
+Status PoolShapeFromLists(InferenceContext* c, const char* op, const std::vector<int64_t>& ksize,
+                          const std::vector<int64_t>& strides, bool depth_pooling_allowed) {
+  std::string format = "NHWC";
+  if (!c->GetAttr("data_format", &format).ok()) format = "NHWC";
+  nw::Layout4 l;
+  GR_RETURN_IF_ERROR_SDK(nw::ParseLayout4(format, &l));
+  PartialShape in;
+  GR_RETURN_IF_ERROR_SDK(sf::WithRank(c->input(0), 4, &in));
+  if (strides.size() != 4) {
+    return errors::InvalidArgument(op, " requires the stride attribute to contain 4 values, but got: ",
+                                   strides.size());
+  }
+  if (ksize.size() != 4) {
+    return errors::InvalidArgument(op, " requires the ksize attribute to contain 4 values, but got: ",
+                                   ksize.size());
+  }
+  std::string padding_str;
+  GR_RETURN_IF_ERROR_SDK(c->GetAttr("padding", &padding_str));
+  nw::Padding padding = nw::Padding::kValid;
+  GR_RETURN_IF_ERROR_SDK(nw::ParsePadding(padding_str, &padding));
+  std::vector<int64_t> explicit_paddings;
+  if (!c->GetAttr("explicit_paddings", &explicit_paddings).ok()) explicit_paddings.clear();
+  GR_RETURN_IF_ERROR_SDK(nw::CheckValidPadding(padding, explicit_paddings, l));
+  auto pad = [&](int dim, int side) -> int64_t {
+    return padding == nw::Padding::kExplicit ? explicit_paddings[2 * dim + side] : 0;
+  };
+  PartialShape out = in;
+  GR_RETURN_IF_ERROR_SDK(nw::WindowedOutputDim(in.dims[l.h()], ksize[l.h()], strides[l.h()], padding,
+                                               pad(l.h(), 0), pad(l.h(), 1), &out.dims[l.h()]));
+  GR_RETURN_IF_ERROR_SDK(nw::WindowedOutputDim(in.dims[l.w()], ksize[l.w()], strides[l.w()], padding,
+                                               pad(l.w(), 0), pad(l.w(), 1), &out.dims[l.w()]));
+  if (depth_pooling_allowed) {
+    GR_RETURN_IF_ERROR_SDK(nw::WindowedOutputDim(in.dims[l.c()], ksize[l.c()], strides[l.c()],
+                                                 padding == nw::Padding::kExplicit ? nw::Padding::kValid
+                                                                                   : padding,
+                                                 0, 0, &out.dims[l.c()]));
+  }
+  c->set_output(0, out);
+  return Status();
+}
+
+Status PoolShape(InferenceContext* c, const char* op, bool depth_pooling_allowed) {
+  std::vector<int64_t> ksize, strides;
+  GR_RETURN_IF_ERROR_SDK(c->GetAttr("strides", &strides));
+  GR_RETURN_IF_ERROR_SDK(c->GetAttr("ksize", &ksize));
+  return PoolShapeFromLists(c, op, ksize, strides, depth_pooling_allowed);
+}
+
+Status MaxPoolShape(InferenceContext* c) { return PoolShape(c, "MaxPool", true); }
+Status AvgPoolShape(InferenceContext* c) { return PoolShape(c, "AvgPool", false); }
+
+// A 1-D int32 constant of 4 values, or false when not known at load.
+Status ReadConstList(InferenceContext* c, int input, bool* known, std::vector<int64_t>* v) {
+  PartialShape s;
+  GR_RETURN_IF_ERROR_SDK(sf::WithRank(c->input(input), 1, &s));
+  if (s.dims[0] >= 0 && s.dims[0] != 4) {
+    return errors::InvalidArgument("Dimension must be 4 but is ", s.dims[0]);
+  }
+  TensorView t;
+  *known = c->input_tensor(input, &t);
+  if (!*known) return Status();
+  v->clear();
+  for (int64_t i = 0; i < t.NumElements(); ++i) v->push_back(t.data<int32_t>()[i]);
+  return Status();
+}
+
+Status MaxPoolV2Shape(InferenceContext* c) {
+  PartialShape in;
+  GR_RETURN_IF_ERROR_SDK(sf::WithRank(c->input(0), 4, &in));
+  bool known_k = false, known_s = false;
+  std::vector<int64_t> ksize, strides;
+  GR_RETURN_IF_ERROR_SDK(ReadConstList(c, 1, &known_k, &ksize));
+  GR_RETURN_IF_ERROR_SDK(ReadConstList(c, 2, &known_s, &strides));
+  if (!known_k || !known_s) {
+    c->set_output(0, PartialShape::Known({-1, -1, -1, -1}));
+    return Status();
+  }
+  return PoolShapeFromLists(c, "MaxPool", ksize, strides, true);
+}
+
+Status UnchangedShapeWithRank4(InferenceContext* c) {
+  PartialShape s;
+  GR_RETURN_IF_ERROR_SDK(sf::WithRank(c->input(0), 4, &s));
+  c->set_output(0, s);
+  return Status();
+}
+
+// The output is shaped by the constant orig_input_shape, else rank 4.
+Status AvgPoolGradShape(InferenceContext* c) {
+  PartialShape s;
+  GR_RETURN_IF_ERROR_SDK(sf::WithRank(c->input(0), 1, &s));
+  TensorView t;
+  if (!c->input_tensor(0, &t)) {
+    c->set_output(0, PartialShape::Known({-1, -1, -1, -1}));
+    return Status();
+  }
+  if (t.NumElements() != 4) {
+    return errors::InvalidArgument("Shape must be rank 4 but is rank ", t.NumElements());
+  }
+  std::vector<int64_t> dims;
+  for (int i = 0; i < 4; ++i) {
+    const int32_t d = t.data<int32_t>()[i];
+    if (d < -1) return errors::InvalidArgument("Dimension ", i, " of orig_input_shape is negative: ", d);
+    dims.push_back(d);
+  }
+  c->set_output(0, PartialShape::Known(dims));
+  return Status();
+}
+
+}  // namespace
+
+REGISTER_OP("MaxPool")
+    .Attr(
+        "T: {half, bfloat16, float, double, int32, int64, uint8, int16, int8, uint16, qint8} = "
+        "DT_FLOAT")
+    .Attr("ksize: list(int) >= 4")
+    .Attr("strides: list(int) >= 4")
+    .Attr("padding: {'SAME', 'VALID', 'EXPLICIT'}")
+    .Attr("explicit_paddings: list(int) = []")
+    .Attr("data_format: {'NHWC', 'NCHW', 'NCHW_VECT_C'} = 'NHWC'")
+    .Input("input: T")
+    .Output("output: T")
+    .SetShapeFn(MaxPoolShape)
+    .Doc("Performs max pooling on the input.");
+
+REGISTER_OP("MaxPoolV2")
+    .Attr(
+        "T: {half, bfloat16, float, double, int32, int64, uint8, int16, int8, uint16, qint8} = "
+        "DT_FLOAT")
+    .Attr("padding: {'SAME', 'VALID'}")
+    .Attr("data_format: {'NHWC', 'NCHW', 'NCHW_VECT_C'} = 'NHWC'")
+    .Input("input: T")
+    .Input("ksize: int32")
+    .Input("strides: int32")
+    .Output("output: T")
+    .SetShapeFn(MaxPoolV2Shape)
+    .Doc("Performs max pooling on the input; ksize and strides are inputs.");
+
+REGISTER_OP("AvgPool")
+    .Input("value: T")
+    .Output("output: T")
+    .Attr("ksize: list(int) >= 4")
+    .Attr("strides: list(int) >= 4")
+    .Attr("padding: {'SAME', 'VALID'}")
+    .Attr("data_format: {'NHWC', 'NCHW'} = 'NHWC'")
+    .Attr("T: {half, bfloat16, float, double}")
+    .SetShapeFn(AvgPoolShape)
+    .Doc("Performs average pooling on the input.");
+
+REGISTER_OP("MaxPoolGrad")
+    .Attr("ksize: list(int) >= 4")
+    .Attr("strides: list(int) >= 4")
+    .Attr("padding: {'SAME', 'VALID', 'EXPLICIT'}")
+    .Attr("explicit_paddings: list(int) = []")
+    .Attr("data_format: {'NHWC', 'NCHW'} = 'NHWC'")
+    .Input("orig_input: T")
+    .Input("orig_output: T")
+    .Input("grad: T")
+    .Output("output: T")
+    .Attr("T: realnumbertype = DT_FLOAT")
+    .SetShapeFn(UnchangedShapeWithRank4)
+    .Doc("Computes gradients of the maxpooling function.");
+
+REGISTER_OP("AvgPoolGrad")
+    .Input("orig_input_shape: int32")
+    .Input("grad: T")
+    .Output("output: T")
+    .Attr("ksize: list(int) >= 4")
+    .Attr("strides: list(int) >= 4")
+    .Attr("padding: {'SAME', 'VALID'}")
+    .Attr("data_format: {'NHWC', 'NCHW'} = 'NHWC'")
+    .Attr("T: {half, bfloat16, float, double}")
+    .SetShapeFn(AvgPoolGradShape)
+    .Doc("Computes gradients of the average pooling function.");
+
+}  // namespace sdk
+}  // namespace graphrt
