@@ -57,7 +57,7 @@ namespace bench {
 namespace {
 
 struct Options {
-  std::vector<std::string> only;  // workload name prefixes; empty = all
+  std::vector<std::string> only;  // workload names or groups ("W3"); empty = all
   std::vector<int> threads = {1, 2};
   double min_time = 1.0;
   int min_reps = 20;
@@ -279,8 +279,9 @@ void RunWorkload(benchmark::State& state, const Workload* w, int threads) {
 
 bool Selected(const std::string& name) {
   if (g_opts.only.empty()) return true;
+  // "W4" selects W4_cnn and W4_cnn_nchw; "W4_cnn" only W4_cnn.
   for (const std::string& p : g_opts.only)
-    if (name.rfind(p, 0) == 0) return true;
+    if (name == p || name.rfind(p + "_", 0) == 0) return true;
   return false;
 }
 
