@@ -27,6 +27,9 @@
 #include <utility>
 #include <vector>
 
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+
 #include "graphrt/proto/graph.pb.h"
 
 namespace graphrt {
@@ -363,6 +366,20 @@ inline Workload LeNet5(const std::string& data_format = "NHWC", int64_t batch = 
   std::string name = "W5_lenet";
   if (data_format != "NHWC") name += "_nchw";
   return Finish(name, &b, {{"x", in_dims}}, y, {batch, 10}, flops);
+}
+
+// The binary GraphDef with map entries (attrs) in key order, so the same
+// graph always gives the same bytes (plain SerializeToString does not
+// promise an order for maps).
+inline std::string SerializeDeterministic(const proto::GraphDef& g) {
+  std::string bytes;
+  {
+    google::protobuf::io::StringOutputStream stream(&bytes);
+    google::protobuf::io::CodedOutputStream out(&stream);
+    out.SetSerializationDeterministic(true);
+    g.SerializeToCodedStream(&out);
+  }
+  return bytes;
 }
 
 // Every benchmark workload at its benchmark size, in a fixed order.

@@ -25,6 +25,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -331,6 +332,14 @@ bool ParseFlags(int* argc, char** argv) {
   return true;
 }
 
+Status WriteFile(const std::string& path, const std::string& bytes) {
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (f == nullptr) return errors::InvalidArgument("cannot write ", path, ": ", std::strerror(errno));
+  const bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
+  if (std::fclose(f) != 0 || !ok) return errors::InvalidArgument("cannot write ", path, ": ", std::strerror(errno));
+  return Status::OK();
+}
+
 std::string GraphPath(const Workload& w) {
   std::string file = w.name;
   for (char& ch : file) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
@@ -358,7 +367,7 @@ int main(int argc, char** argv) {
   }
   for (Workload& w : all) {
     if (!g_opts.write_graphs_only && !Selected(w.name)) continue;
-    Status s = WriteGraphDefToFile(GraphPath(w), w.graph, /*text=*/false);
+    Status s = WriteFile(GraphPath(w), SerializeDeterministic(w.graph));
     if (s.ok()) s = ReadGraphDefFromFile(GraphPath(w), &w.graph);
     if (!s.ok()) {
       std::fprintf(stderr, "%s: %s\n", w.name.c_str(), s.ToString().c_str());
