@@ -21,6 +21,7 @@ build=${BUILD_DIR:-$repo/build}
 case $build in /*) ;; *) build=$repo/$build ;; esac
 bin=$build/bin/graphrt_bench_workloads
 peers=${PEERS_DIR:-$repo/../shared/peers}
+[ -d "$peers" ] && peers=$(cd "$peers" && pwd)
 out_dir=${OUT_DIR:-$build/bench/results}
 threads="1 2"
 only="W1 W2 W3 W4 W5"
@@ -88,7 +89,7 @@ raw=$out_dir/raw-$(date +%Y%m%d-%H%M%S).txt
           echo "# graphrt_bench_workloads --threads=$T --only=$W exited with status $?"
       done
       if ((have_gemm)); then
-        (cd "$peers" && $AUTO build/gemm_peak "$T" 2048 2>&1 | grep -v openblas) || echo "# gemm_peak failed"
+        (cd "$peers" && $AUTO build/gemm_peak "$T" 2048 2>&1) || echo "# gemm_peak failed"
       fi
       if ((have_torch)); then
         for W in $only; do

@@ -401,7 +401,7 @@ int main(int argc, char** argv) {
                                    [&w, t](benchmark::State& st) { RunWorkload(st, &w, t); })
           ->Iterations(1)
           ->UseManualTime()
-          ->Unit(benchmark::kMillisecond);
+          ->Unit(w.name.rfind("W1_", 0) == 0 ? benchmark::kMicrosecond : benchmark::kMillisecond);
 
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
