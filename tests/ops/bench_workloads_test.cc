@@ -249,6 +249,43 @@ std::vector<double> LeNetRef(const Workload& w, const std::vector<float>& x, con
   return DenseLayer(w, "dense_2", h, batch, false);
 }
 
+// The conv-net references are only exercised once Conv2D/MaxPool/Mean land;
+// check them on cases worked out by hand so that they are right already.
+TEST(BenchWorkloads, NaiveReferencesOnHandWorkedCases) {
+  // 1x3x3x1 input 1..9 (NHWC), or the same image as NCHW (C = 1: same order).
+  const std::vector<float> img = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+  const Act a = FromLayout(img, "NHWC", 1, 1, 3, 3);
+  EXPECT_EQ(a.at(0, 1, 2, 0), 6);
+  // Two channels, NCHW: channel 1 is the second plane.
+  const Act b = FromLayout({1, 2, 3, 4, 10, 20, 30, 40}, "NCHW", 1, 2, 2, 2);
+  EXPECT_EQ(b.at(0, 1, 0, 1), 30);
+  EXPECT_EQ(b.at(0, 0, 1, 0), 2);
+  // 3x3 all-ones filter, SAME: sums of the 3x3 neighbourhood, minus bias 20, ReLU.
+  const std::vector<float> ones(9, 1.0f);
+  Act c = ConvBiasRelu(a, ones, {3, 3, 1, 1}, {-20.0f}, true);
+  ASSERT_EQ(c.h, 3);
+  EXPECT_EQ(c.at(0, 0, 0, 0), 0);               // 1+2+4+5-20 < 0
+  EXPECT_EQ(c.at(0, 1, 1, 0), 45 - 20);         // all nine
+  EXPECT_EQ(c.at(0, 2, 2, 0), 5 + 6 + 8 + 9 - 20);
+  // VALID: one output; HWIO indexing with 2 output channels (second = 2x).
+  std::vector<float> two(18);
+  for (int i = 0; i < 9; ++i) {
+    two[i * 2] = 1.0f;
+    two[i * 2 + 1] = 2.0f;
+  }
+  c = ConvBiasRelu(a, two, {3, 3, 1, 2}, {0.0f, 1.0f}, false);
+  ASSERT_EQ(c.h, 1);
+  EXPECT_EQ(c.at(0, 0, 0, 0), 45);
+  EXPECT_EQ(c.at(0, 0, 0, 1), 91);
+  // 2x2 max pool of 3x3 drops the last row and column.
+  const Act p = MaxPool2(a);
+  ASSERT_EQ(p.h, 1);
+  EXPECT_EQ(p.at(0, 0, 0, 0), 5);
+  // Dense: [1,2] x [[1,2,3],[4,5,6]] + [0,0,-100].
+  const std::vector<double> d = DenseRef({1, 2}, 1, {1, 2, 3, 4, 5, 6}, {2, 3}, {0, 0, -100}, true);
+  EXPECT_EQ(d, (std::vector<double>{9, 12, 0}));
+}
+
 // ------------------------------------------------------------- structure
 
 TEST(BenchWorkloads, GraphsAreWellFormed) {
