@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# Runs the benchmark workloads W1..W5 through graphrt for 1 and 2 threads, each
+# workload in a fresh process (as the peers do: see ../shared/peers/README.md,
+# problem 6), and prints a markdown table of the medians. When the peer
+# systems are installed it runs their same workloads in the same sitting
+# (commands as in ../shared/peers/run_all.sh) and prints their figures beside
+# ours with ratios; otherwise it compares with the peers' recorded figures
+# (../shared/peers/results/summary.md), marked "rec.".
+#
+# Builds nothing: build first, e.g.
+#   ninja -C build graphrt_bench_workloads graphrt_ops_array_cpu graphrt_ops_math_cpu graphrt_ops_nn_cpu
+#
+# Usage: bench/run.sh [--threads "1 2"] [--only "W1 W2 W3 W4 W5"] [--repeat N] [--no-peers]
+#                     [--min-time SECONDS]
+# Environment: BUILD_DIR (default: build), PEERS_DIR (default: ../shared/peers;
+# point it at a copy where setup.sh was run), OUT_DIR (raw output; default
+# $BUILD_DIR/bench/results). Keep the machine otherwise idle.
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+build=${BUILD_DIR:-$repo/build}
+case $build in /*) ;; *) build=$repo/$build ;; esac
+bin=$build/bin/graphrt_bench_workloads
+peers=${PEERS_DIR:-$repo/../shared/peers}
+[ -d "$peers" ] && peers=$(cd "$peers" && pwd)
+out_dir=${OUT_DIR:-$build/bench/results}
+threads="1 2"
+only="W1 W2 W3 W4 W5"
+repeat=1
+use_peers=1
+min_time=1
+
+while (($#)); do
+  case $1 in
+    --threads) threads=$2; shift 2 ;;
+    --only) only=$2; shift 2 ;;
+    --repeat) repeat=$2; shift 2 ;;
+    --no-peers) use_peers=0; shift ;;
+    --min-time) min_time=$2; shift 2 ;;
+    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    *) echo "run.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+  esac
+done
+
+if [ ! -x "$bin" ]; then
+  echo "run.sh builds nothing and $bin is missing: build it first, e.g." >&2
+  echo "  ninja -C $build graphrt_bench_workloads graphrt_ops_array_cpu graphrt_ops_math_cpu graphrt_ops_nn_cpu" >&2
+  exit 1
+fi
+PY=/usr/bin/python3                    # Debian's python3 (python3-torch), as the peers use
+[ -x "$PY" ] || PY=python3
+AUTO="env -u OPENBLAS_CORETYPE"        # let OpenBLAS pick its kernels (peers' README, problem 1)
+
+# One process per workload; our conv nets also in NCHW (the peers' layout).
+our_workloads=()
+for W in $only; do
+  case $W in
+    W4) our_workloads+=(W4_cnn W4_cnn_nchw) ;;
+    W5) our_workloads+=(W5_lenet W5_lenet_nchw) ;;
+    *) our_workloads+=("$W") ;;
+  esac
+done
+
+# Which peers can run here.
+have_ort=0 have_torch=0 have_gemm=0
+notes=()
+if ((use_peers)); then
+  if [ -d "$peers/ort/node_modules" ] && [ -d "$peers/models" ] && command -v node >/dev/null; then
+    have_ort=1
+  else
+    notes+=("ONNX Runtime peer not installed ($peers/ort/node_modules, $peers/models or node missing)")
+  fi
+  if [ -d "$peers/build" ] && $PY -c 'import torch' 2>/dev/null; then
+    have_torch=1
+  else
+    notes+=("PyTorch peer not installed ($peers/build missing or '$PY -c \"import torch\"' fails)")
+  fi
+  if [ -x "$peers/build/gemm_peak" ]; then have_gemm=1; fi
+fi
+
+mkdir -p "$out_dir"
+raw=$out_dir/raw-$(date +%Y%m%d-%H%M%S).txt
+{
+  echo "# $(date -Is) $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //') nproc=$(nproc) load=$(cut -d' ' -f1-3 /proc/loadavg)"
+  echo "# graphrt $(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo '?') binary $bin"
+  for ((r = 1; r <= repeat; r++)); do
+    for T in $threads; do
+      for W in "${our_workloads[@]}"; do
+        "$bin" --threads="$T" --only="$W" --min_time="$min_time" --benchmark_format=console 2>&1 ||
+          echo "# graphrt_bench_workloads --threads=$T --only=$W exited with status $?"
+      done
+      if ((have_gemm)); then
+        (cd "$peers" && $AUTO build/gemm_peak "$T" 2048 2>&1) || echo "# gemm_peak failed"
+      fi
+      if ((have_torch)); then
+        for W in $only; do
+          (cd "$peers" && $AUTO $PY torch_bench.py --threads "$T" --only "$W" --big 2>&1) ||
+            echo "# torch_bench.py --only $W failed"
+        done
+      fi
+      if ((have_ort)); then
+        for W in $only; do
+          (cd "$peers" && node ort/bench_ort.js "$T" models --only="$W" --big 2>&1) ||
+            echo "# bench_ort.js --only=$W failed"
+        done
+      fi
+    done
+  done
+  echo "# done $(date -Is) load=$(cut -d' ' -f1-3 /proc/loadavg)"
+} | { grep -v -i "warning" || true; } > "$raw"
+
+echo "raw output: $raw"
+echo
+recorded=()
+if ((use_peers)) && { ((have_ort == 0)) || ((have_torch == 0)); } && [ -f "$peers/results/summary.md" ]; then
+  recorded=(--recorded "$peers/results/summary.md")
+  notes+=("peer figures marked 'rec.' are the recorded ones in $peers/results/summary.md (another sitting)")
+fi
+$PY "$repo/bench/compare.py" "$raw" "${recorded[@]}"
+for n in "${notes[@]}"; do echo "- note: $n"; done
