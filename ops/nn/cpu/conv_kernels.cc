@@ -57,7 +57,7 @@ using Dims = memory::dims;
 // Multiply-adds per nanosecond of one core, for parallel_for cost hints.
 constexpr int64_t kMacsPerNs = 16;
 // Below this many multiply-adds a convolution runs on one thread.
-constexpr int64_t kParallelMinMacs = int64_t{1} << 21;
+constexpr int64_t kParallelMinMacs = int64_t{1} << 20;
 
 // ------------------------------------------------------------- buffers
 
