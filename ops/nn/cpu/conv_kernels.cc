@@ -690,6 +690,13 @@ struct ChunkSpec {
   int64_t o0, o1;        // output rows (all: 0, oh)
 };
 
+// Bands of at most `rows` output rows of every image.
+void AddBands(const ConvGeom& g, int64_t rows, std::vector<ChunkSpec>* out) {
+  for (int64_t b = 0; b < g.n; ++b) {
+    for (int64_t o0 = 0; o0 < g.oh; o0 += rows) out->push_back({b, 1, o0, std::min(g.oh, o0 + rows)});
+  }
+}
+
 std::vector<ChunkSpec> SplitWork(const PlanRequest& req) {
   const ConvGeom& g = req.g;
   const int64_t threads = req.threads;
@@ -711,12 +718,7 @@ std::vector<ChunkSpec> SplitWork(const PlanRequest& req) {
   }
   // Fewer images than threads: bands of output rows of each image.
   const int64_t bands = std::min(g.oh, (threads + g.n - 1) / g.n);
-  for (int64_t b = 0; b < g.n; ++b) {
-    for (int64_t i = 0; i < bands; ++i) {
-      const int64_t o0 = g.oh * i / bands, o1 = g.oh * (i + 1) / bands;
-      if (o1 > o0) out.push_back({b, 1, o0, o1});
-    }
-  }
+  AddBands(g, (g.oh + bands - 1) / bands, &out);
   return out;
 }
 
