@@ -156,6 +156,17 @@ Status Conv2DBackpropFilterShape(InferenceContext* c) {
   return Status();
 }
 
+// Backprops of DepthwiseConv2dNative: the output's shape is the value of
+// input_sizes / filter_sizes.
+Status SizesShape(InferenceContext* c, int sizes_input, const char* what) {
+  cu::Conv2DWindow win;
+  GR_RETURN_IF_ERROR_SDK(win.Init(*c, "DepthwiseConv2D"));
+  PartialShape s;
+  GR_RETURN_IF_ERROR_SDK(ShapeFromSizes(c, sizes_input, what, &s));
+  c->set_output(0, s);
+  return Status();
+}
+
 }  // namespace
 
 REGISTER_OP("Conv2D")
@@ -214,6 +225,34 @@ REGISTER_OP("DepthwiseConv2dNative")
     .Attr("dilations: list(int) = [1, 1, 1, 1]")
     .SetShapeFn([](InferenceContext* c) { return ConvShape(c, "DepthwiseConv2D", true); })
     .Doc("Computes a 2-D depthwise convolution given 4-D `input` and `filter` tensors.");
+
+REGISTER_OP("DepthwiseConv2dNativeBackpropInput")
+    .Input("input_sizes: int32")
+    .Input("filter: T")
+    .Input("out_backprop: T")
+    .Output("output: T")
+    .Attr("T: {half, bfloat16, float, double}")
+    .Attr("strides: list(int)")
+    .Attr("padding: {'SAME', 'VALID', 'EXPLICIT'}")
+    .Attr("explicit_paddings: list(int) = []")
+    .Attr("data_format: {'NHWC', 'NCHW'} = 'NHWC'")
+    .Attr("dilations: list(int) = [1, 1, 1, 1]")
+    .SetShapeFn([](InferenceContext* c) { return SizesShape(c, 0, "input_sizes"); })
+    .Doc("Computes the gradients of depthwise convolution with respect to the input.");
+
+REGISTER_OP("DepthwiseConv2dNativeBackpropFilter")
+    .Input("input: T")
+    .Input("filter_sizes: int32")
+    .Input("out_backprop: T")
+    .Output("output: T")
+    .Attr("T: {half, bfloat16, float, double}")
+    .Attr("strides: list(int)")
+    .Attr("padding: {'SAME', 'VALID', 'EXPLICIT'}")
+    .Attr("explicit_paddings: list(int) = []")
+    .Attr("data_format: {'NHWC', 'NCHW'} = 'NHWC'")
+    .Attr("dilations: list(int) = [1, 1, 1, 1]")
+    .SetShapeFn([](InferenceContext* c) { return SizesShape(c, 1, "filter_sizes"); })
+    .Doc("Computes the gradients of depthwise convolution with respect to the filter.");
 
 // TensorFlow's internal op, created by a graph rewrite (Conv2D + BiasAdd
 // [+ activation]); not meant to be written by hand. TensorFlow lists T as

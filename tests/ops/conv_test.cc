@@ -17,6 +17,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "graphrt/core/session.h"
@@ -417,12 +418,14 @@ void CheckForward(const std::string& op, Ty t, const Dims& x_dims, const Dims& f
 }
 
 // Conv2DBackpropInput / Conv2DBackpropFilter against their references.
+// (DepthwiseConv2dNativeBackpropInput / ...Filter when `depthwise`.)
 void CheckBackprop(bool input_grad, Ty t, const Dims& x_dims, const Dims& f_dims,
-                   const Window& win, int threads, uint32_t seed) {
-  const std::string op = input_grad ? "Conv2DBackpropInput" : "Conv2DBackpropFilter";
+                   const Window& win, int threads, uint32_t seed, bool depthwise = false) {
+  const std::string op = std::string(depthwise ? "DepthwiseConv2dNative" : "Conv2D") +
+                         (input_grad ? "BackpropInput" : "BackpropFilter");
   SCOPED_TRACE(op + " " + TyEnum(t) + " " + Describe(win) + " x " + DimsText(x_dims));
   std::mt19937 rng(seed);
-  const Geo g = MakeGeo(x_dims, f_dims, win, false);
+  const Geo g = MakeGeo(x_dims, f_dims, win, depthwise);
   const Dims y_dims = {g.n, g.oh, g.ow, g.oc};
   const std::vector<double> x = RandomIn(t, NumElements(x_dims), &rng);
   const std::vector<double> f = RandomIn(t, NumElements(f_dims), &rng);
@@ -490,9 +493,22 @@ TEST_P(Conv2DSweep, BackpropInputMatchesReference) {
   }
 }
 
-TEST_P(Conv2DSweep, BackpropFilterMatchesReference) {
+std::string SweepName(const ::testing::TestParamInfo<std::tuple<Ty, bool>>& info) {
+  static const char* const kNames[] = {"F32", "F64", "BF16", "I32"};
+  return std::string(kNames[static_cast<int>(std::get<0>(info.param))]) +
+         (std::get<1>(info.param) ? "_NCHW" : "_NHWC");
+}
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, Conv2DSweep,
+                         ::testing::Combine(::testing::Values(Ty::kF32, Ty::kF64, Ty::kBF16, Ty::kI32),
+                                            ::testing::Bool()),
+                         SweepName);
+
+// TensorFlow has no int32 Conv2DBackpropFilter.
+class Conv2DBackpropFilterSweep : public ::testing::TestWithParam<std::tuple<Ty, bool>> {};
+
+TEST_P(Conv2DBackpropFilterSweep, MatchesReference) {
   const auto [t, nchw] = GetParam();
-  if (t == Ty::kI32) GTEST_SKIP() << "TensorFlow has no int32 Conv2DBackpropFilter";
   uint32_t seed = 300;
   for (const Window& w : AllWindows(nchw)) {
     CheckBackprop(false, t, kX, kF, w, 2, seed++);
@@ -502,14 +518,8 @@ TEST_P(Conv2DSweep, BackpropFilterMatchesReference) {
   }
 }
 
-std::string SweepName(const ::testing::TestParamInfo<std::tuple<Ty, bool>>& info) {
-  static const char* const kNames[] = {"F32", "F64", "BF16", "I32"};
-  return std::string(kNames[static_cast<int>(std::get<0>(info.param))]) +
-         (std::get<1>(info.param) ? "_NCHW" : "_NHWC");
-}
-
-INSTANTIATE_TEST_SUITE_P(Dtypes, Conv2DSweep,
-                         ::testing::Combine(::testing::Values(Ty::kF32, Ty::kF64, Ty::kBF16, Ty::kI32),
+INSTANTIATE_TEST_SUITE_P(Dtypes, Conv2DBackpropFilterSweep,
+                         ::testing::Combine(::testing::Values(Ty::kF32, Ty::kF64, Ty::kBF16),
                                             ::testing::Bool()),
                          SweepName);
 
@@ -526,6 +536,20 @@ TEST_P(DepthwiseSweep, EveryPaddingStrideDilationMatchesReference) {
     if (HasFatalFailure()) return;
     CheckForward("DepthwiseConv2dNative", t, {1, 6, 7, 5}, {2, 3, 5, 1}, w, 1, seed++);
     if (HasFatalFailure()) return;
+  }
+}
+
+TEST_P(DepthwiseSweep, BackpropsMatchReference) {
+  const auto [t, nchw] = GetParam();
+  uint32_t seed = 450;
+  for (Window w : AllWindows(nchw)) {
+    if (w.sh != w.sw) continue;
+    for (bool input_grad : {true, false}) {
+      CheckBackprop(input_grad, t, {2, 9, 8, 3}, {3, 2, 3, 2}, w, 2, seed++, true);
+      if (HasFatalFailure()) return;
+      CheckBackprop(input_grad, t, {1, 6, 7, 5}, {2, 3, 5, 1}, w, 1, seed++, true);
+      if (HasFatalFailure()) return;
+    }
   }
 }
 
@@ -820,6 +844,54 @@ TEST(FusedConvTest, ConstFilterAcrossShapes) {
   }
 }
 
+// Several client threads Run one session at once: the kernel's plans and
+// its cached constant weights are shared.
+TEST(FusedConvTest, ConcurrentRunsShareOneKernel) {
+  std::mt19937 rng(13);
+  const Dims f_dims = {3, 3, 8, 16}, x_dims = {2, 12, 11, 8};
+  const std::vector<double> f = RandomIn(Ty::kF32, NumElements(f_dims), &rng);
+  std::vector<std::string> fv, bv;
+  for (double v : f) fv.push_back(FloatText(static_cast<float>(v)));
+  const std::vector<double> bias = RandomIn(Ty::kF32, 16, &rng);
+  for (double v : bias) bv.push_back(FloatText(static_cast<float>(v)));
+  Window w{"SAME"};
+  const std::string graph =
+      Placeholder("x", Ty::kF32) + ConstNode("f", "DT_FLOAT", f_dims, "float_val", fv) +
+      ConstNode("b", "DT_FLOAT", {16}, "float_val", bv) +
+      NodeText("y", "_FusedConv2D", {"x", "f", "b"},
+               TypeAttr("T", "DT_FLOAT") + WindowAttrs(w) + IntAttr("num_args", 1) +
+                   StrListAttr("fused_ops", {"BiasAdd", "Relu"}) + BoolAttr("_filter_const", true));
+  std::unique_ptr<Session> s = CreateSession(ParseGraph(graph), 2);
+  ASSERT_NE(s, nullptr);
+  std::vector<std::vector<double>> xs;
+  std::vector<Ref> refs;
+  const Geo g = MakeGeo(x_dims, f_dims, w, false);
+  for (int i = 0; i < 4; ++i) {
+    xs.push_back(RandomIn(Ty::kF32, NumElements(x_dims), &rng));
+    Ref r = RefForward(g, w, xs.back(), f);
+    for (size_t k = 0; k < r.val.size(); ++k) r.val[k] = std::max(0.0, r.val[k] + bias[k % 16]);
+    refs.push_back(r);
+  }
+  std::vector<std::vector<std::vector<double>>> got(4);
+  std::vector<Status> status(4);
+  std::vector<std::thread> clients;
+  for (int i = 0; i < 4; ++i) {
+    clients.emplace_back([&, i] {
+      for (int run = 0; run < 5; ++run) {
+        std::vector<Tensor> out;
+        status[i] = s->Run({{"x", Encode(Ty::kF32, x_dims, xs[i], false)}}, {"y"}, {}, &out);
+        if (!status[i].ok()) return;
+        got[i].push_back(Decode(Ty::kF32, out[0], {g.n, g.oh, g.ow, g.oc}, false));
+      }
+    });
+  }
+  for (auto& c : clients) c.join();
+  for (int i = 0; i < 4; ++i) {
+    ASSERT_TRUE(status[i].ok()) << status[i];
+    for (const auto& v : got[i]) ExpectClose(Ty::kF32, v, refs[i]);
+  }
+}
+
 // Without the attr a fed filter that changes between runs is re-read.
 TEST(Conv2DTest, FedFilterChangesBetweenRuns) {
   Window w{"SAME"};
@@ -911,6 +983,23 @@ TEST(ConvErrorsTest, WrongRanksAndDepths) {
                "Computed output size would be negative: -1 [input_size: 1, effective_filter_size: 3, stride: 1]");
   EXPECT_ERROR(TryRun(ConvGraph("DepthwiseConv2dNative", Attrs("VALID", {1, 1, 1, 1})), ConvFeeds({1, 5, 5, 3}, {3, 3, 4, 2}), {"y"}),
                Code::kInvalidArgument, "input and filter must have the same depth: 3 vs 4");
+  // The depthwise backprops check the filter depth against the input's.
+  const std::string dw_in = PlaceholderNode("s", "DT_INT32") + PlaceholderNode("f", "DT_FLOAT") +
+                            PlaceholderNode("dy", "DT_FLOAT") +
+                            NodeText("g", "DepthwiseConv2dNativeBackpropInput", {"s", "f", "dy"},
+                                     TypeAttr("T", "DT_FLOAT") + Attrs("VALID", {1, 1, 1, 1}));
+  EXPECT_ERROR(TryRun(dw_in, {{"s", MakeTensor<int32_t>(GR_INT32, {4}, {1, 5, 5, 3})},
+                              {"f", Tensor(GR_FLOAT, TensorShape({3, 3, 4, 2}))},
+                              {"dy", Tensor(GR_FLOAT, TensorShape({1, 3, 3, 8}))}},
+                      {"g"}),
+               Code::kInvalidArgument,
+               "DepthwiseConv2dNativeBackpropInput: input and filter must have the same depth: 3 vs 4");
+  EXPECT_ERROR(TryRun(dw_in, {{"s", MakeTensor<int32_t>(GR_INT32, {4}, {1, 5, 5, 3})},
+                              {"f", Tensor(GR_FLOAT, TensorShape({3, 3, 3, 2}))},
+                              {"dy", Tensor(GR_FLOAT, TensorShape({1, 3, 3, 5}))}},
+                      {"g"}),
+               Code::kInvalidArgument,
+               "DepthwiseConv2dNativeBackpropInput: filter and out_backprop must have the same out_depth");
 }
 
 // With shapes known when the graph is loaded, the shape function reports.

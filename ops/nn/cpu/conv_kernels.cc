@@ -1,5 +1,6 @@
 // CPU kernels of the 2-d convolutions: Conv2D, DepthwiseConv2dNative,
-// _FusedConv2D, Conv2DBackpropInput, Conv2DBackpropFilter.
+// _FusedConv2D, Conv2DBackpropInput, Conv2DBackpropFilter and the depthwise
+// backprops DepthwiseConv2dNativeBackpropInput / ...BackpropFilter.
 //
 // float32 and bfloat16 run on oneDNN (forward, backward-data and
 // backward-weights convolution primitives; grouped convolution for
@@ -231,7 +232,7 @@ Status ForwardGeom(const cu::Conv2DWindow& win, const TensorView& in, const Tens
 Status BackpropGeom(const char* label, const cu::Conv2DWindow& win,
                     const std::vector<int64_t>& input_shape,
                     const std::vector<int64_t>& filter_shape, const TensorView& out_backprop,
-                    ConvGeom* g) {
+                    bool depthwise, ConvGeom* g) {
   if (input_shape.size() != 4) {
     return errors::InvalidArgument(label, ": input must be 4-dimensional");
   }
@@ -257,16 +258,27 @@ Status BackpropGeom(const char* label, const cu::Conv2DWindow& win,
   g->w = input_shape[wd];
   g->kh = filter_shape[0];
   g->kw = filter_shape[1];
-  const int64_t patch_depth = filter_shape[2];
-  if (patch_depth <= 0 || g->c % patch_depth != 0) {
-    return errors::InvalidArgument(label, ": input depth must be evenly divisible by filter depth");
+  if (depthwise) {
+    // Filter [kh, kw, c, multiplier]: one group per input channel.
+    if (filter_shape[2] != g->c) {
+      return errors::InvalidArgument(label, ": input and filter must have the same depth: ", g->c,
+                                     " vs ", filter_shape[2]);
+    }
+    g->groups = std::max<int64_t>(g->c, 1);
+    g->oc = g->c * filter_shape[3];
+  } else {
+    const int64_t patch_depth = filter_shape[2];
+    if (patch_depth <= 0 || g->c % patch_depth != 0) {
+      return errors::InvalidArgument(label,
+                                     ": input depth must be evenly divisible by filter depth");
+    }
+    g->groups = g->c / patch_depth;
+    g->oc = filter_shape[3];
   }
-  g->groups = g->c / patch_depth;
-  g->oc = filter_shape[3];
   if (g->oc != out_backprop.dim(cd)) {
     return errors::InvalidArgument(label, ": filter and out_backprop must have the same out_depth");
   }
-  if (g->groups == 0 || g->oc % g->groups != 0) {
+  if (!depthwise && (g->groups == 0 || g->oc % g->groups != 0)) {
     return errors::InvalidArgument(label,
                                    ": output depth must be evenly divisible by number of groups: ",
                                    g->oc, " vs ", g->groups);
@@ -403,12 +415,13 @@ template <typename T>
 void DirectForwardRows(const ConvGeom& g, const T* in, const T* filter, T* out, int64_t r0,
                        int64_t r1) {
   const int64_t icg = g.icg(), ocg = g.ocg(), k = g.kh * g.kw * icg;
-  std::vector<T> patch(static_cast<size_t>(g.ow * k));
+  // Runs start to end on this thread: the thread scratch is free.
+  T* patch = reinterpret_cast<T*>(ThreadScratch().Get(static_cast<size_t>(g.ow * k) * sizeof(T)));
   for (int64_t r = r0; r < r1; ++r) {
     const int64_t b = r / g.oh, oy = r % g.oh;
     for (int64_t gi = 0; gi < g.groups; ++gi) {
-      Im2ColRow(g, in, b, oy, gi, patch.data());
-      ConstStridedMap<T> P(patch.data(), g.ow, k, Eigen::OuterStride<>(k));
+      Im2ColRow(g, in, b, oy, gi, patch);
+      ConstStridedMap<T> P(patch, g.ow, k, Eigen::OuterStride<>(k));
       ConstStridedMap<T> F(filter + gi * ocg, k, ocg, Eigen::OuterStride<>(g.oc));
       StridedMap<T> O(out + r * g.ow * g.oc + gi * ocg, g.ow, ocg, Eigen::OuterStride<>(g.oc));
       O.noalias() = P * F;
@@ -421,7 +434,8 @@ template <typename T>
 void DirectBackpropInputImages(const ConvGeom& g, const T* out_grad, const T* filter, T* in_grad,
                                int64_t b0, int64_t b1) {
   const int64_t icg = g.icg(), ocg = g.ocg(), k = g.kh * g.kw * icg;
-  std::vector<T> patch(static_cast<size_t>(g.ow * k));
+  // Runs start to end on this thread: the thread scratch is free.
+  T* patch = reinterpret_cast<T*>(ThreadScratch().Get(static_cast<size_t>(g.ow * k) * sizeof(T)));
   for (int64_t b = b0; b < b1; ++b) {
     for (int64_t oy = 0; oy < g.oh; ++oy) {
       const int64_t r = b * g.oh + oy;
@@ -429,9 +443,9 @@ void DirectBackpropInputImages(const ConvGeom& g, const T* out_grad, const T* fi
         ConstStridedMap<T> D(out_grad + r * g.ow * g.oc + gi * ocg, g.ow, ocg,
                              Eigen::OuterStride<>(g.oc));
         ConstStridedMap<T> F(filter + gi * ocg, k, ocg, Eigen::OuterStride<>(g.oc));
-        StridedMap<T> P(patch.data(), g.ow, k, Eigen::OuterStride<>(k));
+        StridedMap<T> P(patch, g.ow, k, Eigen::OuterStride<>(k));
         P.noalias() = D * F.transpose();
-        Col2ImRowAdd(g, patch.data(), b, oy, gi, in_grad);
+        Col2ImRowAdd(g, patch, b, oy, gi, in_grad);
       }
     }
   }
@@ -442,13 +456,14 @@ template <typename T>
 void DirectBackpropFilterImages(const ConvGeom& g, const T* in, const T* out_grad, T* filter_grad,
                                 int64_t b0, int64_t b1) {
   const int64_t icg = g.icg(), ocg = g.ocg(), k = g.kh * g.kw * icg;
-  std::vector<T> patch(static_cast<size_t>(g.ow * k));
+  // Runs start to end on this thread: the thread scratch is free.
+  T* patch = reinterpret_cast<T*>(ThreadScratch().Get(static_cast<size_t>(g.ow * k) * sizeof(T)));
   for (int64_t b = b0; b < b1; ++b) {
     for (int64_t oy = 0; oy < g.oh; ++oy) {
       const int64_t r = b * g.oh + oy;
       for (int64_t gi = 0; gi < g.groups; ++gi) {
-        Im2ColRow(g, in, b, oy, gi, patch.data());
-        ConstStridedMap<T> P(patch.data(), g.ow, k, Eigen::OuterStride<>(k));
+        Im2ColRow(g, in, b, oy, gi, patch);
+        ConstStridedMap<T> P(patch, g.ow, k, Eigen::OuterStride<>(k));
         ConstStridedMap<T> D(out_grad + r * g.ow * g.oc + gi * ocg, g.ow, ocg,
                              Eigen::OuterStride<>(g.oc));
         StridedMap<T> F(filter_grad + gi * ocg, k, ocg, Eigen::OuterStride<>(g.oc));
@@ -1196,15 +1211,22 @@ class ConvForwardOp : public ConvKernelBase {
   FusedSpec spec_;
 };
 
-// Conv2DBackpropInput.
-template <typename T>
+// Conv2DBackpropInput, and DepthwiseConv2dNativeBackpropInput when kDepthwise.
+template <typename T, bool kDepthwise>
 class Conv2DBackpropInputOp : public ConvKernelBase {
  public:
-  explicit Conv2DBackpropInputOp(OpKernelConstruction* c)
-      : ConvKernelBase(c, "Conv2DBackpropInput") {}
+  static constexpr const char* kOp =
+      kDepthwise ? "DepthwiseConv2dNativeBackpropInput" : "Conv2DBackpropInput";
+  explicit Conv2DBackpropInputOp(OpKernelConstruction* c) : ConvKernelBase(c, kOp) {
+    if (c->ok() && kDepthwise && win_.stride_h != win_.stride_w) {
+      c->CtxFailure(errors::InvalidArgument(
+          "Current implementation only supports equal length strides in the row and column "
+          "dimensions."));
+    }
+  }
 
   void Compute(OpKernelContext* ctx) override {
-    const char* op = "Conv2DBackpropInput";
+    const char* op = kOp;
     const TensorView sizes = ctx->input(0);
     const TensorView filter = ctx->input(1);
     const TensorView dout = ctx->input(2);
@@ -1225,7 +1247,7 @@ class Conv2DBackpropInputOp : public ConvKernelBase {
       input_shape = tmp.ActDims(n, filter.dim(2), input_shape[0], input_shape[1]);
     }
     ConvGeom g;
-    OP_REQUIRES_OK(ctx, BackpropGeom(op, win_, input_shape, filter.dims(), dout, &g));
+    OP_REQUIRES_OK(ctx, BackpropGeom(op, win_, input_shape, filter.dims(), dout, kDepthwise, &g));
     TensorView out;
     if (!ctx->allocate_output(0, input_shape, &out).ok()) return;
     if (out.NumElements() == 0) return;
@@ -1271,22 +1293,29 @@ class Conv2DBackpropInputOp : public ConvKernelBase {
   }
 };
 
-// Conv2DBackpropFilter.
-template <typename T>
+// Conv2DBackpropFilter, and DepthwiseConv2dNativeBackpropFilter when kDepthwise.
+template <typename T, bool kDepthwise>
 class Conv2DBackpropFilterOp : public ConvKernelBase {
  public:
-  explicit Conv2DBackpropFilterOp(OpKernelConstruction* c)
-      : ConvKernelBase(c, "Conv2DBackpropFilter") {}
+  static constexpr const char* kOp =
+      kDepthwise ? "DepthwiseConv2dNativeBackpropFilter" : "Conv2DBackpropFilter";
+  explicit Conv2DBackpropFilterOp(OpKernelConstruction* c) : ConvKernelBase(c, kOp) {
+    if (c->ok() && kDepthwise && win_.stride_h != win_.stride_w) {
+      c->CtxFailure(errors::InvalidArgument(
+          "Current implementation only supports equal length strides in the row and column "
+          "dimensions."));
+    }
+  }
 
   void Compute(OpKernelContext* ctx) override {
-    const char* op = "Conv2DBackpropFilter";
+    const char* op = kOp;
     const TensorView in = ctx->input(0);
     const TensorView sizes = ctx->input(1);
     const TensorView dout = ctx->input(2);
     std::vector<int64_t> filter_shape;
     OP_REQUIRES_OK(ctx, ReadSizes(op, "filter_sizes", sizes, &filter_shape));
     ConvGeom g;
-    OP_REQUIRES_OK(ctx, BackpropGeom(op, win_, in.dims(), filter_shape, dout, &g));
+    OP_REQUIRES_OK(ctx, BackpropGeom(op, win_, in.dims(), filter_shape, dout, kDepthwise, &g));
     TensorView out;
     if (!ctx->allocate_output(0, filter_shape, &out).ok()) return;
     const int64_t w_elems = out.NumElements();
@@ -1373,13 +1402,19 @@ GR_REGISTER_CONV("DepthwiseConv2dNative", double, GR_DOUBLE, ConvForwardOp<doubl
 GR_REGISTER_CONV("_FusedConv2D", float, GR_FLOAT, ConvForwardOp<float, false, true>)
 GR_REGISTER_CONV("_FusedConv2D", bf16, GR_BFLOAT16, ConvForwardOp<uint16_t, false, true>)
 GR_REGISTER_CONV("_FusedConv2D", double, GR_DOUBLE, ConvForwardOp<double, false, true>)
-GR_REGISTER_CONV("Conv2DBackpropInput", float, GR_FLOAT, Conv2DBackpropInputOp<float>)
-GR_REGISTER_CONV("Conv2DBackpropInput", bf16, GR_BFLOAT16, Conv2DBackpropInputOp<uint16_t>)
-GR_REGISTER_CONV("Conv2DBackpropInput", double, GR_DOUBLE, Conv2DBackpropInputOp<double>)
-GR_REGISTER_CONV("Conv2DBackpropInput", int32, GR_INT32, Conv2DBackpropInputOp<int32_t>)
-GR_REGISTER_CONV("Conv2DBackpropFilter", float, GR_FLOAT, Conv2DBackpropFilterOp<float>)
-GR_REGISTER_CONV("Conv2DBackpropFilter", bf16, GR_BFLOAT16, Conv2DBackpropFilterOp<uint16_t>)
-GR_REGISTER_CONV("Conv2DBackpropFilter", double, GR_DOUBLE, Conv2DBackpropFilterOp<double>)
+GR_REGISTER_CONV("Conv2DBackpropInput", float, GR_FLOAT, Conv2DBackpropInputOp<float, false>)
+GR_REGISTER_CONV("Conv2DBackpropInput", bf16, GR_BFLOAT16, Conv2DBackpropInputOp<uint16_t, false>)
+GR_REGISTER_CONV("Conv2DBackpropInput", double, GR_DOUBLE, Conv2DBackpropInputOp<double, false>)
+GR_REGISTER_CONV("Conv2DBackpropInput", int32, GR_INT32, Conv2DBackpropInputOp<int32_t, false>)
+GR_REGISTER_CONV("Conv2DBackpropFilter", float, GR_FLOAT, Conv2DBackpropFilterOp<float, false>)
+GR_REGISTER_CONV("Conv2DBackpropFilter", bf16, GR_BFLOAT16, Conv2DBackpropFilterOp<uint16_t, false>)
+GR_REGISTER_CONV("Conv2DBackpropFilter", double, GR_DOUBLE, Conv2DBackpropFilterOp<double, false>)
+GR_REGISTER_CONV("DepthwiseConv2dNativeBackpropInput", float, GR_FLOAT, Conv2DBackpropInputOp<float, true>)
+GR_REGISTER_CONV("DepthwiseConv2dNativeBackpropInput", bf16, GR_BFLOAT16, Conv2DBackpropInputOp<uint16_t, true>)
+GR_REGISTER_CONV("DepthwiseConv2dNativeBackpropInput", double, GR_DOUBLE, Conv2DBackpropInputOp<double, true>)
+GR_REGISTER_CONV("DepthwiseConv2dNativeBackpropFilter", float, GR_FLOAT, Conv2DBackpropFilterOp<float, true>)
+GR_REGISTER_CONV("DepthwiseConv2dNativeBackpropFilter", bf16, GR_BFLOAT16, Conv2DBackpropFilterOp<uint16_t, true>)
+GR_REGISTER_CONV("DepthwiseConv2dNativeBackpropFilter", double, GR_DOUBLE, Conv2DBackpropFilterOp<double, true>)
 
 #undef GR_REGISTER_CONV
 
