@@ -562,41 +562,46 @@ INSTANTIATE_TEST_SUITE_P(Dtypes, DepthwiseSweep,
 
 // Shapes above the split threshold: batch chunks (n >= threads), bands of
 // rows (one image), uneven chunks (3 images on 2 threads); 1 and 2 threads.
-TEST(ConvThreadsTest, BigShapesOnOneAndTwoThreads) {
-  const std::vector<std::pair<Dims, Dims>> shapes = {
-      {{4, 20, 19, 8}, {3, 3, 8, 32}}, {{1, 41, 33, 8}, {3, 3, 8, 32}}, {{3, 23, 17, 16}, {3, 3, 16, 24}}};
-  uint32_t seed = 500;
-  for (bool nchw : {false, true}) {
-    for (const auto& [x, f] : shapes) {
-      for (int threads : {1, 2}) {
-        Window w;
-        w.padding = "SAME";
-        w.nchw = nchw;
-        CheckForward("Conv2D", Ty::kF32, x, f, w, threads, seed++);
-        if (HasFatalFailure()) return;
-        w.padding = "EXPLICIT";
-        w.pt = 3;
-        w.pb = 0;
-        w.pl = 1;
-        w.pr = 2;
-        w.sh = 2;
-        CheckForward("Conv2D", Ty::kF32, x, f, w, threads, seed++);
-        if (HasFatalFailure()) return;
-        CheckForward("Conv2D", Ty::kBF16, x, f, w, threads, seed++);
-        if (HasFatalFailure()) return;
-        CheckBackprop(true, Ty::kF32, x, f, w, threads, seed++);
-        if (HasFatalFailure()) return;
-        CheckBackprop(false, Ty::kF32, x, f, w, threads, seed++);
-        if (HasFatalFailure()) return;
-        CheckBackprop(false, Ty::kF64, x, f, w, threads, seed++);
-        if (HasFatalFailure()) return;
-      }
-    }
-  }
+const std::pair<Dims, Dims> kBigShapes[] = {
+    {{4, 20, 19, 8}, {3, 3, 8, 32}}, {{1, 41, 33, 8}, {3, 3, 8, 32}}, {{3, 23, 17, 16}, {3, 3, 16, 24}}};
+
+class ConvThreadsTest : public ::testing::TestWithParam<std::tuple<int, int, bool>> {};
+
+TEST_P(ConvThreadsTest, BigShapes) {
+  const auto [shape, threads, nchw] = GetParam();
+  const auto& [x, f] = kBigShapes[shape];
+  uint32_t seed = 500 + 10 * static_cast<uint32_t>(shape) + (nchw ? 5 : 0);
   Window w;
   w.padding = "SAME";
-  CheckForward("DepthwiseConv2dNative", Ty::kF32, {1, 40, 40, 32}, {3, 3, 32, 2}, w, 2, seed++);
-  CheckForward("Conv2D", Ty::kF64, {4, 20, 19, 8}, {3, 3, 8, 32}, w, 2, seed++);
+  w.nchw = nchw;
+  CheckForward("Conv2D", Ty::kF32, x, f, w, threads, seed++);
+  if (HasFatalFailure()) return;
+  w.padding = "EXPLICIT";
+  w.pt = 3;
+  w.pb = 0;
+  w.pl = 1;
+  w.pr = 2;
+  w.sh = 2;
+  CheckForward("Conv2D", Ty::kF32, x, f, w, threads, seed++);
+  if (HasFatalFailure()) return;
+  CheckForward("Conv2D", Ty::kBF16, x, f, w, threads, seed++);
+  if (HasFatalFailure()) return;
+  CheckBackprop(true, Ty::kF32, x, f, w, threads, seed++);
+  if (HasFatalFailure()) return;
+  CheckBackprop(false, Ty::kF32, x, f, w, threads, seed++);
+  if (HasFatalFailure()) return;
+  CheckBackprop(false, Ty::kF64, x, f, w, threads, seed++);
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, ConvThreadsTest,
+                         ::testing::Combine(::testing::Values(0, 1, 2), ::testing::Values(1, 2),
+                                            ::testing::Bool()));
+
+TEST(ConvThreadsTest2, DepthwiseAndDoubleOnTwoThreads) {
+  Window w;
+  w.padding = "SAME";
+  CheckForward("DepthwiseConv2dNative", Ty::kF32, {1, 40, 40, 32}, {3, 3, 32, 2}, w, 2, 600);
+  CheckForward("Conv2D", Ty::kF64, {4, 20, 19, 8}, {3, 3, 8, 32}, w, 2, 601);
 }
 
 TEST(ConvCornersTest, EmptyBatchAndEmptyOutput) {
@@ -691,7 +696,7 @@ TEST(ConvAdjointTest, ForwardAndBackpropsAreAdjoint) {
   std::vector<Tensor> out =
       RunOps(graph, {{"x", Encode(Ty::kF64, x_dims, x, false)}, {"f", Encode(Ty::kF64, f_dims, f, false)},
                      {"dy", Encode(Ty::kF64, y_dims, dy, false)}},
-             {"y", "dx", "df"});
+             {"y", "dx", "df"}, /*threads=*/1);
   ASSERT_EQ(out.size(), 3u);
   double a = 0, b = 0, c = 0;
   for (int64_t i = 0; i < NumElements(y_dims); ++i) a += out[0].data<double>()[i] * dy[i];
