@@ -1,0 +1,280 @@
+// Op definitions of the 2-d convolutions (TensorFlow's signatures, attrs,
+// defaults and shape functions): Conv2D, Conv2DBackpropInput,
+// Conv2DBackpropFilter, DepthwiseConv2dNative and the fused _FusedConv2D.
+// Shared by every device plugin of the nn family: REGISTER_OP only.
+#include <graphrt/sdk/sdk.h>
+#include <graphrt/sdk/shape_fns.h>
+
+#include "common/cpu/conv_util.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace graphrt {
+namespace sdk {
+namespace {
+
+namespace sf = shape_fns;
+namespace cu = conv_util;
+
+// Output dim of one spatial axis; -1 when the input dim is unknown.
+Status SpatialOut(int64_t in, int64_t filter, int64_t dilation, int64_t stride, cu::Padding padding,
+                  int64_t pad_before, int64_t pad_after, int64_t* out) {
+  if (in < 0 || filter < 0) {
+    *out = -1;
+    return Status();
+  }
+  return cu::WindowedOutputSize(in, filter, dilation, stride, padding, out, &pad_before,
+                                &pad_after);
+}
+
+PartialShape MakeShape(cu::Format f, int64_t n, int64_t h, int64_t w, int64_t c) {
+  if (f == cu::Format::kNHWC) return PartialShape::Known({n, h, w, c});
+  return PartialShape::Known({n, c, h, w});
+}
+
+// Conv2D / _FusedConv2D (TensorFlow's Conv2DShapeWithExplicitPadding), and
+// DepthwiseConv2dNative when `depthwise`.
+Status ConvShape(InferenceContext* c, const char* op, bool depthwise) {
+  PartialShape input, filter;
+  GR_RETURN_IF_ERROR_SDK(sf::WithRank(c->input(0), 4, &input));
+  GR_RETURN_IF_ERROR_SDK(sf::WithRank(c->input(1), 4, &filter));
+  cu::Conv2DWindow win;
+  GR_RETURN_IF_ERROR_SDK(win.Init(*c, op));
+  const cu::Format f = win.format;
+  const int64_t n = input.dims[cu::DimIndex(f, 'N')];
+  const int64_t in_h = input.dims[cu::DimIndex(f, 'H')];
+  const int64_t in_w = input.dims[cu::DimIndex(f, 'W')];
+  const int64_t in_c = input.dims[cu::DimIndex(f, 'C')];
+  const int64_t f_h = filter.dims[0], f_w = filter.dims[1];
+  const int64_t f_in = filter.dims[2], f_out = filter.dims[3];
+  int64_t out_c = -1;
+  if (depthwise) {
+    int64_t merged = -1;
+    Status s = sf::MergeDim(in_c, f_in, &merged);
+    if (!s.ok()) {
+      return errors::InvalidArgument(s.message(), " for the input depth and filter dim 2",
+                                     ", with input shapes: ", sf::ShapeString(input), ", ",
+                                     sf::ShapeString(filter), ".");
+    }
+    if (merged >= 0 && f_out >= 0) out_c = merged * f_out;
+  } else {
+    if (in_c >= 0 && f_in >= 0) {
+      if (f_in == 0) return errors::InvalidArgument("Depth of filter must not be 0");
+      if (in_c % f_in != 0) {
+        return errors::InvalidArgument("Depth of input (", in_c,
+                                       ") is not a multiple of input depth of filter (", f_in,
+                                       ")");
+      }
+      const int64_t groups = in_c / f_in;
+      if (groups == 0) return errors::InvalidArgument("Number of groups must not be 0");
+      if (f_out >= 0 && f_out % groups != 0) {
+        return errors::InvalidArgument("Depth of output (", f_out,
+                                       ") is not a multiple of the number of groups (", groups,
+                                       ")");
+      }
+    }
+    out_c = f_out;
+  }
+  int64_t out_h = -1, out_w = -1;
+  GR_RETURN_IF_ERROR_SDK(SpatialOut(in_h, f_h, win.dilation_h, win.stride_h, win.padding,
+                                    win.pad_top, win.pad_bottom, &out_h));
+  GR_RETURN_IF_ERROR_SDK(SpatialOut(in_w, f_w, win.dilation_w, win.stride_w, win.padding,
+                                    win.pad_left, win.pad_right, &out_w));
+  c->set_output(0, MakeShape(f, n, out_h, out_w, out_c));
+  return Status();
+}
+
+// A 4-d shape from the int32 shape tensor at input `i`; rank 4 of unknown
+// dims when its value is not known.
+Status ShapeFromSizes(InferenceContext* c, int i, const char* what, PartialShape* out) {
+  PartialShape sizes;
+  GR_RETURN_IF_ERROR_SDK(sf::WithRank(c->input(i), 1, &sizes));
+  TensorView v;
+  if (!c->input_tensor(i, &v)) {
+    *out = PartialShape::Known({-1, -1, -1, -1});
+    return Status();
+  }
+  if (v.dtype() != GR_INT32 || v.NumElements() != 4) {
+    return errors::InvalidArgument(what, " must be a 4-element int32 vector, but got ",
+                                   v.NumElements(), " values");
+  }
+  std::vector<int64_t> d(4);
+  for (int k = 0; k < 4; ++k) {
+    d[k] = v.data<int32_t>()[k];
+    if (d[k] < 0) return errors::InvalidArgument("Dimension ", k, " must be >= 0, got ", d[k]);
+  }
+  *out = PartialShape::Known(d);
+  return Status();
+}
+
+Status Conv2DBackpropInputShape(InferenceContext* c) {
+  cu::Conv2DWindow win;
+  GR_RETURN_IF_ERROR_SDK(win.Init(*c, "Conv2DBackpropInput"));
+  PartialShape sizes, filter, out_backprop;
+  GR_RETURN_IF_ERROR_SDK(sf::WithRank(c->input(0), 1, &sizes));
+  GR_RETURN_IF_ERROR_SDK(sf::WithRank(c->input(1), 4, &filter));
+  GR_RETURN_IF_ERROR_SDK(sf::WithRank(c->input(2), 4, &out_backprop));
+  if (sizes.dims[0] >= 0 && sizes.dims[0] != 4 && sizes.dims[0] != 2) {
+    return errors::InvalidArgument(
+        "Conv2DBackpropInput requires input_sizes to contain 4 values or 2 values, but got: ",
+        sizes.dims[0]);
+  }
+  TensorView v;
+  if (!c->input_tensor(0, &v)) {
+    c->set_output(0, PartialShape::Known({-1, -1, -1, -1}));
+    return Status();
+  }
+  if (v.dtype() != GR_INT32 || (v.NumElements() != 4 && v.NumElements() != 2)) {
+    return errors::InvalidArgument(
+        "Conv2DBackpropInput requires input_sizes to contain 4 values or 2 values, but got: ",
+        v.NumElements());
+  }
+  const int32_t* p = v.data<int32_t>();
+  for (int64_t k = 0; k < v.NumElements(); ++k) {
+    if (p[k] < 0) return errors::InvalidArgument("Dimension ", k, " must be >= 0, got ", p[k]);
+  }
+  if (v.NumElements() == 4) {
+    c->set_output(0, PartialShape::Known({p[0], p[1], p[2], p[3]}));
+  } else {
+    // Only the spatial sizes: batch from out_backprop, depth from the filter.
+    const int64_t n = out_backprop.dims[cu::DimIndex(win.format, 'N')];
+    c->set_output(0, MakeShape(win.format, n, p[0], p[1], filter.dims[2]));
+  }
+  return Status();
+}
+
+Status Conv2DBackpropFilterShape(InferenceContext* c) {
+  cu::Conv2DWindow win;
+  GR_RETURN_IF_ERROR_SDK(win.Init(*c, "Conv2DBackpropFilter"));
+  PartialShape input, out_backprop, s;
+  GR_RETURN_IF_ERROR_SDK(sf::WithRank(c->input(0), 4, &input));
+  GR_RETURN_IF_ERROR_SDK(sf::WithRank(c->input(2), 4, &out_backprop));
+  GR_RETURN_IF_ERROR_SDK(ShapeFromSizes(c, 1, "filter_sizes", &s));
+  c->set_output(0, s);
+  return Status();
+}
+
+// Backprops of DepthwiseConv2dNative: the output's shape is the value of
+// input_sizes / filter_sizes.
+Status SizesShape(InferenceContext* c, int sizes_input, const char* what) {
+  cu::Conv2DWindow win;
+  GR_RETURN_IF_ERROR_SDK(win.Init(*c, "DepthwiseConv2D"));
+  PartialShape s;
+  GR_RETURN_IF_ERROR_SDK(ShapeFromSizes(c, sizes_input, what, &s));
+  c->set_output(0, s);
+  return Status();
+}
+
+}  // namespace
+
+REGISTER_OP("Conv2D")
+    .Input("input: T")
+    .Input("filter: T")
+    .Output("output: T")
+    .Attr("T: {half, bfloat16, float, double, int32}")
+    .Attr("strides: list(int)")
+    .Attr("use_cudnn_on_gpu: bool = true")
+    .Attr("padding: {'SAME', 'VALID', 'EXPLICIT'}")
+    .Attr("explicit_paddings: list(int) = []")
+    .Attr("data_format: {'NHWC', 'NCHW'} = 'NHWC'")
+    .Attr("dilations: list(int) = [1, 1, 1, 1]")
+    .SetShapeFn([](InferenceContext* c) { return ConvShape(c, "Conv2D", false); })
+    .Doc("Computes a 2-D convolution given 4-D `input` and `filter` tensors.");
+
+REGISTER_OP("Conv2DBackpropInput")
+    .Input("input_sizes: int32")
+    .Input("filter: T")
+    .Input("out_backprop: T")
+    .Output("output: T")
+    .Attr("T: {half, bfloat16, float, double, int32}")
+    .Attr("strides: list(int)")
+    .Attr("use_cudnn_on_gpu: bool = true")
+    .Attr("padding: {'SAME', 'VALID', 'EXPLICIT'}")
+    .Attr("explicit_paddings: list(int) = []")
+    .Attr("data_format: {'NHWC', 'NCHW'} = 'NHWC'")
+    .Attr("dilations: list(int) = [1, 1, 1, 1]")
+    .SetShapeFn(Conv2DBackpropInputShape)
+    .Doc("Computes the gradients of convolution with respect to the input.");
+
+REGISTER_OP("Conv2DBackpropFilter")
+    .Input("input: T")
+    .Input("filter_sizes: int32")
+    .Input("out_backprop: T")
+    .Output("output: T")
+    .Attr("T: {half, bfloat16, float, double}")
+    .Attr("strides: list(int)")
+    .Attr("use_cudnn_on_gpu: bool = true")
+    .Attr("padding: {'SAME', 'VALID', 'EXPLICIT'}")
+    .Attr("explicit_paddings: list(int) = []")
+    .Attr("data_format: {'NHWC', 'NCHW'} = 'NHWC'")
+    .Attr("dilations: list(int) = [1, 1, 1, 1]")
+    .SetShapeFn(Conv2DBackpropFilterShape)
+    .Doc("Computes the gradients of convolution with respect to the filter.");
+
+REGISTER_OP("DepthwiseConv2dNative")
+    .Input("input: T")
+    .Input("filter: T")
+    .Output("output: T")
+    .Attr("T: {half, bfloat16, float, double}")
+    .Attr("strides: list(int)")
+    .Attr("padding: {'SAME', 'VALID', 'EXPLICIT'}")
+    .Attr("explicit_paddings: list(int) = []")
+    .Attr("data_format: {'NHWC', 'NCHW'} = 'NHWC'")
+    .Attr("dilations: list(int) = [1, 1, 1, 1]")
+    .SetShapeFn([](InferenceContext* c) { return ConvShape(c, "DepthwiseConv2D", true); })
+    .Doc("Computes a 2-D depthwise convolution given 4-D `input` and `filter` tensors.");
+
+REGISTER_OP("DepthwiseConv2dNativeBackpropInput")
+    .Input("input_sizes: int32")
+    .Input("filter: T")
+    .Input("out_backprop: T")
+    .Output("output: T")
+    .Attr("T: {half, bfloat16, float, double}")
+    .Attr("strides: list(int)")
+    .Attr("padding: {'SAME', 'VALID', 'EXPLICIT'}")
+    .Attr("explicit_paddings: list(int) = []")
+    .Attr("data_format: {'NHWC', 'NCHW'} = 'NHWC'")
+    .Attr("dilations: list(int) = [1, 1, 1, 1]")
+    .SetShapeFn([](InferenceContext* c) { return SizesShape(c, 0, "input_sizes"); })
+    .Doc("Computes the gradients of depthwise convolution with respect to the input.");
+
+REGISTER_OP("DepthwiseConv2dNativeBackpropFilter")
+    .Input("input: T")
+    .Input("filter_sizes: int32")
+    .Input("out_backprop: T")
+    .Output("output: T")
+    .Attr("T: {half, bfloat16, float, double}")
+    .Attr("strides: list(int)")
+    .Attr("padding: {'SAME', 'VALID', 'EXPLICIT'}")
+    .Attr("explicit_paddings: list(int) = []")
+    .Attr("data_format: {'NHWC', 'NCHW'} = 'NHWC'")
+    .Attr("dilations: list(int) = [1, 1, 1, 1]")
+    .SetShapeFn([](InferenceContext* c) { return SizesShape(c, 1, "filter_sizes"); })
+    .Doc("Computes the gradients of depthwise convolution with respect to the filter.");
+
+// TensorFlow's internal op, created by a graph rewrite (Conv2D + BiasAdd
+// [+ activation]); not meant to be written by hand. TensorFlow lists T as
+// {half, float, double}; bfloat16 is accepted here as well.
+REGISTER_OP("_FusedConv2D")
+    .Input("input: T")
+    .Input("filter: T")
+    .Input("args: num_args * T")
+    .Output("output: T")
+    .Attr("T: {half, float, double, bfloat16}")
+    .Attr("num_args: int >= 0")
+    .Attr("strides: list(int)")
+    .Attr("padding: {'SAME', 'VALID', 'EXPLICIT'}")
+    .Attr("explicit_paddings: list(int) = []")
+    .Attr("data_format: {'NHWC', 'NCHW'} = 'NHWC'")
+    .Attr("dilations: list(int) = [1, 1, 1, 1]")
+    .Attr("use_cudnn_on_gpu: bool = true")
+    .Attr("fused_ops: list(string) = []")
+    .Attr("epsilon: float = 0.0001")
+    .Attr("leakyrelu_alpha: float = 0.2")
+    .SetShapeFn([](InferenceContext* c) { return ConvShape(c, "Conv2D", false); })
+    .Doc("Conv2D fused with BiasAdd and an activation (internal; made by a graph pass).");
+
+}  // namespace sdk
+}  // namespace graphrt

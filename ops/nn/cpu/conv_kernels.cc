@@ -1,0 +1,1422 @@
+// CPU kernels of the 2-d convolutions: Conv2D, DepthwiseConv2dNative,
+// _FusedConv2D, Conv2DBackpropInput, Conv2DBackpropFilter and the depthwise
+// backprops DepthwiseConv2dNativeBackpropInput / ...BackpropFilter.
+//
+// float32 and bfloat16 run on oneDNN (forward, backward-data and
+// backward-weights convolution primitives; grouped convolution for
+// depthwise and grouped filters; bias and activations as post-ops).
+// float64 and int32 run on a direct im2col + Eigen GEMM implementation.
+//
+// oneDNN use (see common/cpu/dnnl_util.h for the threading rule):
+//  * Every kernel instance caches, per input shape and session thread
+//    count, a Plan: the primitives, the reorders around them and the split
+//    of the work. A steady-state Run creates no primitive.
+//  * The work is split over the session's pool by the kernel: batch images
+//    in chunks, or, with fewer images than threads (forward only), bands of
+//    output rows, each band a primitive of its own (its own padding). Every
+//    oneDNN call runs under SingleOmpThread.
+//  * NHWC tensors are handed to the primitives as they are (oneDNN's jit
+//    kernels take nhwc activations); NCHW tensors are reordered into the
+//    blocked layout the primitive picks and back. Weights always take the
+//    primitive's preferred (blocked) layout: reordered once per Plan when
+//    the filter is a constant (`_filter_const` attr, set by the graph pass
+//    that makes _FusedConv2D), otherwise once per Run.
+//  * Scratchpads are user-managed (scratchpad_mode::user) in a per-thread
+//    buffer; buffers that must outlive a parallel_for come from a
+//    per-kernel pool. Neither is allocated in a steady state.
+#include <graphrt/sdk/sdk.h>
+#include <graphrt/sdk/shape_fns.h>
+
+#include "common/cpu/conv_util.h"
+#include "common/cpu/dnnl_util.h"
+#include "common/cpu/eigen.h"
+#include "common/cpu/parallel.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <type_traits>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace graphrt {
+namespace sdk {
+namespace {
+
+namespace sf = shape_fns;
+namespace cu = conv_util;
+using dnnl::memory;
+using Dims = memory::dims;
+
+// Multiply-adds per nanosecond of one core, for parallel_for cost hints.
+constexpr int64_t kMacsPerNs = 16;
+// Below this many multiply-adds a convolution runs on one thread.
+constexpr int64_t kParallelMinMacs = int64_t{1} << 20;
+
+// ------------------------------------------------------------- buffers
+
+// 64-byte aligned growable buffer.
+class AlignedBuffer {
+ public:
+  AlignedBuffer() = default;
+  AlignedBuffer(const AlignedBuffer&) = delete;
+  AlignedBuffer& operator=(const AlignedBuffer&) = delete;
+  ~AlignedBuffer() { std::free(p_); }
+  // At least `bytes` bytes; old contents are not kept.
+  char* Get(size_t bytes) {
+    if (bytes > n_) {
+      std::free(p_);
+      n_ = (bytes + 4095) / 4096 * 4096;
+      p_ = static_cast<char*>(std::aligned_alloc(64, n_));
+      if (p_ == nullptr) {
+        n_ = 0;
+        throw std::bad_alloc();
+      }
+    }
+    return p_;
+  }
+  char* data() const { return p_; }
+
+ private:
+  char* p_ = nullptr;
+  size_t n_ = 0;
+};
+
+// Per-thread scratch for work that runs start to end on one thread without
+// waiting on the pool (a chunk of a convolution): the oneDNN scratchpad
+// and the blocked copies of activations.
+AlignedBuffer& ThreadScratch() {
+  thread_local AlignedBuffer buf;
+  return buf;
+}
+
+// Buffers that live across a parallel_for (the caller's thread may run
+// other kernels while it waits, so thread-locals would be shared): leased
+// from a per-kernel pool and returned after the Run.
+class BufferPool {
+ public:
+  class Lease {
+   public:
+    Lease(BufferPool* pool, std::unique_ptr<AlignedBuffer> b) : pool_(pool), b_(std::move(b)) {}
+    Lease(Lease&&) = default;
+    ~Lease() {
+      if (b_) pool_->Return(std::move(b_));
+    }
+    char* Get(size_t bytes) { return b_->Get(bytes); }
+
+   private:
+    BufferPool* pool_;
+    std::unique_ptr<AlignedBuffer> b_;
+  };
+  Lease Acquire() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (free_.empty()) return Lease(this, std::make_unique<AlignedBuffer>());
+    std::unique_ptr<AlignedBuffer> b = std::move(free_.back());
+    free_.pop_back();
+    return Lease(this, std::move(b));
+  }
+
+ private:
+  void Return(std::unique_ptr<AlignedBuffer> b) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (free_.size() < 8) free_.push_back(std::move(b));
+  }
+  std::mutex mu_;
+  std::vector<std::unique_ptr<AlignedBuffer>> free_;
+};
+
+size_t AlignUp(size_t n) { return (n + 63) / 64 * 64; }
+
+// float -> bfloat16, round to nearest even (NaN stays NaN).
+uint16_t FloatToBf16(float f) {
+  uint32_t b;
+  std::memcpy(&b, &f, 4);
+  if ((b & 0x7fffffffu) > 0x7f800000u) return 0x7fc0;
+  b += 0x7fffu + ((b >> 16) & 1u);
+  return static_cast<uint16_t>(b >> 16);
+}
+float Bf16ToFloat(uint16_t h) {
+  const uint32_t b = static_cast<uint32_t>(h) << 16;
+  float f;
+  std::memcpy(&f, &b, 4);
+  return f;
+}
+
+// ------------------------------------------------------------ geometry
+
+// One convolution in logical terms. Filter: [kh, kw, c / groups, oc] (HWIO);
+// output channel o belongs to group o / (oc / groups).
+struct ConvGeom {
+  int64_t n = 0, c = 0, h = 0, w = 0;  // input
+  int64_t oc = 0, oh = 0, ow = 0;      // output
+  int64_t kh = 0, kw = 0, groups = 1;
+  int64_t sh = 1, sw = 1, dh = 1, dw = 1;
+  int64_t pt = 0, pb = 0, pl = 0, pr = 0;
+  cu::Format format = cu::Format::kNHWC;
+  int64_t icg() const { return c / groups; }
+  int64_t ocg() const { return oc / groups; }
+  int64_t Macs() const { return n * oh * ow * oc * kh * kw * icg(); }
+  std::vector<int64_t> InputDims() const { return ActDims(n, c, h, w); }
+  std::vector<int64_t> OutputDims() const { return ActDims(n, oc, oh, ow); }
+  std::vector<int64_t> FilterDims() const { return {kh, kw, icg(), oc}; }
+  std::vector<int64_t> ActDims(int64_t nn, int64_t cc, int64_t hh, int64_t ww) const {
+    if (format == cu::Format::kNHWC) return {nn, hh, ww, cc};
+    return {nn, cc, hh, ww};
+  }
+};
+
+// Geometry of a forward convolution from its input and filter; the error
+// messages are TensorFlow's.
+Status ForwardGeom(const cu::Conv2DWindow& win, const TensorView& in, const TensorView& filter,
+                   bool depthwise, ConvGeom* g) {
+  if (in.rank() != 4) {
+    return errors::InvalidArgument("input must be 4-dimensional", sf::ShapeString(in));
+  }
+  if (filter.rank() != 4) {
+    return errors::InvalidArgument("filter must be 4-dimensional: ", sf::ShapeString(filter));
+  }
+  const cu::Format f = win.format;
+  g->format = f;
+  g->n = in.dim(cu::DimIndex(f, 'N'));
+  g->c = in.dim(cu::DimIndex(f, 'C'));
+  g->h = in.dim(cu::DimIndex(f, 'H'));
+  g->w = in.dim(cu::DimIndex(f, 'W'));
+  g->kh = filter.dim(0);
+  g->kw = filter.dim(1);
+  if (depthwise) {
+    if (filter.dim(2) != g->c) {
+      return errors::InvalidArgument("input and filter must have the same depth: ", g->c, " vs ",
+                                     filter.dim(2));
+    }
+    if (g->kh == 0 || g->kw == 0) {
+      return errors::InvalidArgument(
+          "filter must not have zero elements (i.e. all dimensions must be non-zero)");
+    }
+    g->groups = g->c;
+    g->oc = g->c * filter.dim(3);
+  } else {
+    if (filter.NumElements() == 0) {
+      return errors::InvalidArgument(
+          "filter must not have zero elements (i.e. all dimensions must be non-zero)");
+    }
+    const int64_t patch_depth = filter.dim(2);
+    if (g->c % patch_depth != 0) {
+      return errors::InvalidArgument("input depth must be evenly divisible by filter depth: ",
+                                     g->c, " vs ", patch_depth);
+    }
+    g->groups = g->c / patch_depth;
+    g->oc = filter.dim(3);
+    if (g->groups == 0 || g->oc % g->groups != 0) {
+      return errors::InvalidArgument(
+          "output depth must be evenly divisible by number of groups: ", g->oc, " vs ",
+          g->groups);
+    }
+  }
+  if (g->groups == 0) g->groups = 1;  // depthwise with no channels: nothing to compute
+  g->sh = win.stride_h;
+  g->sw = win.stride_w;
+  g->dh = win.dilation_h;
+  g->dw = win.dilation_w;
+  return win.OutputSize(g->h, g->w, g->kh, g->kw, &g->oh, &g->ow, &g->pt, &g->pb, &g->pl, &g->pr);
+}
+
+// Geometry of a backward convolution from the forward input's shape, the
+// filter's and out_backprop's (TensorFlow's ConvBackpropComputeDimensions).
+Status BackpropGeom(const char* label, const cu::Conv2DWindow& win,
+                    const std::vector<int64_t>& input_shape,
+                    const std::vector<int64_t>& filter_shape, const TensorView& out_backprop,
+                    bool depthwise, ConvGeom* g) {
+  if (input_shape.size() != 4) {
+    return errors::InvalidArgument(label, ": input must be 4-dimensional");
+  }
+  if (filter_shape.size() != 4) {
+    return errors::InvalidArgument(label, ": filter must be 4-dimensional");
+  }
+  if (out_backprop.rank() != 4) {
+    return errors::InvalidArgument(label, ": out_backprop must be 4-dimensional");
+  }
+  const cu::Format f = win.format;
+  const int nd = cu::DimIndex(f, 'N'), cd = cu::DimIndex(f, 'C');
+  const int hd = cu::DimIndex(f, 'H'), wd = cu::DimIndex(f, 'W');
+  g->format = f;
+  g->n = input_shape[nd];
+  if (g->n != out_backprop.dim(nd)) {
+    return errors::InvalidArgument(label, ": input and out_backprop must have the same batch size.",
+                                   " Input batch: ", g->n,
+                                   ", outbackprop batch: ", out_backprop.dim(nd),
+                                   ", batch_dim: ", nd);
+  }
+  g->c = input_shape[cd];
+  g->h = input_shape[hd];
+  g->w = input_shape[wd];
+  g->kh = filter_shape[0];
+  g->kw = filter_shape[1];
+  if (depthwise) {
+    // Filter [kh, kw, c, multiplier]: one group per input channel.
+    if (filter_shape[2] != g->c) {
+      return errors::InvalidArgument(label, ": input and filter must have the same depth: ", g->c,
+                                     " vs ", filter_shape[2]);
+    }
+    g->groups = std::max<int64_t>(g->c, 1);
+    g->oc = g->c * filter_shape[3];
+  } else {
+    const int64_t patch_depth = filter_shape[2];
+    if (patch_depth <= 0 || g->c % patch_depth != 0) {
+      return errors::InvalidArgument(label,
+                                     ": input depth must be evenly divisible by filter depth");
+    }
+    g->groups = g->c / patch_depth;
+    g->oc = filter_shape[3];
+  }
+  if (g->oc != out_backprop.dim(cd)) {
+    return errors::InvalidArgument(label, ": filter and out_backprop must have the same out_depth");
+  }
+  if (!depthwise && (g->groups == 0 || g->oc % g->groups != 0)) {
+    return errors::InvalidArgument(label,
+                                   ": output depth must be evenly divisible by number of groups: ",
+                                   g->oc, " vs ", g->groups);
+  }
+  g->sh = win.stride_h;
+  g->sw = win.stride_w;
+  g->dh = win.dilation_h;
+  g->dw = win.dilation_w;
+  GR_RETURN_IF_ERROR_SDK(
+      win.OutputSize(g->h, g->w, g->kh, g->kw, &g->oh, &g->ow, &g->pt, &g->pb, &g->pl, &g->pr));
+  const int64_t got_h = out_backprop.dim(hd), got_w = out_backprop.dim(wd);
+  const int64_t spatial[2][5] = {{got_h, g->oh, g->h, g->kh, g->sh}, {got_w, g->ow, g->w, g->kw, g->sw}};
+  for (int i = 0; i < 2; ++i) {
+    if (spatial[i][0] != spatial[i][1]) {
+      return errors::InvalidArgument(label, ": Size of out_backprop doesn't match computed: ",
+                                     "actual = ", spatial[i][0], ", computed = ", spatial[i][1],
+                                     " spatial_dim: ", i + 1, " input: ", spatial[i][2],
+                                     " filter: ", spatial[i][3], " output: ", spatial[i][0],
+                                     " stride: ", spatial[i][4],
+                                     " dilation: ", i == 0 ? g->dh : g->dw);
+    }
+  }
+  return Status();
+}
+
+// A 1-d int32 shape tensor (input_sizes / filter_sizes) as dims.
+Status ReadSizes(const char* op, const char* what, const TensorView& t,
+                 std::vector<int64_t>* out) {
+  if (t.rank() != 1) {
+    return errors::InvalidArgument(op, ": ", what, " input must be 1-dim, not ", t.rank());
+  }
+  out->clear();
+  for (int64_t i = 0; i < t.NumElements(); ++i) {
+    const int64_t d = t.data<int32_t>()[i];
+    if (d < 0) return errors::InvalidArgument("Dimension ", i, " must be >= 0, got ", d);
+    out->push_back(d);
+  }
+  return Status();
+}
+
+// ---------------------------------------------------------- activations
+
+enum class Act { kNone, kRelu, kRelu6, kElu, kLeakyRelu };
+enum class Fusion { kNone, kBias, kBatchNorm };
+
+// The epilogue of a fused convolution.
+struct FusedSpec {
+  Fusion fusion = Fusion::kNone;
+  Act act = Act::kNone;
+  float epsilon = 1e-4f;
+  float alpha = 0.2f;  // LeakyRelu
+};
+
+template <typename T>
+T ApplyAct(T x, Act act, float alpha) {
+  switch (act) {
+    case Act::kNone: return x;
+    case Act::kRelu: return x > T(0) ? x : T(0);
+    case Act::kRelu6: return x > T(0) ? (x < T(6) ? x : T(6)) : T(0);
+    case Act::kElu: return x < T(0) ? static_cast<T>(std::expm1(x)) : x;
+    case Act::kLeakyRelu: return x > T(0) ? x : static_cast<T>(x * static_cast<T>(alpha));
+  }
+  return x;
+}
+
+// ------------------------------------------------------- direct (f64, i32)
+
+template <typename T>
+using RowMat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+template <typename T>
+using StridedMap = Eigen::Map<RowMat<T>, 0, Eigen::OuterStride<>>;
+template <typename T>
+using ConstStridedMap = Eigen::Map<const RowMat<T>, 0, Eigen::OuterStride<>>;
+
+// NCHW <-> NHWC copies for the direct path (which works in NHWC).
+template <typename T>
+void NchwToNhwc(const T* src, int64_t n, int64_t c, int64_t hw, T* dst) {
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t ch = 0; ch < c; ++ch)
+      for (int64_t p = 0; p < hw; ++p) dst[(b * hw + p) * c + ch] = src[(b * c + ch) * hw + p];
+}
+template <typename T>
+void NhwcToNchw(const T* src, int64_t n, int64_t c, int64_t hw, T* dst) {
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t ch = 0; ch < c; ++ch)
+      for (int64_t p = 0; p < hw; ++p) dst[(b * c + ch) * hw + p] = src[(b * hw + p) * c + ch];
+}
+
+// Patches of output row `oy` of image `b`, group `gi`: [ow x (kh*kw*icg)],
+// zero where the window reads padding. `in` is NHWC.
+template <typename T>
+void Im2ColRow(const ConvGeom& g, const T* in, int64_t b, int64_t oy, int64_t gi, T* patch) {
+  const int64_t icg = g.icg(), k = g.kh * g.kw * icg;
+  for (int64_t ox = 0; ox < g.ow; ++ox) {
+    T* row = patch + ox * k;
+    for (int64_t fy = 0; fy < g.kh; ++fy) {
+      const int64_t iy = oy * g.sh - g.pt + fy * g.dh;
+      for (int64_t fx = 0; fx < g.kw; ++fx) {
+        const int64_t ix = ox * g.sw - g.pl + fx * g.dw;
+        T* dst = row + (fy * g.kw + fx) * icg;
+        if (iy < 0 || iy >= g.h || ix < 0 || ix >= g.w) {
+          std::fill(dst, dst + icg, T(0));
+        } else {
+          const T* src = in + ((b * g.h + iy) * g.w + ix) * g.c + gi * icg;
+          std::copy(src, src + icg, dst);
+        }
+      }
+    }
+  }
+}
+
+// The adjoint of Im2ColRow: adds the patches back into `in` (NHWC).
+template <typename T>
+void Col2ImRowAdd(const ConvGeom& g, const T* patch, int64_t b, int64_t oy, int64_t gi, T* in) {
+  const int64_t icg = g.icg(), k = g.kh * g.kw * icg;
+  for (int64_t ox = 0; ox < g.ow; ++ox) {
+    const T* row = patch + ox * k;
+    for (int64_t fy = 0; fy < g.kh; ++fy) {
+      const int64_t iy = oy * g.sh - g.pt + fy * g.dh;
+      if (iy < 0 || iy >= g.h) continue;
+      for (int64_t fx = 0; fx < g.kw; ++fx) {
+        const int64_t ix = ox * g.sw - g.pl + fx * g.dw;
+        if (ix < 0 || ix >= g.w) continue;
+        const T* src = row + (fy * g.kw + fx) * icg;
+        T* dst = in + ((b * g.h + iy) * g.w + ix) * g.c + gi * icg;
+        for (int64_t i = 0; i < icg; ++i) dst[i] += src[i];
+      }
+    }
+  }
+}
+
+// out (NHWC) = conv(in (NHWC), filter (HWIO)); rows [r0, r1) of n*oh.
+template <typename T>
+void DirectForwardRows(const ConvGeom& g, const T* in, const T* filter, T* out, int64_t r0,
+                       int64_t r1) {
+  const int64_t icg = g.icg(), ocg = g.ocg(), k = g.kh * g.kw * icg;
+  // Runs start to end on this thread: the thread scratch is free.
+  T* patch = reinterpret_cast<T*>(ThreadScratch().Get(static_cast<size_t>(g.ow * k) * sizeof(T)));
+  for (int64_t r = r0; r < r1; ++r) {
+    const int64_t b = r / g.oh, oy = r % g.oh;
+    for (int64_t gi = 0; gi < g.groups; ++gi) {
+      Im2ColRow(g, in, b, oy, gi, patch);
+      ConstStridedMap<T> P(patch, g.ow, k, Eigen::OuterStride<>(k));
+      ConstStridedMap<T> F(filter + gi * ocg, k, ocg, Eigen::OuterStride<>(g.oc));
+      StridedMap<T> O(out + r * g.ow * g.oc + gi * ocg, g.ow, ocg, Eigen::OuterStride<>(g.oc));
+      O.noalias() = P * F;
+    }
+  }
+}
+
+// in_grad (NHWC, zeroed) += conv^T(out_grad (NHWC), filter); images [b0, b1).
+template <typename T>
+void DirectBackpropInputImages(const ConvGeom& g, const T* out_grad, const T* filter, T* in_grad,
+                               int64_t b0, int64_t b1) {
+  const int64_t icg = g.icg(), ocg = g.ocg(), k = g.kh * g.kw * icg;
+  // Runs start to end on this thread: the thread scratch is free.
+  T* patch = reinterpret_cast<T*>(ThreadScratch().Get(static_cast<size_t>(g.ow * k) * sizeof(T)));
+  for (int64_t b = b0; b < b1; ++b) {
+    for (int64_t oy = 0; oy < g.oh; ++oy) {
+      const int64_t r = b * g.oh + oy;
+      for (int64_t gi = 0; gi < g.groups; ++gi) {
+        ConstStridedMap<T> D(out_grad + r * g.ow * g.oc + gi * ocg, g.ow, ocg,
+                             Eigen::OuterStride<>(g.oc));
+        ConstStridedMap<T> F(filter + gi * ocg, k, ocg, Eigen::OuterStride<>(g.oc));
+        StridedMap<T> P(patch, g.ow, k, Eigen::OuterStride<>(k));
+        P.noalias() = D * F.transpose();
+        Col2ImRowAdd(g, patch, b, oy, gi, in_grad);
+      }
+    }
+  }
+}
+
+// filter_grad (HWIO, zeroed) += patches^T * out_grad over images [b0, b1).
+template <typename T>
+void DirectBackpropFilterImages(const ConvGeom& g, const T* in, const T* out_grad, T* filter_grad,
+                                int64_t b0, int64_t b1) {
+  const int64_t icg = g.icg(), ocg = g.ocg(), k = g.kh * g.kw * icg;
+  // Runs start to end on this thread: the thread scratch is free.
+  T* patch = reinterpret_cast<T*>(ThreadScratch().Get(static_cast<size_t>(g.ow * k) * sizeof(T)));
+  for (int64_t b = b0; b < b1; ++b) {
+    for (int64_t oy = 0; oy < g.oh; ++oy) {
+      const int64_t r = b * g.oh + oy;
+      for (int64_t gi = 0; gi < g.groups; ++gi) {
+        Im2ColRow(g, in, b, oy, gi, patch);
+        ConstStridedMap<T> P(patch, g.ow, k, Eigen::OuterStride<>(k));
+        ConstStridedMap<T> D(out_grad + r * g.ow * g.oc + gi * ocg, g.ow, ocg,
+                             Eigen::OuterStride<>(g.oc));
+        StridedMap<T> F(filter_grad + gi * ocg, k, ocg, Eigen::OuterStride<>(g.oc));
+        F.noalias() += P.transpose() * D;
+      }
+    }
+  }
+}
+
+// Number of chunks a batch of `n` images is split into.
+int64_t BatchChunks(OpKernelContext* ctx, int64_t n, int64_t macs) {
+  if (macs < kParallelMinMacs) return 1;
+  return std::max<int64_t>(1, std::min<int64_t>(n, ctx->num_threads()));
+}
+
+// ----------------------------------------------------------- oneDNN plans
+
+enum class Kind { kForward, kBackwardData, kBackwardWeights };
+
+// One primitive and the reorders around it. Activation "a" is the first
+// activation argument (forward: src; backward-data: diff_dst; backward-
+// weights: src), "b" the second (forward: dst; backward-data: diff_src;
+// backward-weights: diff_dst). For backward-weights, "w" is diff_weights.
+struct PrimEntry {
+  dnnl::primitive prim;
+  memory::desc a_user, b_user, a_md, b_md, w_md;
+  memory::desc w_user;  // backward-weights: the f32 HWIO partial sums
+  dnnl::reorder a_reorder, b_reorder, w_reorder;
+  bool reorder_a = false, reorder_b = false, reorder_w = false;
+  size_t scratch_bytes = 0;  // the primitive's and reorders' scratchpads
+  size_t a_bytes = 0, b_bytes = 0, w_bytes = 0;
+};
+
+// One unit of work: a range of images, or a band of output rows of one.
+struct Chunk {
+  int64_t a_off = 0, b_off = 0;  // element offsets into a and b
+  int prim = 0;
+  int64_t macs = 0;
+};
+
+struct Plan {
+  Kind kind = Kind::kForward;
+  memory::data_type dt = memory::data_type::f32;
+  std::vector<PrimEntry> prims;
+  std::vector<Chunk> chunks;
+  // Forward / backward-data weights: the filter as given and as the
+  // primitives take it.
+  memory::desc w_user, w_md;
+  dnnl::reorder w_reorder;
+  bool reorder_w = false;
+  size_t w_bytes = 0;
+  // Backward-weights: elements of one diff_weights partial sum (f32).
+  int64_t w_elems = 0;
+  // Reordered constant weights (filters marked constant).
+  std::mutex const_mu;
+  std::atomic<bool> const_ready{false};
+  AlignedBuffer const_w;
+};
+
+memory::dims Strides4(int64_t s0, int64_t s1, int64_t s2, int64_t s3) { return {s0, s1, s2, s3}; }
+
+// The user's activation tensor (n, c, h, w) of layout `f`, restricted to `nn`
+// images and `rows` rows starting anywhere: logical dims {nn, c, rows, w}.
+memory::desc ActUserMd(cu::Format f, memory::data_type dt, int64_t nn, int64_t c, int64_t h,
+                       int64_t rows, int64_t w) {
+  const Dims dims = {nn, c, rows, w};
+  if (f == cu::Format::kNHWC) {
+    // A single image's band is dense; its batch stride is then irrelevant.
+    const int64_t ns = nn == 1 ? rows * w * c : h * w * c;
+    return memory::desc(dims, dt, Strides4(ns, 1, w * c, c));
+  }
+  return memory::desc(dims, dt, Strides4(c * h * w, h * w, w, 1));
+}
+
+// The filter as TensorFlow lays it out: [kh, kw, icg, oc] with oc = groups x ocg.
+memory::desc FilterUserMd(const ConvGeom& g, memory::data_type dt) {
+  const int64_t icg = g.icg(), ocg = g.ocg();
+  const int64_t s_kh = g.kw * icg * g.oc, s_kw = icg * g.oc;
+  if (g.groups == 1) return memory::desc({g.oc, icg, g.kh, g.kw}, dt, Strides4(1, g.oc, s_kh, s_kw));
+  return memory::desc({g.groups, ocg, icg, g.kh, g.kw}, dt, Dims{ocg, 1, g.oc, s_kh, s_kw});
+}
+
+memory::desc AnyMd(const Dims& dims, memory::data_type dt) {
+  return memory::desc(dims, dt, memory::format_tag::any);
+}
+
+Dims WeightDims(const ConvGeom& g) {
+  if (g.groups == 1) return {g.oc, g.icg(), g.kh, g.kw};
+  return {g.groups, g.ocg(), g.icg(), g.kh, g.kw};
+}
+
+dnnl::reorder MakeReorder(const memory::desc& from, const memory::desc& to, size_t* scratch) {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  dnnl::reorder::primitive_desc pd(DnnlCpuEngine(), from, DnnlCpuEngine(), to, attr);
+  *scratch = std::max(*scratch, pd.scratchpad_desc().get_size());
+  return dnnl::reorder(pd);
+}
+
+// What a plan is built for.
+struct PlanRequest {
+  Kind kind = Kind::kForward;
+  ConvGeom g;
+  memory::data_type dt = memory::data_type::f32;
+  const FusedSpec* fused = nullptr;  // forward only
+  int threads = 1;
+};
+
+// Applies the fused epilogue to a forward primitive's attributes.
+void AddPostOps(const FusedSpec& f, int64_t oc, dnnl::primitive_attr* attr) {
+  dnnl::post_ops ops;
+  if (f.fusion == Fusion::kBatchNorm) {
+    const memory::desc per_channel({1, oc, 1, 1}, memory::data_type::f32, memory::format_tag::abcd);
+    ops.append_binary(dnnl::algorithm::binary_mul, per_channel);
+    ops.append_binary(dnnl::algorithm::binary_add, per_channel);
+  }
+  switch (f.act) {
+    case Act::kNone: break;
+    case Act::kRelu: ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f); break;
+    case Act::kRelu6: ops.append_eltwise(1.f, dnnl::algorithm::eltwise_clip, 0.f, 6.f); break;
+    case Act::kElu: ops.append_eltwise(1.f, dnnl::algorithm::eltwise_elu, 1.f, 0.f); break;
+    case Act::kLeakyRelu:
+      ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, f.alpha, 0.f);
+      break;
+  }
+  attr->set_post_ops(ops);
+}
+
+// Builds one primitive for a chunk of nn images with h_in input rows and
+// oh_c output rows padded by pt/pb. `fixed_w` (may be zero) pins the
+// weights layout so that every primitive of a plan shares one.
+PrimEntry BuildPrim(const PlanRequest& req, int64_t nn, int64_t h_in, int64_t oh_c, int64_t pt,
+                    int64_t pb, const memory::desc& fixed_w) {
+  const ConvGeom& g = req.g;
+  const memory::data_type dt = req.dt;
+  PrimEntry e;
+  const memory::desc src_user = ActUserMd(g.format, dt, nn, g.c, g.h, h_in, g.w);
+  const memory::desc dst_user = ActUserMd(g.format, dt, nn, g.oc, g.oh, oh_c, g.ow);
+  // NHWC activations go to the primitive as they are; NCHW ones through
+  // the primitive's preferred (blocked) layout.
+  const bool plain = g.format == cu::Format::kNHWC;
+  const memory::desc src_md = plain ? src_user : AnyMd({nn, g.c, h_in, g.w}, dt);
+  const memory::desc dst_md = plain ? dst_user : AnyMd({nn, g.oc, oh_c, g.ow}, dt);
+  const Dims wdims = WeightDims(g);
+  const Dims strides = {g.sh, g.sw};
+  const Dims dil = {g.dh - 1, g.dw - 1};
+  const Dims pad_l = {pt, g.pl}, pad_r = {pb, g.pr};
+  const dnnl::engine& eng = DnnlCpuEngine();
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  const auto fwd_alg = dnnl::algorithm::convolution_direct;
+  memory::desc a_md, b_md;
+
+  if (req.kind == Kind::kForward) {
+    const memory::desc w_md = fixed_w.is_zero() ? AnyMd(wdims, dt) : fixed_w;
+    const bool with_bias = req.fused && req.fused->fusion == Fusion::kBias;
+    if (req.fused) AddPostOps(*req.fused, g.oc, &attr);
+    const auto prop = dnnl::prop_kind::forward_inference;
+    auto desc = with_bias
+                    ? dnnl::convolution_forward::desc(prop, fwd_alg, src_md, w_md,
+                                                      memory::desc({g.oc}, dt, memory::format_tag::a),
+                                                      dst_md, strides, dil, pad_l, pad_r)
+                    : dnnl::convolution_forward::desc(prop, fwd_alg, src_md, w_md, dst_md, strides,
+                                                      dil, pad_l, pad_r);
+    dnnl::convolution_forward::primitive_desc pd(desc, attr, eng);
+    e.prim = dnnl::convolution_forward(pd);
+    e.a_user = src_user;
+    e.b_user = dst_user;
+    a_md = pd.src_desc();
+    b_md = pd.dst_desc();
+    e.w_md = pd.weights_desc();
+    e.scratch_bytes = pd.scratchpad_desc().get_size();
+  } else {
+    const memory::desc w_any = AnyMd(wdims, req.kind == Kind::kBackwardWeights
+                                                ? memory::data_type::f32
+                                                : dt);
+    const memory::desc w_md = (!fixed_w.is_zero() && req.kind == Kind::kBackwardData) ? fixed_w : w_any;
+    // The forward primitive the backward ones are hinted with.
+    dnnl::convolution_forward::desc fdesc(dnnl::prop_kind::forward_training, fwd_alg, src_md,
+                                          AnyMd(wdims, dt), dst_md, strides, dil, pad_l, pad_r);
+    dnnl::convolution_forward::primitive_desc hint(fdesc, eng);
+    if (req.kind == Kind::kBackwardData) {
+      dnnl::convolution_backward_data::desc desc(fwd_alg, src_md, w_md, dst_md, strides, dil,
+                                                 pad_l, pad_r);
+      dnnl::convolution_backward_data::primitive_desc pd(desc, attr, eng, hint);
+      e.prim = dnnl::convolution_backward_data(pd);
+      e.a_user = dst_user;
+      e.b_user = src_user;
+      a_md = pd.diff_dst_desc();
+      b_md = pd.diff_src_desc();
+      e.w_md = pd.weights_desc();
+      e.scratch_bytes = pd.scratchpad_desc().get_size();
+    } else {
+      dnnl::convolution_backward_weights::desc desc(fwd_alg, src_md, w_md, dst_md, strides, dil,
+                                                    pad_l, pad_r);
+      dnnl::convolution_backward_weights::primitive_desc pd(desc, attr, eng, hint);
+      e.prim = dnnl::convolution_backward_weights(pd);
+      e.a_user = src_user;
+      e.b_user = dst_user;
+      a_md = pd.src_desc();
+      b_md = pd.diff_dst_desc();
+      e.w_md = pd.diff_weights_desc();
+      e.scratch_bytes = pd.scratchpad_desc().get_size();
+      e.w_user = FilterUserMd(g, memory::data_type::f32);
+      e.reorder_w = e.w_md != e.w_user;
+      if (e.reorder_w) e.w_reorder = MakeReorder(e.w_md, e.w_user, &e.scratch_bytes);
+      e.w_bytes = e.reorder_w ? AlignUp(e.w_md.get_size()) : 0;
+    }
+  }
+  e.a_md = a_md;
+  e.b_md = b_md;
+  e.reorder_a = a_md != e.a_user;
+  e.reorder_b = b_md != e.b_user;
+  // a is always an input; b is the output except for backward-weights.
+  const bool b_is_input = req.kind == Kind::kBackwardWeights;
+  if (e.reorder_a) e.a_reorder = MakeReorder(e.a_user, a_md, &e.scratch_bytes);
+  if (e.reorder_b) {
+    e.b_reorder = b_is_input ? MakeReorder(e.b_user, b_md, &e.scratch_bytes)
+                             : MakeReorder(b_md, e.b_user, &e.scratch_bytes);
+  }
+  e.scratch_bytes = AlignUp(e.scratch_bytes);
+  e.a_bytes = e.reorder_a ? AlignUp(a_md.get_size()) : 0;
+  e.b_bytes = e.reorder_b ? AlignUp(b_md.get_size()) : 0;
+  return e;
+}
+
+// Element strides of the user's activations: per image and per row.
+struct ActStrides {
+  int64_t image, row;
+};
+ActStrides StridesOf(cu::Format f, int64_t c, int64_t h, int64_t w) {
+  if (f == cu::Format::kNHWC) return {h * w * c, w * c};
+  return {c * h * w, w};
+}
+
+// A chunk layout: how many images or output-row bands, and their sizes.
+struct ChunkSpec {
+  int64_t n0, nn;        // images
+  int64_t o0, o1;        // output rows (all: 0, oh)
+};
+
+// Bands of at most `rows` output rows of every image.
+void AddBands(const ConvGeom& g, int64_t rows, std::vector<ChunkSpec>* out) {
+  for (int64_t b = 0; b < g.n; ++b) {
+    for (int64_t o0 = 0; o0 < g.oh; o0 += rows) out->push_back({b, 1, o0, std::min(g.oh, o0 + rows)});
+  }
+}
+
+std::vector<ChunkSpec> SplitWork(const PlanRequest& req) {
+  const ConvGeom& g = req.g;
+  const int64_t threads = req.threads;
+  std::vector<ChunkSpec> out;
+  const bool parallel = threads > 1 && g.Macs() >= kParallelMinMacs;
+  if (!parallel) {
+    out.push_back({0, g.n, 0, g.oh});
+    return out;
+  }
+  if (g.n >= threads || req.kind != Kind::kForward) {
+    const int64_t k = std::min(g.n, threads), q = g.n / k, r = g.n % k;
+    int64_t n0 = 0;
+    for (int64_t i = 0; i < k; ++i) {
+      const int64_t nn = q + (i < r ? 1 : 0);
+      out.push_back({n0, nn, 0, g.oh});
+      n0 += nn;
+    }
+    return out;
+  }
+  // Fewer images than threads: bands of output rows of each image.
+  const int64_t bands = std::min(g.oh, (threads + g.n - 1) / g.n);
+  AddBands(g, (g.oh + bands - 1) / bands, &out);
+  return out;
+}
+
+// Builds the plan for a request; throws dnnl::error when oneDNN has no
+// implementation.
+std::shared_ptr<Plan> BuildPlanOrThrow(const PlanRequest& req, std::vector<ChunkSpec> specs) {
+  SingleOmpThread one_thread;
+  const ConvGeom& g = req.g;
+  auto plan = std::make_shared<Plan>();
+  plan->kind = req.kind;
+  plan->dt = req.dt;
+  const int64_t eff_h = (g.kh - 1) * g.dh + 1;
+  const ActStrides src_s = StridesOf(g.format, g.c, g.h, g.w);
+  const ActStrides dst_s = StridesOf(g.format, g.oc, g.oh, g.ow);
+  struct Key {
+    int64_t nn, h_in, oh_c, pt, pb;
+  };
+  std::vector<Key> keys;
+  memory::desc fixed_w;
+  for (const ChunkSpec& s : specs) {
+    // Input rows the band reads, and the padding it sees.
+    const int64_t i0 = s.o0 * g.sh - g.pt, i1 = (s.o1 - 1) * g.sh - g.pt + eff_h;
+    const int64_t pt = std::max<int64_t>(0, -i0), pb = std::max<int64_t>(0, i1 - g.h);
+    const int64_t in_row0 = std::max<int64_t>(0, i0);
+    const int64_t h_in = std::min(g.h, i1) - in_row0;
+    const bool full = s.o0 == 0 && s.o1 == g.oh;
+    const Key key = full ? Key{s.nn, g.h, g.oh, g.pt, g.pb} : Key{s.nn, h_in, s.o1 - s.o0, pt, pb};
+    const int64_t row0 = full ? 0 : in_row0;
+    if (key.h_in <= 0) throw dnnl::error(dnnl_unimplemented, "band reads no input row");
+    int idx = -1;
+    for (size_t i = 0; i < keys.size(); ++i) {
+      const Key& k = keys[i];
+      if (k.nn == key.nn && k.h_in == key.h_in && k.oh_c == key.oh_c && k.pt == key.pt &&
+          k.pb == key.pb) {
+        idx = static_cast<int>(i);
+      }
+    }
+    if (idx < 0) {
+      plan->prims.push_back(BuildPrim(req, key.nn, key.h_in, key.oh_c, key.pt, key.pb, fixed_w));
+      if (fixed_w.is_zero() && req.kind != Kind::kBackwardWeights) fixed_w = plan->prims.back().w_md;
+      keys.push_back(key);
+      idx = static_cast<int>(keys.size() - 1);
+    }
+    Chunk c;
+    c.prim = idx;
+    const int64_t src_off = s.n0 * src_s.image + row0 * src_s.row;
+    const int64_t dst_off = s.n0 * dst_s.image + s.o0 * dst_s.row;
+    c.a_off = req.kind == Kind::kBackwardData ? dst_off : src_off;
+    c.b_off = req.kind == Kind::kBackwardData ? src_off : dst_off;
+    c.macs = s.nn * (s.o1 - s.o0) * g.ow * g.oc * g.kh * g.kw * g.icg();
+    plan->chunks.push_back(c);
+  }
+  if (req.kind == Kind::kBackwardWeights) {
+    plan->w_elems = g.kh * g.kw * g.icg() * g.oc;
+  } else {
+    plan->w_user = FilterUserMd(g, req.dt);
+    plan->w_md = plan->prims[0].w_md;
+    plan->reorder_w = plan->w_md != plan->w_user;
+    size_t scratch = 0;
+    if (plan->reorder_w) {
+      plan->w_reorder = MakeReorder(plan->w_user, plan->w_md, &scratch);
+      plan->w_bytes = AlignUp(plan->w_md.get_size());
+      for (PrimEntry& e : plan->prims) e.scratch_bytes = std::max(e.scratch_bytes, AlignUp(scratch));
+    }
+  }
+  return plan;
+}
+
+std::shared_ptr<Plan> BuildPlan(const PlanRequest& req) {
+  try {
+    return BuildPlanOrThrow(req, SplitWork(req));
+  } catch (const dnnl::error&) {
+  }
+  // A split that oneDNN cannot serve with one weights layout: one chunk.
+  try {
+    std::vector<ChunkSpec> whole = {{0, req.g.n, 0, req.g.oh}};
+    return BuildPlanOrThrow(req, whole);
+  } catch (const dnnl::error&) {
+  }
+  return nullptr;
+}
+
+std::vector<int64_t> PlanKey(const ConvGeom& g, int threads, memory::data_type dt) {
+  return {g.n, g.c, g.h, g.w, g.oc, g.kh, g.kw, g.groups, threads, static_cast<int64_t>(dt)};
+}
+
+// Pointers one Run hands to a plan's chunks.
+struct RunArgs {
+  const char* a = nullptr;  // first activation (always an input)
+  char* b = nullptr;        // second activation (an input for backward-weights)
+  const char* w = nullptr;  // weights in the plan's layout (forward / backward-data)
+  const void* bias = nullptr;
+  const float* bn_scale = nullptr;  // batch norm folded to y = x * scale + shift
+  const float* bn_shift = nullptr;
+  std::vector<float*>* w_partials = nullptr;  // backward-weights: one f32 buffer per chunk
+  size_t elem = 4;                            // bytes per activation element
+};
+
+// Runs chunk `i` of `plan` on the calling thread.
+void RunChunk(const Plan& plan, size_t i, const RunArgs& args) {
+  const Chunk& c = plan.chunks[i];
+  const PrimEntry& e = plan.prims[static_cast<size_t>(c.prim)];
+  const dnnl::engine& eng = DnnlCpuEngine();
+  SingleOmpThread one_thread;
+  char* buf = ThreadScratch().Get(e.scratch_bytes + e.a_bytes + e.b_bytes + e.w_bytes + 64);
+  char* scratch = buf;
+  char* a_tmp = scratch + e.scratch_bytes;
+  char* b_tmp = a_tmp + e.a_bytes;
+  char* w_tmp = b_tmp + e.b_bytes;
+  dnnl::stream& s = DnnlThreadStream();
+  memory scratch_mem(memory::desc({static_cast<int64_t>(e.scratch_bytes)}, memory::data_type::u8,
+                                  memory::format_tag::a),
+                     eng, scratch);
+  memory a_user(e.a_user, eng, const_cast<char*>(args.a) + c.a_off * args.elem);
+  memory b_user(e.b_user, eng, args.b + c.b_off * args.elem);
+  memory a_mem = e.reorder_a ? memory(e.a_md, eng, a_tmp) : a_user;
+  memory b_mem = e.reorder_b ? memory(e.b_md, eng, b_tmp) : b_user;
+  const bool b_is_input = plan.kind == Kind::kBackwardWeights;
+  if (e.reorder_a) {
+    e.a_reorder.execute(s, {{DNNL_ARG_FROM, a_user}, {DNNL_ARG_TO, a_mem}, {DNNL_ARG_SCRATCHPAD, scratch_mem}});
+  }
+  if (e.reorder_b && b_is_input) {
+    e.b_reorder.execute(s, {{DNNL_ARG_FROM, b_user}, {DNNL_ARG_TO, b_mem}, {DNNL_ARG_SCRATCHPAD, scratch_mem}});
+  }
+  switch (plan.kind) {
+    case Kind::kForward: {
+      memory w_mem(e.w_md, eng, const_cast<char*>(args.w));
+      std::unordered_map<int, memory> m = {{DNNL_ARG_SRC, a_mem},
+                                           {DNNL_ARG_WEIGHTS, w_mem},
+                                           {DNNL_ARG_DST, b_mem},
+                                           {DNNL_ARG_SCRATCHPAD, scratch_mem}};
+      if (args.bias) {
+        const int64_t oc = e.b_md.dims()[1];
+        m.emplace(DNNL_ARG_BIAS, memory(memory::desc({oc}, plan.dt, memory::format_tag::a), eng,
+                                        const_cast<void*>(args.bias)));
+      }
+      if (args.bn_scale) {
+        const int64_t oc = e.b_md.dims()[1];
+        const memory::desc pc({1, oc, 1, 1}, memory::data_type::f32, memory::format_tag::abcd);
+        m.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1,
+                  memory(pc, eng, const_cast<float*>(args.bn_scale)));
+        m.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(1) | DNNL_ARG_SRC_1,
+                  memory(pc, eng, const_cast<float*>(args.bn_shift)));
+      }
+      e.prim.execute(s, m);
+      break;
+    }
+    case Kind::kBackwardData: {
+      memory w_mem(e.w_md, eng, const_cast<char*>(args.w));
+      e.prim.execute(s, {{DNNL_ARG_DIFF_DST, a_mem},
+                         {DNNL_ARG_WEIGHTS, w_mem},
+                         {DNNL_ARG_DIFF_SRC, b_mem},
+                         {DNNL_ARG_SCRATCHPAD, scratch_mem}});
+      break;
+    }
+    case Kind::kBackwardWeights: {
+      float* partial = (*args.w_partials)[i];
+      memory w_mem(e.w_md, eng, e.reorder_w ? static_cast<void*>(w_tmp) : static_cast<void*>(partial));
+      e.prim.execute(s, {{DNNL_ARG_SRC, a_mem},
+                         {DNNL_ARG_DIFF_DST, b_mem},
+                         {DNNL_ARG_DIFF_WEIGHTS, w_mem},
+                         {DNNL_ARG_SCRATCHPAD, scratch_mem}});
+      if (e.reorder_w) {
+        memory w_user(e.w_user, eng, partial);
+        e.w_reorder.execute(s, {{DNNL_ARG_FROM, w_mem}, {DNNL_ARG_TO, w_user}, {DNNL_ARG_SCRATCHPAD, scratch_mem}});
+      }
+      break;
+    }
+  }
+  if (e.reorder_b && !b_is_input) {
+    e.b_reorder.execute(s, {{DNNL_ARG_FROM, b_mem}, {DNNL_ARG_TO, b_user}, {DNNL_ARG_SCRATCHPAD, scratch_mem}});
+  }
+  s.wait();
+}
+
+
+// ------------------------------------------------------------- kernels
+
+// float and bfloat16 (stored as uint16_t) run on oneDNN, the rest direct.
+template <typename T>
+constexpr bool kOnDnnl = std::is_same_v<T, float> || std::is_same_v<T, uint16_t>;
+template <typename T>
+constexpr memory::data_type DnnlDt() {
+  return std::is_same_v<T, float> ? memory::data_type::f32 : memory::data_type::bf16;
+}
+
+template <typename T>
+float ToFloat(T v) {
+  if constexpr (std::is_same_v<T, uint16_t>) {
+    return Bf16ToFloat(v);
+  } else {
+    return static_cast<float>(v);
+  }
+}
+
+// Runs every chunk of `plan` (over the pool when there are several); false
+// when oneDNN failed.
+bool RunPlan(OpKernelContext* ctx, const Plan& plan, const RunArgs& args) {
+  std::atomic<bool> ok{true};
+  auto fn = [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      try {
+        RunChunk(plan, static_cast<size_t>(i), args);
+      } catch (const std::exception&) {
+        ok.store(false, std::memory_order_relaxed);
+      }
+    }
+  };
+  const int64_t n = static_cast<int64_t>(plan.chunks.size());
+  if (n == 1) {
+    fn(0, 1);
+  } else {
+    const int64_t cost = std::max<int64_t>(1, plan.chunks[0].macs / kMacsPerNs);
+    ctx->parallel_for(n, cost, fn);
+  }
+  return ok.load();
+}
+
+// Reorders a TensorFlow-layout filter into the plan's weights layout.
+void ReorderWeights(const Plan& plan, const void* filter, void* dst) {
+  SingleOmpThread one_thread;
+  const dnnl::engine& eng = DnnlCpuEngine();
+  size_t scratch_bytes = 0;
+  for (const PrimEntry& e : plan.prims) scratch_bytes = std::max(scratch_bytes, e.scratch_bytes);
+  memory scratch(memory::desc({static_cast<int64_t>(scratch_bytes)}, memory::data_type::u8,
+                              memory::format_tag::a),
+                 eng, ThreadScratch().Get(scratch_bytes + 64));
+  memory from(plan.w_user, eng, const_cast<void*>(filter));
+  memory to(plan.w_md, eng, dst);
+  dnnl::stream& s = DnnlThreadStream();
+  plan.w_reorder.execute(s, {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}, {DNNL_ARG_SCRATCHPAD, scratch}});
+  s.wait();
+}
+
+// Common attrs and caches of the convolution kernels.
+class ConvKernelBase : public OpKernel {
+ public:
+  ConvKernelBase(OpKernelConstruction* c, const char* op) : OpKernel(c) {
+    Status s = win_.Init(*c, op);
+    if (!s.ok()) {
+      c->CtxFailure(s);
+      return;
+    }
+    if (c->HasAttr("_filter_const")) {
+      bool v = false;
+      if (c->GetAttr("_filter_const", &v).ok()) filter_const_ = v;
+    }
+  }
+
+ protected:
+  std::shared_ptr<Plan> GetPlan(OpKernelContext* ctx, Kind kind, const ConvGeom& g,
+                                memory::data_type dt, const FusedSpec* fused) {
+    PlanRequest req;
+    req.kind = kind;
+    req.g = g;
+    req.dt = dt;
+    req.fused = fused;
+    req.threads = std::max(1, ctx->num_threads());
+    return cache_.GetOrCreate(PlanKey(g, req.threads, dt), [&] { return BuildPlan(req); });
+  }
+
+  // The filter in the plan's weights layout: the filter itself, the plan's
+  // cached copy for a constant filter, or a copy in `lease`.
+  const char* PlanWeights(const Plan& plan_c, const TensorView& filter, BufferPool::Lease* lease) {
+    Plan& plan = const_cast<Plan&>(plan_c);
+    if (!plan.reorder_w) return static_cast<const char*>(filter.raw_data());
+    if (filter_const_) {
+      if (!plan.const_ready.load(std::memory_order_acquire)) {
+        std::lock_guard<std::mutex> lock(plan.const_mu);
+        if (!plan.const_ready.load(std::memory_order_relaxed)) {
+          ReorderWeights(plan, filter.raw_data(), plan.const_w.Get(plan.w_bytes));
+          plan.const_ready.store(true, std::memory_order_release);
+        }
+      }
+      return plan.const_w.data();
+    }
+    char* w = lease->Get(plan.w_bytes);
+    ReorderWeights(plan, filter.raw_data(), w);
+    return w;
+  }
+
+  static Status NoPrimitive(const char* op, const ConvGeom& g) {
+    return errors::Unimplemented("oneDNN has no ", op, " implementation for input ",
+                                 sf::ShapeString(g.InputDims()), " and filter ",
+                                 sf::ShapeString(g.FilterDims()));
+  }
+
+  cu::Conv2DWindow win_;
+  bool filter_const_ = false;
+  ShapeKeyedCache<Plan> cache_;
+  BufferPool pool_;
+};
+
+// Folds the batch-norm args into y = conv * scale + shift (float).
+template <typename T>
+void FoldBatchNorm(OpKernelContext* ctx, int64_t oc, float epsilon, float* scale, float* shift) {
+  const T* gamma = ctx->input(2).data<T>();
+  const T* beta = ctx->input(3).data<T>();
+  const T* mean = ctx->input(4).data<T>();
+  const T* var = ctx->input(5).data<T>();
+  for (int64_t i = 0; i < oc; ++i) {
+    const double a = ToFloat(gamma[i]) / std::sqrt(static_cast<double>(ToFloat(var[i])) + epsilon);
+    scale[i] = static_cast<float>(a);
+    shift[i] = static_cast<float>(ToFloat(beta[i]) - ToFloat(mean[i]) * a);
+  }
+}
+
+// Conv2D (kDepthwise false, kFused false), DepthwiseConv2dNative and
+// _FusedConv2D.
+template <typename T, bool kDepthwise, bool kFused>
+class ConvForwardOp : public ConvKernelBase {
+ public:
+  explicit ConvForwardOp(OpKernelConstruction* c)
+      : ConvKernelBase(c, kDepthwise ? "DepthwiseConv2D" : "Conv2D") {
+    if (!c->ok()) return;
+    if (kDepthwise && win_.stride_h != win_.stride_w) {
+      c->CtxFailure(errors::InvalidArgument(
+          "Current implementation only supports equal length strides in the row and column "
+          "dimensions."));
+      return;
+    }
+    if (kFused) c->SetStatus(ParseFusion(c));
+  }
+
+  void Compute(OpKernelContext* ctx) override {
+    const TensorView in = ctx->input(0);
+    const TensorView filter = ctx->input(1);
+    ConvGeom g;
+    OP_REQUIRES_OK(ctx, ForwardGeom(win_, in, filter, kDepthwise, &g));
+    if (kFused) OP_REQUIRES_OK(ctx, CheckArgs(ctx, g.oc));
+    TensorView out;
+    if (!ctx->allocate_output(0, g.OutputDims(), &out).ok()) return;
+    if (out.NumElements() == 0) return;
+    if constexpr (kOnDnnl<T>) {
+      ComputeDnnl(ctx, g, in, filter, out);
+    } else {
+      ComputeDirect(ctx, g, in, filter, out);
+    }
+  }
+
+ private:
+  Status ParseFusion(OpKernelConstruction* c) {
+    std::vector<std::string> ops;
+    int32_t num_args = 0;
+    GR_RETURN_IF_ERROR_SDK(c->GetAttr("fused_ops", &ops));
+    GR_RETURN_IF_ERROR_SDK(c->GetAttr("num_args", &num_args));
+    if (!c->GetAttr("epsilon", &spec_.epsilon).ok()) spec_.epsilon = 1e-4f;
+    if (!c->GetAttr("leakyrelu_alpha", &spec_.alpha).ok()) spec_.alpha = 0.2f;
+    std::string joined;
+    for (size_t i = 0; i < ops.size(); ++i) joined += (i ? "," : "") + ops[i];
+    const Status unimplemented = errors::Unimplemented("Fusion is not implemented: [", joined, "]");
+    if (ops.empty() || ops.size() > 2) return unimplemented;
+    if (ops[0] == "BiasAdd") {
+      spec_.fusion = Fusion::kBias;
+    } else if (ops[0] == "FusedBatchNorm") {
+      spec_.fusion = Fusion::kBatchNorm;
+    } else {
+      return unimplemented;
+    }
+    if (ops.size() == 2) {
+      if (ops[1] == "Relu") {
+        spec_.act = Act::kRelu;
+      } else if (ops[1] == "Relu6") {
+        spec_.act = Act::kRelu6;
+      } else if (ops[1] == "Elu") {
+        spec_.act = Act::kElu;
+      } else if (ops[1] == "LeakyRelu") {
+        spec_.act = Act::kLeakyRelu;
+      } else {
+        return unimplemented;
+      }
+    }
+    if (spec_.fusion == Fusion::kBias && num_args != 1) {
+      return errors::InvalidArgument("Fused Conv2D must have one extra argument: bias.");
+    }
+    if (spec_.fusion == Fusion::kBatchNorm && num_args != 4) {
+      return errors::InvalidArgument(
+          "Fused Conv2D with batch norm must have four extra arguments: scale, offset, mean, "
+          "variance.");
+    }
+    return Status();
+  }
+
+  Status CheckArgs(OpKernelContext* ctx, int64_t oc) const {
+    static const char* const kBnNames[] = {"scale", "offset", "estimated_mean", "estimated_variance"};
+    const int n = spec_.fusion == Fusion::kBias ? 1 : 4;
+    for (int i = 0; i < n; ++i) {
+      const TensorView a = ctx->input(2 + i);
+      const char* what = spec_.fusion == Fusion::kBias ? "bias" : kBnNames[i];
+      if (a.rank() != 1) {
+        return errors::InvalidArgument(what, " must be 1-dimensional", sf::ShapeString(a));
+      }
+      if (a.dim(0) != oc) {
+        return errors::InvalidArgument(what, " must have the same size as the output depth: ",
+                                       a.dim(0), " vs ", oc);
+      }
+    }
+    return Status();
+  }
+
+  void ComputeDnnl(OpKernelContext* ctx, const ConvGeom& g, const TensorView& in,
+                   const TensorView& filter, const TensorView& out) {
+    const char* op = kFused ? "_FusedConv2D" : kDepthwise ? "DepthwiseConv2dNative" : "Conv2D";
+    std::shared_ptr<Plan> plan = GetPlan(ctx, Kind::kForward, g, DnnlDt<T>(), kFused ? &spec_ : nullptr);
+    OP_REQUIRES(ctx, plan != nullptr, NoPrimitive(op, g));
+    BufferPool::Lease w_lease = pool_.Acquire();
+    BufferPool::Lease bn_lease = pool_.Acquire();
+    RunArgs args;
+    args.elem = sizeof(T);
+    args.a = static_cast<const char*>(in.raw_data());
+    args.b = static_cast<char*>(out.raw_data());
+    try {
+      args.w = PlanWeights(*plan, filter, &w_lease);
+    } catch (const std::exception& e) {
+      OP_REQUIRES(ctx, false, errors::Internal(op, ": oneDNN weights reorder failed: ", e.what()));
+    }
+    if (kFused && spec_.fusion == Fusion::kBias) args.bias = ctx->input(2).raw_data();
+    if (kFused && spec_.fusion == Fusion::kBatchNorm) {
+      float* p = reinterpret_cast<float*>(bn_lease.Get(static_cast<size_t>(2 * g.oc) * sizeof(float)));
+      FoldBatchNorm<T>(ctx, g.oc, spec_.epsilon, p, p + g.oc);
+      args.bn_scale = p;
+      args.bn_shift = p + g.oc;
+    }
+    OP_REQUIRES(ctx, RunPlan(ctx, *plan, args),
+                errors::Internal(op, ": oneDNN convolution failed for input ",
+                                 sf::ShapeString(in), " and filter ", sf::ShapeString(filter)));
+  }
+
+  void ComputeDirect(OpKernelContext* ctx, const ConvGeom& g, const TensorView& in,
+                     const TensorView& filter, const TensorView& out) {
+    const bool nchw = g.format == cu::Format::kNCHW;
+    BufferPool::Lease lease = pool_.Acquire();
+    const T* x = in.data<T>();
+    T* y = out.data<T>();
+    const int64_t in_elems = in.NumElements(), out_elems = out.NumElements();
+    if (nchw) {
+      T* buf = reinterpret_cast<T*>(lease.Get(static_cast<size_t>(in_elems + out_elems) * sizeof(T)));
+      NchwToNhwc(x, g.n, g.c, g.h * g.w, buf);
+      x = buf;
+      y = buf + in_elems;
+    }
+    const T* f = filter.data<T>();
+    const int64_t rows = g.n * g.oh;
+    const int64_t row_macs = std::max<int64_t>(1, g.Macs() / std::max<int64_t>(rows, 1));
+    ForRange(ctx, rows, g.Macs() >= kParallelMinMacs ? g.Macs() : 0, row_macs / kMacsPerNs + 1,
+             [&](int64_t r0, int64_t r1) {
+               DirectForwardRows(g, x, f, y, r0, r1);
+               if (kFused) Epilogue(ctx, g, y, r0, r1);
+             });
+    if (nchw) NhwcToNchw(y, g.n, g.oc, g.oh * g.ow, out.data<T>());
+  }
+
+  // Bias / batch norm and activation on output rows [r0, r1) (NHWC).
+  void Epilogue(OpKernelContext* ctx, const ConvGeom& g, T* y, int64_t r0, int64_t r1) const {
+    if constexpr (!kOnDnnl<T>) {
+      const T* p0 = ctx->input(2).data<T>();
+      const T* p1 = spec_.fusion == Fusion::kBatchNorm ? ctx->input(3).data<T>() : nullptr;
+      const T* p2 = spec_.fusion == Fusion::kBatchNorm ? ctx->input(4).data<T>() : nullptr;
+      const T* p3 = spec_.fusion == Fusion::kBatchNorm ? ctx->input(5).data<T>() : nullptr;
+      for (int64_t i = r0 * g.ow; i < r1 * g.ow; ++i) {
+        T* px = y + i * g.oc;
+        for (int64_t o = 0; o < g.oc; ++o) {
+          T v = px[o];
+          if (spec_.fusion == Fusion::kBias) {
+            v += p0[o];
+          } else {
+            v = (v - p2[o]) * (p0[o] / static_cast<T>(std::sqrt(p3[o] + static_cast<T>(spec_.epsilon)))) + p1[o];
+          }
+          px[o] = ApplyAct(v, spec_.act, spec_.alpha);
+        }
+      }
+    }
+  }
+
+  FusedSpec spec_;
+};
+
+// Conv2DBackpropInput, and DepthwiseConv2dNativeBackpropInput when kDepthwise.
+template <typename T, bool kDepthwise>
+class Conv2DBackpropInputOp : public ConvKernelBase {
+ public:
+  static constexpr const char* kOp =
+      kDepthwise ? "DepthwiseConv2dNativeBackpropInput" : "Conv2DBackpropInput";
+  explicit Conv2DBackpropInputOp(OpKernelConstruction* c) : ConvKernelBase(c, kOp) {
+    if (c->ok() && kDepthwise && win_.stride_h != win_.stride_w) {
+      c->CtxFailure(errors::InvalidArgument(
+          "Current implementation only supports equal length strides in the row and column "
+          "dimensions."));
+    }
+  }
+
+  void Compute(OpKernelContext* ctx) override {
+    const char* op = kOp;
+    const TensorView sizes = ctx->input(0);
+    const TensorView filter = ctx->input(1);
+    const TensorView dout = ctx->input(2);
+    std::vector<int64_t> input_shape;
+    OP_REQUIRES_OK(ctx, ReadSizes(op, "input_sizes", sizes, &input_shape));
+    OP_REQUIRES(ctx, input_shape.size() == 4 || input_shape.size() == 2,
+                errors::InvalidArgument(op, " requires input_sizes to contain 4 values or 2 "
+                                        "values, but got: ", input_shape.size()));
+    OP_REQUIRES(ctx, filter.rank() == 4,
+                errors::InvalidArgument(op, ": filter must be 4-dimensional"));
+    OP_REQUIRES(ctx, dout.rank() == 4,
+                errors::InvalidArgument(op, ": out_backprop must be 4-dimensional"));
+    if (input_shape.size() == 2) {
+      // Spatial sizes only: batch from out_backprop, depth from the filter.
+      const int64_t n = dout.dim(cu::DimIndex(win_.format, 'N'));
+      ConvGeom tmp;
+      tmp.format = win_.format;
+      input_shape = tmp.ActDims(n, filter.dim(2), input_shape[0], input_shape[1]);
+    }
+    ConvGeom g;
+    OP_REQUIRES_OK(ctx, BackpropGeom(op, win_, input_shape, filter.dims(), dout, kDepthwise, &g));
+    TensorView out;
+    if (!ctx->allocate_output(0, input_shape, &out).ok()) return;
+    if (out.NumElements() == 0) return;
+    if (dout.NumElements() == 0 || filter.NumElements() == 0) {
+      std::memset(out.raw_data(), 0, out.ByteSize());
+      return;
+    }
+    if constexpr (kOnDnnl<T>) {
+      std::shared_ptr<Plan> plan = GetPlan(ctx, Kind::kBackwardData, g, DnnlDt<T>(), nullptr);
+      OP_REQUIRES(ctx, plan != nullptr, NoPrimitive(op, g));
+      BufferPool::Lease w_lease = pool_.Acquire();
+      RunArgs args;
+      args.elem = sizeof(T);
+      args.a = static_cast<const char*>(dout.raw_data());
+      args.b = static_cast<char*>(out.raw_data());
+      try {
+        args.w = PlanWeights(*plan, filter, &w_lease);
+      } catch (const std::exception& e) {
+        OP_REQUIRES(ctx, false, errors::Internal(op, ": oneDNN weights reorder failed: ", e.what()));
+      }
+      OP_REQUIRES(ctx, RunPlan(ctx, *plan, args),
+                  errors::Internal(op, ": oneDNN backward-data convolution failed"));
+    } else {
+      const bool nchw = g.format == cu::Format::kNCHW;
+      BufferPool::Lease lease = pool_.Acquire();
+      const T* d = dout.data<T>();
+      T* x = out.data<T>();
+      const int64_t d_elems = dout.NumElements(), x_elems = out.NumElements();
+      if (nchw) {
+        T* buf = reinterpret_cast<T*>(lease.Get(static_cast<size_t>(d_elems + x_elems) * sizeof(T)));
+        NchwToNhwc(d, g.n, g.oc, g.oh * g.ow, buf);
+        d = buf;
+        x = buf + d_elems;
+      }
+      std::fill(x, x + x_elems, T(0));
+      const T* f = filter.data<T>();
+      const int64_t macs = g.Macs();
+      ForRange(ctx, g.n, macs >= kParallelMinMacs ? macs : 0,
+               macs / std::max<int64_t>(g.n, 1) / kMacsPerNs + 1,
+               [&](int64_t b0, int64_t b1) { DirectBackpropInputImages(g, d, f, x, b0, b1); });
+      if (nchw) NhwcToNchw(x, g.n, g.c, g.h * g.w, out.data<T>());
+    }
+  }
+};
+
+// Conv2DBackpropFilter, and DepthwiseConv2dNativeBackpropFilter when kDepthwise.
+template <typename T, bool kDepthwise>
+class Conv2DBackpropFilterOp : public ConvKernelBase {
+ public:
+  static constexpr const char* kOp =
+      kDepthwise ? "DepthwiseConv2dNativeBackpropFilter" : "Conv2DBackpropFilter";
+  explicit Conv2DBackpropFilterOp(OpKernelConstruction* c) : ConvKernelBase(c, kOp) {
+    if (c->ok() && kDepthwise && win_.stride_h != win_.stride_w) {
+      c->CtxFailure(errors::InvalidArgument(
+          "Current implementation only supports equal length strides in the row and column "
+          "dimensions."));
+    }
+  }
+
+  void Compute(OpKernelContext* ctx) override {
+    const char* op = kOp;
+    const TensorView in = ctx->input(0);
+    const TensorView sizes = ctx->input(1);
+    const TensorView dout = ctx->input(2);
+    std::vector<int64_t> filter_shape;
+    OP_REQUIRES_OK(ctx, ReadSizes(op, "filter_sizes", sizes, &filter_shape));
+    ConvGeom g;
+    OP_REQUIRES_OK(ctx, BackpropGeom(op, win_, in.dims(), filter_shape, dout, kDepthwise, &g));
+    TensorView out;
+    if (!ctx->allocate_output(0, filter_shape, &out).ok()) return;
+    const int64_t w_elems = out.NumElements();
+    if (w_elems == 0) return;
+    if (dout.NumElements() == 0 || in.NumElements() == 0) {
+      std::memset(out.raw_data(), 0, out.ByteSize());
+      return;
+    }
+    BufferPool::Lease lease = pool_.Acquire();
+    if constexpr (kOnDnnl<T>) {
+      std::shared_ptr<Plan> plan = GetPlan(ctx, Kind::kBackwardWeights, g, DnnlDt<T>(), nullptr);
+      OP_REQUIRES(ctx, plan != nullptr, NoPrimitive(op, g));
+      // One f32 partial sum per chunk; a float output takes the first.
+      const size_t chunks = plan->chunks.size();
+      const size_t stride = AlignUp(static_cast<size_t>(w_elems) * sizeof(float));
+      char* base = lease.Get(stride * chunks);
+      std::vector<float*> partials(chunks);
+      for (size_t i = 0; i < chunks; ++i) partials[i] = reinterpret_cast<float*>(base + i * stride);
+      if (std::is_same_v<T, float>) partials[0] = out.data<float>();
+      RunArgs args;
+      args.elem = sizeof(T);
+      args.a = static_cast<const char*>(in.raw_data());
+      args.b = static_cast<char*>(dout.raw_data());
+      args.w_partials = &partials;
+      OP_REQUIRES(ctx, RunPlan(ctx, *plan, args),
+                  errors::Internal(op, ": oneDNN backward-weights convolution failed"));
+      float* sum = partials[0];
+      for (size_t i = 1; i < chunks; ++i) {
+        EigenVecMap<float>(sum, w_elems) += EigenConstVecMap<float>(partials[i], w_elems);
+      }
+      if constexpr (std::is_same_v<T, uint16_t>) {
+        uint16_t* o = out.data<uint16_t>();
+        for (int64_t i = 0; i < w_elems; ++i) o[i] = FloatToBf16(sum[i]);
+      }
+    } else {
+      const bool nchw = g.format == cu::Format::kNCHW;
+      const T* x = in.data<T>();
+      const T* d = dout.data<T>();
+      const int64_t x_elems = in.NumElements(), d_elems = dout.NumElements();
+      const int64_t chunks = BatchChunks(ctx, g.n, g.Macs());
+      const size_t part_bytes = static_cast<size_t>(w_elems * (chunks - 1)) * sizeof(T);
+      char* buf = lease.Get(part_bytes + static_cast<size_t>(nchw ? x_elems + d_elems : 0) * sizeof(T) + 64);
+      T* parts = reinterpret_cast<T*>(buf);
+      if (nchw) {
+        T* t = parts + w_elems * (chunks - 1);
+        NchwToNhwc(x, g.n, g.c, g.h * g.w, t);
+        NchwToNhwc(d, g.n, g.oc, g.oh * g.ow, t + x_elems);
+        x = t;
+        d = t + x_elems;
+      }
+      T* o = out.data<T>();
+      std::fill(o, o + w_elems, T(0));
+      std::fill(parts, parts + w_elems * (chunks - 1), T(0));
+      auto fn = [&](int64_t c0, int64_t c1) {
+        for (int64_t c = c0; c < c1; ++c) {
+          T* dst = c == 0 ? o : parts + (c - 1) * w_elems;
+          DirectBackpropFilterImages(g, x, d, dst, g.n * c / chunks, g.n * (c + 1) / chunks);
+        }
+      };
+      if (chunks == 1) {
+        fn(0, 1);
+      } else {
+        ctx->parallel_for(chunks, g.Macs() / chunks / kMacsPerNs + 1, fn);
+      }
+      for (int64_t c = 1; c < chunks; ++c) {
+        EigenVecMap<T>(o, w_elems) += EigenConstVecMap<T>(parts + (c - 1) * w_elems, w_elems);
+      }
+    }
+  }
+};
+
+}  // namespace
+
+#define GR_REGISTER_CONV(OP, T, DTYPE, ...) \
+  REGISTER_KERNEL(Name(OP).Device(DEVICE_CPU).TypeConstraint("T", {DTYPE}), __VA_ARGS__);
+
+GR_REGISTER_CONV("Conv2D", float, GR_FLOAT, ConvForwardOp<float, false, false>)
+GR_REGISTER_CONV("Conv2D", bf16, GR_BFLOAT16, ConvForwardOp<uint16_t, false, false>)
+GR_REGISTER_CONV("Conv2D", double, GR_DOUBLE, ConvForwardOp<double, false, false>)
+GR_REGISTER_CONV("Conv2D", int32, GR_INT32, ConvForwardOp<int32_t, false, false>)
+GR_REGISTER_CONV("DepthwiseConv2dNative", float, GR_FLOAT, ConvForwardOp<float, true, false>)
+GR_REGISTER_CONV("DepthwiseConv2dNative", bf16, GR_BFLOAT16, ConvForwardOp<uint16_t, true, false>)
+GR_REGISTER_CONV("DepthwiseConv2dNative", double, GR_DOUBLE, ConvForwardOp<double, true, false>)
+GR_REGISTER_CONV("_FusedConv2D", float, GR_FLOAT, ConvForwardOp<float, false, true>)
+GR_REGISTER_CONV("_FusedConv2D", bf16, GR_BFLOAT16, ConvForwardOp<uint16_t, false, true>)
+GR_REGISTER_CONV("_FusedConv2D", double, GR_DOUBLE, ConvForwardOp<double, false, true>)
+GR_REGISTER_CONV("Conv2DBackpropInput", float, GR_FLOAT, Conv2DBackpropInputOp<float, false>)
+GR_REGISTER_CONV("Conv2DBackpropInput", bf16, GR_BFLOAT16, Conv2DBackpropInputOp<uint16_t, false>)
+GR_REGISTER_CONV("Conv2DBackpropInput", double, GR_DOUBLE, Conv2DBackpropInputOp<double, false>)
+GR_REGISTER_CONV("Conv2DBackpropInput", int32, GR_INT32, Conv2DBackpropInputOp<int32_t, false>)
+GR_REGISTER_CONV("Conv2DBackpropFilter", float, GR_FLOAT, Conv2DBackpropFilterOp<float, false>)
+GR_REGISTER_CONV("Conv2DBackpropFilter", bf16, GR_BFLOAT16, Conv2DBackpropFilterOp<uint16_t, false>)
+GR_REGISTER_CONV("Conv2DBackpropFilter", double, GR_DOUBLE, Conv2DBackpropFilterOp<double, false>)
+GR_REGISTER_CONV("DepthwiseConv2dNativeBackpropInput", float, GR_FLOAT, Conv2DBackpropInputOp<float, true>)
+GR_REGISTER_CONV("DepthwiseConv2dNativeBackpropInput", bf16, GR_BFLOAT16, Conv2DBackpropInputOp<uint16_t, true>)
+GR_REGISTER_CONV("DepthwiseConv2dNativeBackpropInput", double, GR_DOUBLE, Conv2DBackpropInputOp<double, true>)
+GR_REGISTER_CONV("DepthwiseConv2dNativeBackpropFilter", float, GR_FLOAT, Conv2DBackpropFilterOp<float, true>)
+GR_REGISTER_CONV("DepthwiseConv2dNativeBackpropFilter", bf16, GR_BFLOAT16, Conv2DBackpropFilterOp<uint16_t, true>)
+GR_REGISTER_CONV("DepthwiseConv2dNativeBackpropFilter", double, GR_DOUBLE, Conv2DBackpropFilterOp<double, true>)
+
+#undef GR_REGISTER_CONV
+
+}  // namespace sdk
+}  // namespace graphrt
