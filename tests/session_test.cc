@@ -217,6 +217,40 @@ TEST(Executor, SelfAddDoesNotForwardASharedInput) {
   EXPECT_EQ(ToVector<float>(in), (std::vector<float>{1.0f, 2.0f}));  // the feed is untouched
 }
 
+// One node making several expensive nodes ready at once on a 2-thread pool:
+// all but one are handed to the pool as tasks that outlive the runner that
+// spawned them (ASan checks they hold no reference into its stack frame).
+TEST(Executor, FanOutOfExpensiveNodesOnAPool) {
+  std::string g = "node { name: 'x' op: 'Placeholder' attr { key: 'dtype' value { type: DT_FLOAT } } }\n";
+  const int kFan = 6;
+  for (int i = 0; i < kFan; ++i)
+    g += "node { name: 'm" + std::to_string(i) +
+         "' op: 'MatMul' input: 'x' input: 'x' attr { key: 'T' value { type: DT_FLOAT } } }\n";
+  std::string sum = "m0";
+  for (int i = 1; i < kFan; ++i) {
+    g += "node { name: 's" + std::to_string(i) + "' op: 'AddV2' input: '" + sum + "' input: 'm" + std::to_string(i) +
+         "' attr { key: 'T' value { type: DT_FLOAT } } }\n";
+    sum = "s" + std::to_string(i);
+  }
+  const int n = 96;  // big enough for MatMul to be split over the pool
+  std::vector<float> x(n * n);
+  for (int i = 0; i < n * n; ++i) x[i] = static_cast<float>((i * 7) % 13) / 13.0f - 0.5f;
+  std::vector<double> want(n * n, 0.0);
+  for (int r = 0; r < n; ++r)
+    for (int c = 0; c < n; ++c) {
+      double acc = 0;
+      for (int k = 0; k < n; ++k) acc += static_cast<double>(x[r * n + k]) * x[k * n + c];
+      want[r * n + c] = kFan * acc;
+    }
+  auto s = testing::CreateSession(testing::ParseGraph(g), 2);
+  ASSERT_NE(s, nullptr);
+  for (int run = 0; run < 20; ++run) {
+    std::vector<Tensor> out;
+    ASSERT_TRUE(s->Run({{"x", MakeTensor<float>(GR_FLOAT, {n, n}, x)}}, {sum + ":0"}, {}, &out).ok());
+    for (int i = 0; i < n * n; ++i) ASSERT_NEAR(out[0].data<float>()[i], want[i], 1e-3) << i;
+  }
+}
+
 TEST(Placement, UnknownDeviceNeedsSoftPlacement) {
   testing::LoadStandardPlugins();
   auto g = testing::ParseGraph(

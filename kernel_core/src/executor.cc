@@ -81,7 +81,8 @@ class StepRunner {
           expensive_kept = e.dst_item;
         } else {
           const int next = e.dst_item;
-          s_->group->run([this, next] { StepRunner(items_, s_).Process(next); });
+          // The task outlives this runner (a stack object): capture what it needs by value.
+          s_->group->run([items = &items_, step = s_, next] { StepRunner(*items, step).Process(next); });
         }
       }
       if (expensive_kept >= 0) Push(stack_buf, &top, &overflow, expensive_kept);
