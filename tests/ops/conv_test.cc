@@ -696,7 +696,7 @@ TEST(ConvAdjointTest, ForwardAndBackpropsAreAdjoint) {
   std::vector<Tensor> out =
       RunOps(graph, {{"x", Encode(Ty::kF64, x_dims, x, false)}, {"f", Encode(Ty::kF64, f_dims, f, false)},
                      {"dy", Encode(Ty::kF64, y_dims, dy, false)}},
-             {"y", "dx", "df"}, /*threads=*/1);
+             {"y", "dx", "df"}, /*threads=*/2);
   ASSERT_EQ(out.size(), 3u);
   double a = 0, b = 0, c = 0;
   for (int64_t i = 0; i < NumElements(y_dims); ++i) a += out[0].data<double>()[i] * dy[i];
