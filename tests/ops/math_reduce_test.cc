@@ -86,6 +86,18 @@ Dims Unflatten(int64_t i, const Dims& dims) {
   return idx;
 }
 
+// A Placeholder whose shape attr lets shape functions see the rank.
+std::string ShapedPlaceholder(const std::string& name, const std::string& dt, const Dims& dims) {
+  return NodeText(name, "Placeholder", {},
+                  TypeAttr("dtype", dt) + "attr { key: \"shape\" value { shape " + ShapeProto(dims) +
+                      " } } ");
+}
+
+// Replaces the first node (the unshaped Placeholder "x") of a graph text.
+std::string WithShapedX(const std::string& g, const std::string& dt, const Dims& dims) {
+  return ShapedPlaceholder("x", dt, dims) + g.substr(g.find('\n') + 1);
+}
+
 std::vector<Tensor> RunWith(const std::string& g, const Feeds& feeds,
                             const std::vector<std::string>& fetches, int threads) {
   return RunOps(g, feeds, fetches, threads);
@@ -515,12 +527,18 @@ TEST(ReductionTest, NoAxesIsIdentity) {
 TEST(ReductionTest, ErrorsNameTheProblemAndSessionSurvives) {
   const Tensor x = MakeTensor<float>(GR_FLOAT, {2, 3}, {1, 2, 3, 4, 5, 6});
   // Constant axes: caught by the shape function at graph load.
+  EXPECT_ERROR(TryRun(WithShapedX(ReduceGraph(Red::kSum, "DT_FLOAT", {2}, false, false, false),
+                                  "DT_FLOAT", {2, 3}),
+                      {{"x:0", x}}, {"r:0"}),
+               Code::kInvalidArgument, "Invalid reduction dimension 2 for input with 2 dimensions");
+  EXPECT_ERROR(TryRun(WithShapedX(ReduceGraph(Red::kMax, "DT_FLOAT", {-3}, false, true, false),
+                                  "DT_FLOAT", {2, 3}),
+                      {{"x:0", x}}, {"r:0"}),
+               Code::kInvalidArgument, "Invalid reduction dimension -3 for input with 2 dimensions");
+  // Without a known rank the kernel finds the same problem.
   EXPECT_ERROR(TryRun(ReduceGraph(Red::kSum, "DT_FLOAT", {2}, false, false, false), {{"x:0", x}},
                       {"r:0"}),
-               Code::kInvalidArgument, "Invalid reduction dimension 2 for input with 2 dimensions");
-  EXPECT_ERROR(TryRun(ReduceGraph(Red::kMax, "DT_FLOAT", {-3}, false, true, false), {{"x:0", x}},
-                      {"r:0"}),
-               Code::kInvalidArgument, "Invalid reduction dimension -3");
+               Code::kInvalidArgument, "Invalid reduction dimension (2 for input with 2 dimension(s)");
   // Fed axes: caught by the kernel, on a session that keeps working.
   std::unique_ptr<Session> s =
       testing::CreateSession(testing::ParseGraph(ReduceGraph(Red::kSum, "DT_FLOAT", {}, false,
@@ -691,8 +709,9 @@ TEST(ArgMinMaxTest, NaNTiesAndInfinities) {
 TEST(ArgMinMaxTest, ErrorsNameTheProblem) {
   const Tensor x = MakeTensor<float>(GR_FLOAT, {2, 3}, {1, 2, 3, 4, 5, 6});
   // Constant dimension: the shape function.
-  EXPECT_ERROR(TryRun(ArgGraph(true, "DT_FLOAT", "DT_INT64", 2, false, false), {{"x:0", x}},
-                      {"r:0"}),
+  EXPECT_ERROR(TryRun(WithShapedX(ArgGraph(true, "DT_FLOAT", "DT_INT64", 2, false, false),
+                                  "DT_FLOAT", {2, 3}),
+                      {{"x:0", x}}, {"r:0"}),
                Code::kInvalidArgument, "Dimension (2) must be in the range [-2, 2)");
   // Fed dimension: the kernel; the session keeps working.
   std::unique_ptr<Session> s = testing::CreateSession(
@@ -824,6 +843,46 @@ TEST(CumsumTest, ErrorsNameTheProblem) {
   ASSERT_TRUE(
       s->Run({{"x:0", x}, {"axis:0", IndexTensor({-1}, false, true)}}, {"r:0"}, {}, &out).ok());
   ExpectValuesEq<float>(out[0], {1, 3, 6, 4, 9, 15});
+}
+
+}  // namespace
+}  // namespace graphrt
+
+namespace graphrt {
+namespace {
+
+using namespace ::graphrt::testing;  // NOLINT
+
+// Inferred shapes, observed through a MatMul consumer whose shape function
+// reports the dims it was given: "[2,5] x [4,7]" fails with "5 and 4".
+std::string MatMulAfter(const std::string& src) {
+  return ConstFloat("w", {4, 7}, std::vector<float>(28, 1.0f)) +
+         NodeText("mm", "MatMul", {src, "w"}, TypeAttr("T", "DT_FLOAT"));
+}
+
+TEST(ReductionShapeTest, InferredShapesReachConsumers) {
+  const Tensor x(GR_FLOAT, TensorShape({2, 3, 5}));
+  // Sum over axis 1 of [2,3,5] = [2,5].
+  EXPECT_ERROR(TryRun(WithShapedX(ReduceGraph(Red::kSum, "DT_FLOAT", {1}, false, false, false),
+                                  "DT_FLOAT", {2, 3, 5}) +
+                          MatMulAfter("r"),
+                      {{"x:0", x}}, {"mm:0"}),
+               Code::kInvalidArgument, "Dimensions must be equal, but are 5 and 4");
+  // keep_dims keeps the rank: [2,1,5] is no matrix.
+  EXPECT_ERROR(TryRun(WithShapedX(ReduceGraph(Red::kMean, "DT_FLOAT", {-2}, true, true, false),
+                                  "DT_FLOAT", {2, 3, 5}) +
+                          MatMulAfter("r"),
+                      {{"x:0", x}}, {"mm:0"}),
+               Code::kInvalidArgument, "Shape must be rank 2 but is rank 3");
+  // ArgMax over axis 2 of [2,3,5] = [2,3] (int64, so an int64 MatMul).
+  const std::string w64 =
+      ConstNode("w", "DT_INT64", {4, 7}, "int64_val", std::vector<std::string>(28, "1")) +
+      NodeText("mm", "MatMul", {"r", "w"}, TypeAttr("T", "DT_INT64"));
+  EXPECT_ERROR(TryRun(WithShapedX(ArgGraph(true, "DT_FLOAT", "DT_INT64", 2, false, false),
+                                  "DT_FLOAT", {2, 3, 5}) +
+                          w64,
+                      {{"x:0", x}}, {"mm:0"}),
+               Code::kInvalidArgument, "Dimensions must be equal, but are 3 and 4");
 }
 
 }  // namespace
