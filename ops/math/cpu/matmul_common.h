@@ -194,11 +194,21 @@ inline void BiasActivationBlock(float* y, int64_t rows, int64_t cols, int64_t ld
 // A matmul primitive for one block shape: C[rows x cols] (ld n) =
 // op(A)[rows x k] * op(B)[k x cols], element type `dt`, optional bias and
 // activation post-op. Data pointers are bound per execution.
+// The primitive keeps no scratch memory of its own (user scratchpad mode):
+// each execution passes a per-thread buffer, so one primitive can run on
+// several threads at once.
 struct DnnlMatMul {
   dnnl::matmul prim;
-  dnnl::memory::desc a_md, b_md, c_md, bias_md;
+  dnnl::memory::desc a_md, b_md, c_md, bias_md, scratch_md;
   bool has_bias = false;
 };
+
+// A growing per-thread buffer for oneDNN scratchpads.
+inline void* DnnlThreadScratch(size_t bytes) {
+  thread_local std::vector<char> buf;
+  if (buf.size() < bytes) buf.resize(bytes);
+  return buf.data();
+}
 
 inline dnnl::algorithm DnnlActivation(Activation act, float* alpha, float* beta) {
   *beta = 0.0f;
@@ -228,6 +238,7 @@ inline std::shared_ptr<DnnlMatMul> MakeDnnlMatMul(dnnl::memory::data_type dt, bo
   p->has_bias = bias;
   if (bias) p->bias_md = md({1, cols}, dt, dims{n, 1});
   dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   if (act != Activation::kNone) {
     float alpha = leaky_alpha, beta = 0.0f;
     const dnnl::algorithm alg = DnnlActivation(act, &alpha, &beta);
@@ -239,7 +250,9 @@ inline std::shared_ptr<DnnlMatMul> MakeDnnlMatMul(dnnl::memory::data_type dt, bo
   try {
     auto desc = bias ? dnnl::matmul::desc(p->a_md, p->b_md, p->bias_md, p->c_md)
                      : dnnl::matmul::desc(p->a_md, p->b_md, p->c_md);
-    p->prim = dnnl::matmul(dnnl::matmul::primitive_desc(desc, attr, DnnlCpuEngine()));
+    dnnl::matmul::primitive_desc pd(desc, attr, DnnlCpuEngine());
+    p->scratch_md = pd.scratchpad_desc();
+    p->prim = dnnl::matmul(pd);
   } catch (const dnnl::error&) {
     return nullptr;
   }
@@ -269,6 +282,11 @@ inline bool DnnlMatMulBlock(const DnnlMatMul& p, bool ta, bool tb, int64_t n, in
       const auto* biasc = static_cast<const char*>(bias);
       args.emplace(DNNL_ARG_BIAS,
                    dnnl::memory(p.bias_md, eng, const_cast<char*>(biasc + blk.c0 * elem_size)));
+    }
+    const size_t scratch_bytes = p.scratch_md.get_size();
+    if (scratch_bytes > 0) {
+      args.emplace(DNNL_ARG_SCRATCHPAD,
+                   dnnl::memory(p.scratch_md, eng, DnnlThreadScratch(scratch_bytes)));
     }
     dnnl::stream& s = DnnlThreadStream();
     p.prim.execute(s, args);
