@@ -1,0 +1,194 @@
+// MatMul float through a Session against one direct call of oneDNN's
+// dnnl_sgemm, on 1 and 2 threads, and bfloat16 / _FusedMatMul for scale.
+//
+//   build/bin/graphrt_bench_matmul
+//   build/bin/graphrt_bench_matmul --benchmark_filter='Sgemm|SessionMatMul'
+//
+// BM_DirectSgemm runs dnnl_sgemm with OpenMP set to `threads` (oneDNN's own
+// threading); BM_SessionMatMul runs MatMul in a session whose pool has
+// `threads` threads (the kernel splits the product over it, each block a
+// single-threaded sgemm). The ratio of their GFLOP/s is the kernel's
+// efficiency, Session::Run overhead and output allocation included.
+#include <benchmark/benchmark.h>
+
+#include <oneapi/dnnl/dnnl.h>
+
+#include <dlfcn.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "graphrt/core/graph_def_io.h"
+#include "graphrt/core/runtime.h"
+#include "graphrt/core/session.h"
+
+namespace graphrt {
+namespace {
+
+// oneDNN here runs on OpenMP, loaded with libdnnl; found at run time so the
+// bench needs no OpenMP link of its own.
+void SetOmpThreads(int n) {
+  using Fn = void (*)(int);
+  static Fn fn = reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, "omp_set_num_threads"));
+  if (fn) fn(n);
+}
+
+std::vector<float> Random(int64_t n) {
+  std::mt19937 rng(42);
+  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+  std::vector<float> v(static_cast<size_t>(n));
+  for (auto& x : v) x = d(rng);
+  return v;
+}
+
+void SetFlops(benchmark::State& state, int64_t m, int64_t k, int64_t n) {
+  state.counters["GFLOPs"] = benchmark::Counter(2.0 * static_cast<double>(m * k * n) * 1e-9,
+                                                benchmark::Counter::kIsIterationInvariantRate);
+}
+
+void BM_DirectSgemm(benchmark::State& state) {
+  const int64_t m = state.range(0), k = state.range(1), n = state.range(2);
+  const int threads = static_cast<int>(state.range(3));
+  const std::vector<float> a = Random(m * k), b = Random(k * n);
+  std::vector<float> c(static_cast<size_t>(m * n));
+  SetOmpThreads(threads);
+  for (auto _ : state) {
+    if (dnnl_sgemm('N', 'N', m, n, k, 1.0f, a.data(), k, b.data(), n, 0.0f, c.data(), n) !=
+        dnnl_success) {
+      state.SkipWithError("dnnl_sgemm failed");
+      return;
+    }
+    benchmark::DoNotOptimize(c.data());
+  }
+  SetOmpThreads(1);
+  SetFlops(state, m, k, n);
+}
+
+// The same call writing into a freshly allocated output each iteration, as
+// a kernel must (the session allocates every output): isolates the cost of
+// the allocation and its first-touch page faults from the kernel's.
+void BM_DirectSgemmFreshOutput(benchmark::State& state) {
+  const int64_t m = state.range(0), k = state.range(1), n = state.range(2);
+  const int threads = static_cast<int>(state.range(3));
+  const std::vector<float> a = Random(m * k), b = Random(k * n);
+  SetOmpThreads(threads);
+  const size_t bytes = static_cast<size_t>(m * n) * sizeof(float);
+  for (auto _ : state) {
+    float* c = static_cast<float*>(std::aligned_alloc(64, (bytes + 63) / 64 * 64));
+    if (dnnl_sgemm('N', 'N', m, n, k, 1.0f, a.data(), k, b.data(), n, 0.0f, c, n) !=
+        dnnl_success) {
+      state.SkipWithError("dnnl_sgemm failed");
+      std::free(c);
+      return;
+    }
+    benchmark::DoNotOptimize(c);
+    std::free(c);
+  }
+  SetOmpThreads(1);
+  SetFlops(state, m, k, n);
+}
+
+std::unique_ptr<Session> MakeSession(const std::string& graph, int threads) {
+  SessionOptions opts;
+  opts.config.set_intra_op_parallelism_threads(threads);
+  opts.config.set_inter_op_parallelism_threads(threads);
+  std::unique_ptr<Session> s;
+  proto::GraphDef def;
+  if (!ParseGraphDefText(graph, &def).ok() || !NewSession(opts, &s).ok() || !s->Create(def).ok())
+    return nullptr;
+  return s;
+}
+
+std::string Placeholder(const std::string& name, const std::string& dt) {
+  return "node { name: '" + name + "' op: 'Placeholder' attr { key: 'dtype' value { type: " + dt +
+         " } } }\n";
+}
+
+// `op` on fed a [m,k], b [k,n] (and bias [n] for _FusedMatMul).
+void RunSession(benchmark::State& state, const std::string& op, DataType dt) {
+  const int64_t m = state.range(0), k = state.range(1), n = state.range(2);
+  const int threads = static_cast<int>(state.range(3));
+  const std::string dts = dt == GR_FLOAT ? "DT_FLOAT" : "DT_BFLOAT16";
+  std::string g = Placeholder("a", dts) + Placeholder("b", dts);
+  std::string inputs = "input: 'a' input: 'b' ";
+  std::string attrs = "attr { key: 'T' value { type: " + dts + " } } ";
+  if (op == "_FusedMatMul") {
+    g += Placeholder("bias", dts);
+    inputs += "input: 'bias' ";
+    attrs +=
+        "attr { key: 'num_args' value { i: 1 } } "
+        "attr { key: 'fused_ops' value { list { s: 'BiasAdd' s: 'Relu' } } } ";
+  }
+  g += "node { name: 'mm' op: '" + op + "' " + inputs + attrs + "}\n";
+  std::unique_ptr<Session> s = MakeSession(g, threads);
+  if (!s) {
+    state.SkipWithError("session setup failed");
+    return;
+  }
+  Tensor a(dt, TensorShape({m, k})), b(dt, TensorShape({k, n})), bias(dt, TensorShape({n}));
+  const std::vector<float> av = Random(m * k), bv = Random(k * n);
+  for (int64_t i = 0; i < m * k; ++i) {
+    if (dt == GR_FLOAT) a.data<float>()[i] = av[static_cast<size_t>(i)];
+    else a.data<uint16_t>()[i] = 0x3f80;  // 1.0
+  }
+  for (int64_t i = 0; i < k * n; ++i) {
+    if (dt == GR_FLOAT) b.data<float>()[i] = bv[static_cast<size_t>(i)];
+    else b.data<uint16_t>()[i] = 0x3f80;
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    if (dt == GR_FLOAT) bias.data<float>()[i] = 0.5f;
+    else bias.data<uint16_t>()[i] = 0x3f00;
+  }
+  std::vector<std::pair<std::string, Tensor>> feeds = {{"a", a}, {"b", b}};
+  if (op == "_FusedMatMul") feeds.push_back({"bias", bias});
+  std::vector<Tensor> out;
+  for (auto _ : state) {
+    Status st = s->Run(feeds, {"mm"}, {}, &out);
+    if (!st.ok()) {
+      state.SkipWithError(st.ToString().c_str());
+      return;
+    }
+  }
+  SetFlops(state, m, k, n);
+}
+
+void BM_SessionMatMul(benchmark::State& state) { RunSession(state, "MatMul", GR_FLOAT); }
+void BM_SessionFusedMatMulRelu(benchmark::State& state) {
+  RunSession(state, "_FusedMatMul", GR_FLOAT);
+}
+void BM_SessionMatMulBf16(benchmark::State& state) { RunSession(state, "MatMul", GR_BFLOAT16); }
+
+// {m, k, n, threads}: 256^3, 1024^3 and 4096 x 4096 x 1024 (m x n x k).
+void Shapes(benchmark::internal::Benchmark* b) {
+  for (int threads : {1, 2}) {
+    b->Args({256, 256, 256, threads});
+    b->Args({1024, 1024, 1024, threads});
+    b->Args({4096, 1024, 4096, threads});
+  }
+  b->ArgNames({"m", "k", "n", "threads"})->UseRealTime()->Unit(benchmark::kMillisecond);
+}
+
+BENCHMARK(BM_DirectSgemm)->Apply(Shapes);
+BENCHMARK(BM_DirectSgemmFreshOutput)->Apply(Shapes);
+BENCHMARK(BM_SessionMatMul)->Apply(Shapes);
+BENCHMARK(BM_SessionFusedMatMulRelu)->Apply(Shapes);
+BENCHMARK(BM_SessionMatMulBf16)->Apply(Shapes);
+
+}  // namespace
+}  // namespace graphrt
+
+int main(int argc, char** argv) {
+  graphrt::Status s = graphrt::Runtime::Global().LoadPluginDirectory(GRAPHRT_PLUGIN_BUILD_DIR);
+  if (!s.ok()) {
+    std::fprintf(stderr, "plugin load failed: %s\n", s.ToString().c_str());
+    return 1;
+  }
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
