@@ -1,0 +1,147 @@
+// The optimizer's fusions end to end: a session with the default options
+// runs MatMul/Conv2D + BiasAdd (+ activation) as one fused kernel, and gives
+// the same numbers as the same graph with optimisation off (opt_level L0),
+// which runs the original ops one by one.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "graphrt/core/session.h"
+#include "op_test_util.h"
+
+namespace graphrt {
+namespace {
+
+using namespace ::graphrt::testing;  // NOLINT: the op-test vocabulary
+
+std::unique_ptr<Session> NewSessionWith(const std::string& pbtxt, bool optimize, int threads) {
+  LoadStandardPlugins();
+  SessionOptions opts;
+  opts.config.set_intra_op_parallelism_threads(threads);
+  opts.config.set_inter_op_parallelism_threads(threads);
+  if (!optimize)
+    opts.config.mutable_graph_options()->mutable_optimizer_options()->set_opt_level(proto::OptimizerOptions::L0);
+  std::unique_ptr<Session> s;
+  EXPECT_TRUE(NewSession(opts, &s).ok());
+  Status st = s->Create(ParseGraph(pbtxt));
+  EXPECT_TRUE(st.ok()) << st;
+  return s;
+}
+
+// Runs `fetch` traced; returns the output and the ops that ran, by node name.
+Tensor RunTraced(Session* s, const Feeds& feeds, const std::string& fetch, std::map<std::string, std::string>* ops) {
+  proto::RunOptions ro;
+  ro.set_trace_level(proto::RunOptions::SOFTWARE_TRACE);
+  proto::RunMetadata md;
+  std::vector<Tensor> out;
+  Status st = s->Run(ro, feeds, {fetch}, {}, &out, &md);
+  EXPECT_TRUE(st.ok()) << st;
+  ops->clear();
+  for (const auto& dev : md.step_stats().dev_stats())
+    for (const auto& ns : dev.node_stats()) {
+      const std::string& label = ns.timeline_label();  // "name = Op"
+      (*ops)[ns.node_name()] = label.substr(label.find(" = ") + 3);
+    }
+  return out.empty() ? Tensor() : out[0];
+}
+
+void ExpectClose(const Tensor& got, const Tensor& want, double rel) {
+  ASSERT_EQ(got.shape(), want.shape());
+  for (int64_t i = 0; i < want.NumElements(); ++i) {
+    const double w = want.data<float>()[i];
+    ASSERT_NEAR(got.data<float>()[i], w, rel * std::max(1.0, std::fabs(w))) << "at " << i;
+  }
+}
+
+std::vector<float> Random(int64_t n, uint32_t seed, float lo = -1, float hi = 1) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> d(lo, hi);
+  std::vector<float> v(static_cast<size_t>(n));
+  for (float& x : v) x = d(rng);
+  return v;
+}
+
+std::string ActivationNode(const std::string& act, const std::string& input) {
+  std::string attrs = TypeAttr("T", "DT_FLOAT");
+  if (act == "LeakyRelu") attrs += "attr { key: 'alpha' value { f: 0.3 } } ";
+  return NodeText("act", act, {input}, attrs);
+}
+
+class MatMulFusion : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(MatMulFusion, FusedEqualsUnfused) {
+  const std::string act = GetParam();
+  const int64_t m = 37, k = 129, n = 65;
+  std::string g = PlaceholderNode("x", "DT_FLOAT") + ConstFloat("w", {k, n}, Random(k * n, 2)) +
+                  ConstFloat("bias", {n}, Random(n, 3)) +
+                  NodeText("mm", "MatMul", {"x", "w"}, TypeAttr("T", "DT_FLOAT")) +
+                  NodeText("ba", "BiasAdd", {"mm", "bias"}, TypeAttr("T", "DT_FLOAT"));
+  const std::string last = act.empty() ? "ba" : "act";
+  if (!act.empty()) g += ActivationNode(act, "ba");
+  const Feeds feeds = {{"x", MakeTensor<float>(GR_FLOAT, {m, k}, Random(m * k, 1, -2, 2))}};
+  for (int threads : {1, 2}) {
+    std::map<std::string, std::string> fused_ops, plain_ops;
+    auto fused = NewSessionWith(g, true, threads);
+    auto plain = NewSessionWith(g, false, threads);
+    const Tensor a = RunTraced(fused.get(), feeds, last + ":0", &fused_ops);
+    const Tensor b = RunTraced(plain.get(), feeds, last + ":0", &plain_ops);
+    EXPECT_EQ(fused_ops[last], "_FusedMatMul") << "threads " << threads;
+    EXPECT_EQ(fused_ops.count("mm"), 0u);
+    EXPECT_EQ(plain_ops["mm"], "MatMul");
+    ExpectClose(a, b, 1e-5);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Activations, MatMulFusion,
+                         ::testing::Values("", "Relu", "Relu6", "Elu", "LeakyRelu", "Tanh", "Sigmoid"));
+
+struct ConvCase {
+  std::string act;
+  std::string data_format;
+};
+
+class ConvFusion : public ::testing::TestWithParam<ConvCase> {};
+
+TEST_P(ConvFusion, FusedEqualsUnfused) {
+  const ConvCase c = GetParam();
+  const bool nchw = c.data_format == "NCHW";
+  const int64_t batch = 3, h = 11, w = 9, cin = 5, cout = 7;
+  const Dims in_dims = nchw ? Dims{batch, cin, h, w} : Dims{batch, h, w, cin};
+  const std::string conv_attrs = TypeAttr("T", "DT_FLOAT") +
+                                 "attr { key: 'strides' value { list { i: 1 i: 1 i: 1 i: 1 } } } "
+                                 "attr { key: 'padding' value { s: 'SAME' } } "
+                                 "attr { key: 'data_format' value { s: '" + c.data_format + "' } } ";
+  std::string g = PlaceholderNode("x", "DT_FLOAT") + ConstFloat("filt", {3, 3, cin, cout}, Random(9 * cin * cout, 5)) +
+                  ConstFloat("bias", {cout}, Random(cout, 6)) + NodeText("conv", "Conv2D", {"x", "filt"}, conv_attrs) +
+                  NodeText("ba", "BiasAdd", {"conv", "bias"},
+                           TypeAttr("T", "DT_FLOAT") + "attr { key: 'data_format' value { s: '" + c.data_format +
+                               "' } } ");
+  const std::string last = c.act.empty() ? "ba" : "act";
+  if (!c.act.empty()) g += ActivationNode(c.act, "ba");
+  const Feeds feeds = {{"x", MakeTensor<float>(GR_FLOAT, in_dims, Random(NumElements(in_dims), 4, -2, 2))}};
+  std::map<std::string, std::string> fused_ops, plain_ops;
+  auto fused = NewSessionWith(g, true, 2);
+  auto plain = NewSessionWith(g, false, 2);
+  // Twice: the second Run uses the filter the kernel re-laid out once.
+  for (int run = 0; run < 2; ++run) {
+    const Tensor a = RunTraced(fused.get(), feeds, last + ":0", &fused_ops);
+    const Tensor b = RunTraced(plain.get(), feeds, last + ":0", &plain_ops);
+    EXPECT_EQ(fused_ops[last], "_FusedConv2D");
+    EXPECT_EQ(plain_ops["conv"], "Conv2D");
+    ExpectClose(a, b, 1e-5);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(ActivationsAndFormats, ConvFusion,
+                         ::testing::Values(ConvCase{"", "NHWC"}, ConvCase{"Relu", "NHWC"}, ConvCase{"Relu", "NCHW"},
+                                           ConvCase{"Relu6", "NHWC"}, ConvCase{"Elu", "NCHW"},
+                                           ConvCase{"LeakyRelu", "NHWC"}),
+                         [](const auto& info) {
+                           return (info.param.act.empty() ? std::string("BiasOnly") : info.param.act) + "_" +
+                                  info.param.data_format;
+                         });
+
+}  // namespace
+}  // namespace graphrt
