@@ -102,14 +102,13 @@ TEST(OpDefBuilder, ErrorsNameTheProblem) {
 }
 
 TEST(DataTypes, ElementSizesAreTensorFlows) {
-  // Element sizes of TensorFlow's fixed-size dtypes; 0 for the others and
-  // for ref types (a ref is not a value).
+  // Element sizes of TensorFlow's fixed-size dtypes; 0 for the others.
   const std::pair<DataType, size_t> sizes[] = {
       {GR_FLOAT, 4},     {GR_DOUBLE, 8},     {GR_INT32, 4},   {GR_UINT8, 1},     {GR_INT16, 2},
       {GR_INT8, 1},      {GR_STRING, 0},     {GR_COMPLEX64, 8}, {GR_INT64, 8},   {GR_BOOL, 1},
       {GR_QINT8, 1},     {GR_QUINT8, 1},     {GR_QINT32, 4},  {GR_BFLOAT16, 2},  {GR_QINT16, 2},
       {GR_QUINT16, 2},   {GR_UINT16, 2},     {GR_COMPLEX128, 16}, {GR_HALF, 2},  {GR_RESOURCE, 0},
-      {GR_VARIANT, 0},   {GR_UINT32, 4},     {GR_UINT64, 8},  {GR_INVALID, 0},   {MakeRefType(GR_FLOAT), 0}};
+      {GR_VARIANT, 0},   {GR_UINT32, 4},     {GR_UINT64, 8},  {GR_INVALID, 0}};
   for (const auto& [dtype, size] : sizes) {
     EXPECT_EQ(DataTypeSize(dtype), size) << DataTypeString(dtype);
     EXPECT_EQ(DataTypeIsPod(dtype), size > 0) << DataTypeString(dtype);

@@ -157,8 +157,12 @@ bool ReplaceChain(const FusionChain& c, proto::NodeDef def, Graph* g) {
 }
 
 void FuseBiasActivation(const KernelAvailableFn& kernel_available, Graph* g) {
-  for (Node* n : g->TopologicalOrder()) {
-    if (g->FindNodeId(n->id()) != n) continue;  // removed by an earlier fusion
+  // By id: a fusion deletes nodes later in the order (ids are never reused).
+  std::vector<int> order;
+  for (Node* n : g->TopologicalOrder()) order.push_back(n->id());
+  for (int id : order) {
+    Node* n = g->FindNodeId(id);
+    if (n == nullptr) continue;  // removed by an earlier fusion
     FusionChain chain;
     if (!MatchChain(n, &chain)) continue;
     const proto::OpDef* fused_op = nullptr;
