@@ -1,7 +1,11 @@
 #include "test_util.h"
 
 #include <boost/filesystem.hpp>
+#include <oneapi/tbb/global_control.h>
+
+#include <cstdlib>
 #include <mutex>
+#include <new>
 
 #include "graphrt/core/graph_def_io.h"
 #include "graphrt/core/runtime.h"
@@ -9,7 +13,22 @@
 namespace graphrt {
 namespace testing {
 
+namespace {
+
+// Joins oneTBB's worker threads at exit, before LeakSanitizer's exit-time
+// check (registered at start-up, so it runs after this): LSan's tracer
+// crashes ("Tracer caught signal 11") when it scans a worker that is still
+// exiting.
+void JoinPoolWorkersAtExit() {
+  static oneapi::tbb::task_scheduler_handle* handle = new oneapi::tbb::task_scheduler_handle(oneapi::tbb::attach{});
+  std::atexit([] { oneapi::tbb::finalize(*handle, std::nothrow); });
+}
+
+}  // namespace
+
 void LoadStandardPlugins() {
+  static const bool joined = (JoinPoolWorkersAtExit(), true);
+  (void)joined;
   static Status status = Runtime::Global().LoadPluginDirectory(GRAPHRT_PLUGIN_BUILD_DIR);
   ASSERT_TRUE(status.ok()) << status;
 }
