@@ -333,23 +333,20 @@ class SoftmaxOp : public OpKernel {
 
 // --------------------------------------------------------------- BiasAdd
 
+// BiasAdd's and BiasAddGrad's data_format: NHWC (the default) or NCHW.
+Status ReadBiasFormat(OpKernelConstruction* c, bool* nchw) {
+  std::string format = "NHWC";
+  if (c->HasAttr("data_format")) GR_RETURN_IF_ERROR_SDK(c->GetAttr("data_format", &format));
+  if (format != "NHWC" && format != "NCHW") return errors::InvalidArgument("Invalid data format: ", format);
+  *nchw = format == "NCHW";
+  return Status();
+}
+
 template <typename T>
 class BiasAddOp : public OpKernel {
  public:
   explicit BiasAddOp(OpKernelConstruction* c) : OpKernel(c) {
-    std::string format = "NHWC";
-    if (c->HasAttr("data_format")) {
-      Status s = c->GetAttr("data_format", &format);
-      if (!s.ok()) {
-        c->CtxFailure(s);
-        return;
-      }
-    }
-    if (format == "NCHW") {
-      nchw_ = true;
-    } else if (format != "NHWC") {
-      c->CtxFailure(errors::InvalidArgument("Invalid data format: ", format));
-    }
+    c->SetStatus(ReadBiasFormat(c, &nchw_));
   }
 
   void Compute(OpKernelContext* ctx) override {
@@ -412,19 +409,7 @@ template <typename T>
 class BiasAddGradOp : public OpKernel {
  public:
   explicit BiasAddGradOp(OpKernelConstruction* c) : OpKernel(c) {
-    std::string format = "NHWC";
-    if (c->HasAttr("data_format")) {
-      Status s = c->GetAttr("data_format", &format);
-      if (!s.ok()) {
-        c->CtxFailure(s);
-        return;
-      }
-    }
-    if (format == "NCHW") {
-      nchw_ = true;
-    } else if (format != "NHWC") {
-      c->CtxFailure(errors::InvalidArgument("Invalid data format: ", format));
-    }
+    c->SetStatus(ReadBiasFormat(c, &nchw_));
   }
 
   void Compute(OpKernelContext* ctx) override {
