@@ -146,6 +146,18 @@ if run_ok "run abbreviated" "$GRAPHRT" run "$DATA/add.pbtxt" --feed "a=$TMP/big.
   expect_out "run --runs reports mean time" "mean wall time per run:"
 fi
 
+if run_ok "run --profile" "$GRAPHRT" run "$DATA/add.pbtxt" --feed "a=$TMP/a.npy" \
+    --feed "b=$TMP/b.npy" --runs 3 --profile; then
+  expect_out "profile skips the first run" "mean over 2 traced runs"
+  expect_out "profile names the op of a node" "100.0%      4  (all nodes)"
+  if grep -Eq -- "^ +[0-9.]+ +[0-9.]+%  sum +Add(V2)? +/job:localhost/replica:0/task:0/device:CPU:0$" <<<"$OUT"; then
+    pass "profile lists the node, its op and device"
+  else
+    fail "profile lists the node, its op and device:"
+    sed 's/^/    | /' <<<"$OUT" >&2
+  fi
+fi
+
 if run_ok "run --target and --init" "$GRAPHRT" run "$DATA/add.pbtxt" --feed "a=$TMP/a.npy" \
     --feed "b=$TMP/b.npy" --init sum --target sum --fetch a:0; then
   expect_out "run --target still fetches" "a:0: dtype=float shape=[3] values=[1, 2.5, 3]"

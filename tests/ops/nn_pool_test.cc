@@ -224,6 +224,20 @@ TEST(AvgPoolTest, AllPaddingsFormatsAndWindows) {
   }
 }
 
+// The NHWC kernel has code fixed at compile time for some channel counts
+// (1, 2, 3, 4, 6, 8, 16, 32 in float) and a loop for the others; each, with
+// whole 2x2 windows, clipped SAME windows and larger windows.
+TEST(PoolTest, EveryChannelCountNhwc) {
+  std::mt19937 rng(204);
+  for (int64_t c : {1, 2, 3, 4, 5, 6, 7, 8, 9, 16, 17, 32, 33}) {
+    for (const PoolCase& w : {PoolCase{2, 7, 6, c, 2, 2, 2, 2, "VALID"}, PoolCase{2, 7, 6, c, 2, 2, 2, 2, "SAME"},
+                              PoolCase{2, 7, 6, c, 3, 3, 2, 2, "SAME"}, PoolCase{1, 5, 9, c, 2, 3, 1, 2, "VALID"}}) {
+      CheckPoolForward<float>(w, true, &rng);
+      CheckPoolForward<float>(w, false, &rng);
+    }
+  }
+}
+
 TEST(PoolTest, ParallelAndSingleThread) {
   std::mt19937 rng(203);
   for (bool nchw : {false, true}) {

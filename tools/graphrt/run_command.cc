@@ -36,7 +36,8 @@ const char kUsage[] =
     "\n"
     "examples:\n"
     "  graphrt run add.pbtxt --feed a:0=a.npy --feed b:0=b.npy --fetch sum:0\n"
-    "  graphrt run model.pb --feed x:0=x.npy --runs 100 --out results/\n";
+    "  graphrt run model.pb --feed x:0=x.npy --runs 100 --out results/\n"
+    "  graphrt run model.pb --feed x:0=x.npy --runs 100 --profile\n";
 
 struct Feed {
   std::string name;  // as the user wrote it ("x" or "x:0")
@@ -139,6 +140,71 @@ std::vector<std::string> SinkOutputs(const proto::GraphDef& g,
   return out;
 }
 
+// Per-node kernel times summed over the traced runs, for --profile.
+struct NodeProfile {
+  std::string op;
+  std::string device;
+  int64_t nanos = 0;
+  int64_t count = 0;
+};
+
+void AddStepStats(const proto::StepStats& stats, std::map<std::string, NodeProfile>* by_node) {
+  for (const proto::DeviceStepStats& dev : stats.dev_stats()) {
+    for (const proto::NodeExecStats& ns : dev.node_stats()) {
+      NodeProfile& p = (*by_node)[ns.node_name()];
+      if (p.count == 0) {
+        // The label is "name = Op"; the op may be one the optimizer made
+        // (_FusedConv2D), which the GraphDef does not have.
+        const std::string& label = ns.timeline_label();
+        const size_t eq = label.rfind(" = ");
+        p.op = eq == std::string::npos ? "?" : label.substr(eq + 3);
+        p.device = dev.device();
+      }
+      p.nanos += ns.all_end_rel_nanos();
+      ++p.count;
+    }
+  }
+}
+
+// Two tables: time per op type, then the `max_nodes` slowest nodes.
+void PrintProfile(const std::map<std::string, NodeProfile>& by_node, int runs, size_t max_nodes) {
+  int64_t total = 0;
+  std::map<std::string, std::pair<int64_t, int>> by_op;  // op -> (nanos, nodes)
+  for (const auto& [name, p] : by_node) {
+    total += p.nanos;
+    by_op[p.op].first += p.nanos;
+    ++by_op[p.op].second;
+  }
+  if (total == 0) total = 1;
+  auto us_per_run = [runs](int64_t nanos) { return nanos / 1e3 / runs; };
+  char line[512];
+  std::vector<std::pair<std::string, std::pair<int64_t, int>>> ops(by_op.begin(), by_op.end());
+  std::stable_sort(ops.begin(), ops.end(),
+                   [](const auto& a, const auto& b) { return a.second.first > b.second.first; });
+  std::printf("profile: kernel time per run, mean over %d traced run%s (tracing adds a little to each node)\n",
+              runs, runs == 1 ? "" : "s");
+  std::printf("%12s %7s %6s  %s\n", "us/run", "share", "nodes", "op");
+  for (const auto& [op, t] : ops) {
+    std::snprintf(line, sizeof(line), "%12.2f %6.1f%% %6d  %s", us_per_run(t.first), 100.0 * t.first / total,
+                  t.second, op.c_str());
+    std::cout << line << "\n";
+  }
+  std::snprintf(line, sizeof(line), "%12.2f %6.1f%% %6zu  (all nodes)", us_per_run(total), 100.0, by_node.size());
+  std::cout << line << "\n\n";
+  std::vector<std::pair<std::string, const NodeProfile*>> nodes;
+  for (const auto& [name, p] : by_node) nodes.emplace_back(name, &p);
+  std::stable_sort(nodes.begin(), nodes.end(),
+                   [](const auto& a, const auto& b) { return a.second->nanos > b.second->nanos; });
+  if (nodes.size() > max_nodes) nodes.resize(max_nodes);
+  std::printf("%12s %7s  %-40s %-24s %s\n", "us/run", "share", "node", "op", "device");
+  for (const auto& [name, p] : nodes) {
+    std::snprintf(line, sizeof(line), "%12.2f %6.1f%%  %-40s %-24s %s", us_per_run(p->nanos),
+                  100.0 * p->nanos / total, name.c_str(), p->op.c_str(), p->device.c_str());
+    std::cout << line << "\n";
+  }
+  std::cout << "\n";
+}
+
 std::vector<std::string> Strings(const po::variables_map& vm, const char* key) {
   return vm.count(key) ? vm[key].as<std::vector<std::string>>() : std::vector<std::string>();
 }
@@ -162,7 +228,10 @@ int RunCommand(const std::vector<std::string>& args) {
       ("out", po::value<std::string>()->value_name("DIR"),
        "also write each fetched tensor to DIR/<name>.npy (':' and '/' become '_')")
       ("threads", po::value<int>()->default_value(0)->value_name("N"),
-       "intra- and inter-op threads (0 = all cores)");
+       "intra- and inter-op threads (0 = all cores)")
+      ("profile", po::bool_switch(),
+       "trace the timed runs and print the kernel time per op type and per node "
+       "(the 20 slowest)");
   AddPluginOptions(&visible);
   po::options_description hidden;
   hidden.add_options()("graph", po::value<std::string>());
@@ -176,6 +245,7 @@ int RunCommand(const std::vector<std::string>& args) {
   if (runs < 1) throw UsageError("--runs must be at least 1, got " + std::to_string(runs));
   const int threads = vm["threads"].as<int>();
   if (threads < 0) throw UsageError("--threads must be 0 or more, got " + std::to_string(threads));
+  const bool profile = vm["profile"].as<bool>();
 
   // Parse the command line completely before doing any slow work.
   std::vector<Feed> feeds;
@@ -228,16 +298,23 @@ int RunCommand(const std::vector<std::string>& args) {
   // The feeds go to --init too: an initializer may read a placeholder (a
   // variable initialised from a fed value).
   if (!inits.empty()) Check(session->Run(inputs, {}, inits, &outputs), "running --init");
+  proto::RunOptions run_options;
+  if (profile) run_options.set_trace_level(proto::RunOptions::FULL_TRACE);
+  std::map<std::string, NodeProfile> node_profiles;
   using Clock = std::chrono::steady_clock;
   double total_ms = 0, first_ms = 0;
   for (int r = 0; r < runs; ++r) {
     outputs.clear();
+    proto::RunMetadata metadata;
     const auto start = Clock::now();
-    Check(session->Run(inputs, fetches, targets, &outputs),
+    Check(session->Run(run_options, inputs, fetches, targets, &outputs, profile ? &metadata : nullptr),
           runs > 1 ? "run " + std::to_string(r + 1) + " of " + graph_path : "running " + graph_path);
     const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
     total_ms += ms;
     if (r == 0) first_ms = ms;
+    // The first run pays one-time set-up (weight re-layout, primitive
+    // creation); profile the steady state when there is one.
+    if (profile && (r > 0 || runs == 1)) AddStepStats(metadata.step_stats(), &node_profiles);
   }
   if (outputs.size() != fetches.size())
     throw CliError("the session returned " + std::to_string(outputs.size()) + " tensors for " +
@@ -268,6 +345,10 @@ int RunCommand(const std::vector<std::string>& args) {
     std::snprintf(line, sizeof(line), "mean wall time per run: %.3f ms over %d runs (first run %.3f ms)",
                   total_ms / runs, runs, first_ms);
     std::cout << line << "\n";
+  }
+  if (profile) {
+    std::cout << "\n";
+    PrintProfile(node_profiles, runs > 1 ? runs - 1 : 1, 20);
   }
   Check(session->Close(), "closing the session");
   return 0;
