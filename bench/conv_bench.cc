@@ -1,6 +1,8 @@
 // The two convolutions of the reference CNN at batch 8 ([8,3,224,224]
 // conv3x3 3->64 + bias + ReLU, then after a 2x2 pool [8,64,112,112] conv3x3
-// 64->128 + bias + ReLU; SAME padding), run
+// 64->128 + bias + ReLU; SAME padding) and the two of LeNet-5 at batch 64
+// ([64,1,28,28] conv5x5 1->6 SAME, [64,6,14,14] conv5x5 6->16 VALID; the
+// first runs on ops/nn/cpu/narrow_conv.h, not oneDNN), run
 //   * through a graphrt Session: _FusedConv2D (BiasAdd, Relu) with a Const
 //     filter marked `_filter_const`, as the graph pass makes it;
 //   * directly on oneDNN, same shapes and layouts: one primitive, weights
@@ -35,9 +37,16 @@ namespace {
 struct ConvShape {
   const char* name;
   int64_t n, c, h, w, oc;
+  int64_t k = 3;     // square filter
+  bool same = true;  // SAME (odd k: k / 2 on every side) or VALID
+  int64_t oh() const { return same ? h : h - k + 1; }
+  int64_t ow() const { return same ? w : w - k + 1; }
 };
 const ConvShape kShapes[] = {{"conv1_3to64_224", 8, 3, 224, 224, 64},
-                             {"conv2_64to128_112", 8, 64, 112, 112, 128}};
+                             {"conv2_64to128_112", 8, 64, 112, 112, 128},
+                             {"lenet1_1to6_28", 64, 1, 28, 28, 6, 5, true},
+                             {"lenet2_6to16_14", 64, 6, 14, 14, 16, 5, false}};
+constexpr int64_t kNumShapes = sizeof(kShapes) / sizeof(kShapes[0]);
 
 std::vector<float> Random(size_t n, uint32_t seed) {
   std::mt19937 rng(seed);
@@ -64,7 +73,7 @@ std::string ShapeText(const std::vector<int64_t>& d) {
 }
 
 proto::GraphDef FusedConvGraph(const ConvShape& s, bool nchw) {
-  const std::vector<float> f = Random(static_cast<size_t>(9 * s.c * s.oc), 1);
+  const std::vector<float> f = Random(static_cast<size_t>(s.k * s.k * s.c * s.oc), 1);
   const std::vector<float> b = Random(static_cast<size_t>(s.oc), 2);
   const std::string fmt = nchw ? "NCHW" : "NHWC";
   const std::string strides = "list { i: 1 i: 1 i: 1 i: 1 }";
@@ -72,7 +81,7 @@ proto::GraphDef FusedConvGraph(const ConvShape& s, bool nchw) {
       "node { name: 'x' op: 'Placeholder' attr { key: 'dtype' value { type: DT_FLOAT } } }\n"
       "node { name: 'f' op: 'Const' attr { key: 'dtype' value { type: DT_FLOAT } } "
       "attr { key: 'value' value { tensor { dtype: DT_FLOAT " +
-      ShapeText({3, 3, s.c, s.oc}) + FloatList(f) +
+      ShapeText({s.k, s.k, s.c, s.oc}) + FloatList(f) +
       "} } } }\n"
       "node { name: 'b' op: 'Const' attr { key: 'dtype' value { type: DT_FLOAT } } "
       "attr { key: 'value' value { tensor { dtype: DT_FLOAT " +
@@ -82,7 +91,7 @@ proto::GraphDef FusedConvGraph(const ConvShape& s, bool nchw) {
       "attr { key: 'T' value { type: DT_FLOAT } } "
       "attr { key: 'num_args' value { i: 1 } } "
       "attr { key: 'strides' value { " + strides + " } } "
-      "attr { key: 'padding' value { s: 'SAME' } } "
+      "attr { key: 'padding' value { s: '" + std::string(s.same ? "SAME" : "VALID") + "' } } "
       "attr { key: 'data_format' value { s: '" + fmt + "' } } "
       "attr { key: 'fused_ops' value { list { s: 'BiasAdd' s: 'Relu' } } } "
       "attr { key: '_filter_const' value { b: true } } }\n";
@@ -137,8 +146,9 @@ void BM_Dnnl(benchmark::State& state) {
   SetOmpThreads(threads);
   dnnl::engine eng(dnnl::engine::kind::cpu, 0);
   dnnl::stream strm(eng);
-  const memory::dims src_d = {s.n, s.c, s.h, s.w}, dst_d = {s.n, s.oc, s.h, s.w};
-  const memory::dims w_d = {s.oc, s.c, 3, 3};
+  const memory::dims src_d = {s.n, s.c, s.h, s.w}, dst_d = {s.n, s.oc, s.oh(), s.ow()};
+  const memory::dims w_d = {s.oc, s.c, s.k, s.k};
+  const int64_t pad = s.same ? s.k / 2 : 0;
   const auto user_tag = nchw ? memory::format_tag::nchw : memory::format_tag::nhwc;
   const auto act_tag = blocked ? memory::format_tag::any : user_tag;
   memory::desc src_md(src_d, memory::data_type::f32, act_tag);
@@ -151,11 +161,11 @@ void BM_Dnnl(benchmark::State& state) {
   attr.set_post_ops(ops);
   dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference,
                                     dnnl::algorithm::convolution_direct, src_md, w_md, b_md, dst_md,
-                                    {1, 1}, {0, 0}, {1, 1}, {1, 1});
+                                    {1, 1}, {0, 0}, {pad, pad}, {pad, pad});
   dnnl::convolution_forward::primitive_desc pd(d, attr, eng);
   dnnl::convolution_forward conv(pd);
   // Weights from HWIO, reordered once (outside the timing).
-  std::vector<float> f = Random(static_cast<size_t>(9 * s.c * s.oc), 1);
+  std::vector<float> f = Random(static_cast<size_t>(s.k * s.k * s.c * s.oc), 1);
   memory f_user({w_d, memory::data_type::f32, memory::format_tag::hwio}, eng, f.data());
   memory f_mem(pd.weights_desc(), eng);
   dnnl::reorder(f_user, f_mem).execute(strm, f_user, f_mem);
@@ -177,14 +187,14 @@ void BM_Dnnl(benchmark::State& state) {
 // Args: shape, threads, nchw.
 void SessionArgs(benchmark::internal::Benchmark* b) {
   for (int64_t nchw : {0, 1})
-    for (int64_t shape : {0, 1})
+    for (int64_t shape = 0; shape < kNumShapes; ++shape)
       for (int64_t threads : {1, 2}) b->Args({shape, threads, nchw});
 }
 // Args: shape, threads, nchw, blocked.
 void DnnlArgs(benchmark::internal::Benchmark* b) {
   for (int64_t blocked : {0, 1})
     for (int64_t nchw : {0, 1})
-      for (int64_t shape : {0, 1})
+      for (int64_t shape = 0; shape < kNumShapes; ++shape)
         for (int64_t threads : {1, 2}) b->Args({shape, threads, nchw, blocked});
 }
 
@@ -205,7 +215,7 @@ class RatioReporter : public benchmark::ConsoleReporter {
     ConsoleReporter::Finalize();
     std::printf("\nsession / direct oneDNN (same layout) and / direct oneDNN (blocked):\n");
     for (int nchw : {0, 1})
-      for (int shape : {0, 1})
+      for (int shape = 0; shape < kNumShapes; ++shape)
         for (int threads : {1, 2}) {
           const std::string args = "shape:" + std::to_string(shape) + "/threads:" + std::to_string(threads) +
                                    "/nchw:" + std::to_string(nchw);

@@ -819,6 +819,61 @@ INSTANTIATE_TEST_SUITE_P(Dtypes, FusedSweep,
                                             ::testing::Bool()),
                          SweepName);
 
+// ============================================ few output channels (f32)
+
+// Float convolutions with fewer than 16 output channels, unit stride and
+// dilation along W and output rows of 12 or more run on
+// ops/nn/cpu/narrow_conv.h instead of oneDNN. These shapes reach it with
+// one and several blocks of 8 channels, one and two vectors of 16 columns,
+// partial vectors, both layouts; the windows with W stride or dilation fall
+// back to oneDNN in the same sweep.
+TEST(NarrowConvTest, EveryWindowMatchesReference) {
+  const std::pair<Dims, Dims> shapes[] = {{{2, 13, 29, 1}, {5, 5, 1, 6}},
+                                          {{2, 11, 17, 3}, {3, 3, 3, 9}},
+                                          {{1, 9, 40, 2}, {3, 2, 2, 15}},
+                                          {{2, 6, 14, 4}, {2, 3, 4, 1}}};
+  uint32_t seed = 900;
+  for (bool nchw : {false, true}) {
+    for (const auto& [x, f] : shapes) {
+      for (const Window& w : AllWindows(nchw)) {
+        CheckForward("Conv2D", Ty::kF32, x, f, w, 1 + seed % 2, seed);
+        ++seed;
+        if (HasFatalFailure()) return;
+      }
+    }
+  }
+}
+
+TEST(NarrowConvTest, FusedEpiloguesMatchReference) {
+  const std::vector<FusedCase> cases = {
+      {{"BiasAdd"}},          {{"BiasAdd", "Relu"}},           {{"BiasAdd", "Relu6"}},
+      {{"BiasAdd", "Elu"}},   {{"BiasAdd", "LeakyRelu"}, 0.3f}, {{"FusedBatchNorm"}},
+      {{"FusedBatchNorm", "Relu"}}, {{"FusedBatchNorm", "LeakyRelu"}, 0.1f}};
+  uint32_t seed = 950;
+  for (bool nchw : {false, true}) {
+    Window w{"SAME"};
+    w.nchw = nchw;
+    for (const FusedCase& fc : cases) {
+      CheckFused(Ty::kF32, fc, {2, 14, 20, 1}, {5, 5, 1, 6}, w, seed % 2 == 0, 2, seed);
+      ++seed;
+      if (HasFatalFailure()) return;
+    }
+  }
+}
+
+// LeNet's first layer at its benchmark size, split over the pool or not.
+TEST(NarrowConvTest, LeNetFirstLayerOnOneAndTwoThreads) {
+  Window w{"SAME"};
+  for (int threads : {1, 2}) {
+    CheckFused(Ty::kF32, {{"BiasAdd", "Relu"}}, {64, 28, 28, 1}, {5, 5, 1, 6}, w, true, threads, 990);
+    if (HasFatalFailure()) return;
+  }
+  w.padding = "VALID";
+  w.sh = 2;
+  w.dh = 2;
+  CheckForward("Conv2D", Ty::kF32, {9, 30, 31, 3}, {3, 4, 3, 7}, w, 2, 991);
+}
+
 // A constant filter's weights are laid out once per shape; new input shapes
 // in the same session still see the right filter.
 TEST(FusedConvTest, ConstFilterAcrossShapes) {

@@ -31,6 +31,8 @@
 #include "common/cpu/dnnl_util.h"
 #include "common/cpu/eigen.h"
 #include "common/cpu/parallel.h"
+#include "nn/cpu/conv_act.h"
+#include "nn/cpu/narrow_conv.h"
 
 #include <algorithm>
 #include <atomic>
@@ -321,7 +323,6 @@ Status ReadSizes(const char* op, const char* what, const TensorView& t,
 
 // ---------------------------------------------------------- activations
 
-enum class Act { kNone, kRelu, kRelu6, kElu, kLeakyRelu };
 enum class Fusion { kNone, kBias, kBatchNorm };
 
 // The epilogue of a fused convolution.
@@ -331,18 +332,6 @@ struct FusedSpec {
   float epsilon = 1e-4f;
   float alpha = 0.2f;  // LeakyRelu
 };
-
-template <typename T>
-T ApplyAct(T x, Act act, float alpha) {
-  switch (act) {
-    case Act::kNone: return x;
-    case Act::kRelu: return x > T(0) ? x : T(0);
-    case Act::kRelu6: return x > T(0) ? (x < T(6) ? x : T(6)) : T(0);
-    case Act::kElu: return x < T(0) ? static_cast<T>(std::expm1(x)) : x;
-    case Act::kLeakyRelu: return x > T(0) ? x : static_cast<T>(x * static_cast<T>(alpha));
-  }
-  return x;
-}
 
 // ------------------------------------------------------- direct (f64, i32)
 
@@ -1136,6 +1125,12 @@ class ConvForwardOp : public ConvKernelBase {
 
   void ComputeDnnl(OpKernelContext* ctx, const ConvGeom& g, const TensorView& in,
                    const TensorView& filter, const TensorView& out) {
+    if constexpr (std::is_same_v<T, float>) {
+      if (NarrowConvApplies(g.oc, g.groups, g.sw, g.dw, g.ow)) {
+        ComputeNarrow(ctx, g, in, filter, out);
+        return;
+      }
+    }
     const char* op = kFused ? "_FusedConv2D" : kDepthwise ? "DepthwiseConv2dNative" : "Conv2D";
     std::shared_ptr<Plan> plan = GetPlan(ctx, Kind::kForward, g, DnnlDt<T>(), kFused ? &spec_ : nullptr);
     OP_REQUIRES(ctx, plan != nullptr, NoPrimitive(op, g));
@@ -1160,6 +1155,40 @@ class ConvForwardOp : public ConvKernelBase {
     OP_REQUIRES(ctx, RunPlan(ctx, *plan, args),
                 errors::Internal(op, ": oneDNN convolution failed for input ",
                                  sf::ShapeString(in), " and filter ", sf::ShapeString(filter)));
+  }
+
+  // Few output channels: narrow_conv.h, output rows split over the pool.
+  void ComputeNarrow(OpKernelContext* ctx, const ConvGeom& g, const TensorView& in,
+                     const TensorView& filter, const TensorView& out) {
+    NarrowConvProblem p;
+    p.n = g.n, p.c = g.c, p.h = g.h, p.w = g.w;
+    p.oc = g.oc, p.oh = g.oh, p.ow = g.ow;
+    p.kh = g.kh, p.kw = g.kw, p.sh = g.sh, p.dh = g.dh, p.pt = g.pt, p.pl = g.pl;
+    p.nchw = g.format == cu::Format::kNCHW;
+    NarrowConvEpilogue e;
+    BufferPool::Lease bn_lease = pool_.Acquire();
+    if (kFused) {
+      e.act = spec_.act;
+      e.alpha = spec_.alpha;
+      if (spec_.fusion == Fusion::kBias) {
+        e.shift = ctx->input(2).data<float>();
+      } else {
+        float* bn = reinterpret_cast<float*>(bn_lease.Get(static_cast<size_t>(2 * g.oc) * sizeof(float)));
+        FoldBatchNorm<T>(ctx, g.oc, spec_.epsilon, bn, bn + g.oc);
+        e.scale = bn;
+        e.shift = bn + g.oc;
+      }
+    }
+    const float* x = in.data<float>();
+    const float* f = filter.data<float>();
+    float* y = out.data<float>();
+    const int64_t rows = g.n * g.oh;
+    const int64_t row_macs = std::max<int64_t>(1, g.Macs() / rows);
+    const size_t scratch_bytes = NarrowConvScratchBytes(p);
+    ForRange(ctx, rows, g.Macs() >= kParallelMinMacs ? g.Macs() : 0, row_macs / kMacsPerNs + 1,
+             [&](int64_t r0, int64_t r1) {
+               ComputeNarrowConvRows(p, x, f, e, y, r0, r1, ThreadScratch().Get(scratch_bytes));
+             });
   }
 
   void ComputeDirect(OpKernelContext* ctx, const ConvGeom& g, const TensorView& in,

@@ -1,0 +1,59 @@
+// A direct float convolution for few output channels, vectorised along the
+// output width instead of across channels.
+//
+// oneDNN's convolution kernels put output channels in the vector lanes, so
+// with fewer than 16 of them most lanes idle: LeNet's first layer (1 -> 6
+// channels, 5x5, 28x28) ran at a third of the machine's speed there. This
+// kernel keeps, for a run of 16 or 32 output columns, one vector
+// accumulator per output channel and streams each filter tap's input
+// columns through them (bench/conv_bench.cc: BM_NarrowConv against oneDNN).
+//
+// Scope: float, groups == 1, stride and dilation 1 along W (any along H),
+// NHWC or NCHW. ConvForwardOp picks it through NarrowConvApplies.
+#ifndef GRAPHRT_OPS_NN_CPU_NARROW_CONV_H_
+#define GRAPHRT_OPS_NN_CPU_NARROW_CONV_H_
+
+#include <cstddef>
+#include <cstdint>
+
+#include "nn/cpu/conv_act.h"
+
+namespace graphrt {
+namespace sdk {
+
+struct NarrowConvProblem {
+  int64_t n = 0, c = 0, h = 0, w = 0;  // input
+  int64_t oc = 0, oh = 0, ow = 0;      // output
+  int64_t kh = 0, kw = 0;
+  int64_t sh = 1, dh = 1;  // along W both are 1
+  int64_t pt = 0, pl = 0;  // padding before the first row / column
+  bool nchw = false;       // layout of input and output (else NHWC)
+};
+
+// y = act(conv * scale + shift) per output channel; scale and shift may be
+// null (1 and 0).
+struct NarrowConvEpilogue {
+  const float* scale = nullptr;
+  const float* shift = nullptr;
+  Act act = Act::kNone;
+  float alpha = 0.f;  // LeakyRelu
+};
+
+// Whether the kernel serves a convolution, and beats oneDNN on it (few
+// output channels, output rows wide enough to fill the vectors).
+bool NarrowConvApplies(int64_t oc, int64_t groups, int64_t stride_w, int64_t dilation_w, int64_t ow);
+
+// Bytes of scratch ComputeNarrowConvRows needs (per calling thread).
+size_t NarrowConvScratchBytes(const NarrowConvProblem& p);
+
+// Computes output rows [row_begin, row_end), row = image * oh + output row.
+// `filter` is HWIO ([kh, kw, c, oc]); `scratch` holds
+// NarrowConvScratchBytes(p) bytes, 64-byte aligned.
+void ComputeNarrowConvRows(const NarrowConvProblem& p, const float* in, const float* filter,
+                           const NarrowConvEpilogue& e, float* out, int64_t row_begin,
+                           int64_t row_end, void* scratch);
+
+}  // namespace sdk
+}  // namespace graphrt
+
+#endif  // GRAPHRT_OPS_NN_CPU_NARROW_CONV_H_
