@@ -7,14 +7,14 @@
 #include <string>
 #include <vector>
 
-#include "nn/nn_window_util.h"
+#include "common/cpu/conv_util.h"
 
 namespace graphrt {
 namespace sdk {
 namespace {
 
 namespace sf = shape_fns;
-namespace nw = nn_window;
+namespace cu = conv_util;
 
 // The pooled shape of a 4-D input (TensorFlow's MaxPool/AvgPool shape
 // functions). `op` names the op in messages; explicit_paddings is read when
@@ -24,8 +24,9 @@ Status PoolShapeFromLists(InferenceContext* c, const char* op, const std::vector
                           const std::vector<int64_t>& strides, bool depth_pooling_allowed) {
   std::string format = "NHWC";
   if (!c->GetAttr("data_format", &format).ok()) format = "NHWC";
-  nw::Layout4 l;
-  GR_RETURN_IF_ERROR_SDK(nw::ParseLayout4(format, &l));
+  cu::Format f = cu::Format::kNHWC;
+  GR_RETURN_IF_ERROR_SDK(cu::ParseFormat(format, &f));
+  const int dim_h = cu::DimIndex(f, 'H'), dim_w = cu::DimIndex(f, 'W'), dim_c = cu::DimIndex(f, 'C');
   PartialShape in;
   GR_RETURN_IF_ERROR_SDK(sf::WithRank(c->input(0), 4, &in));
   if (strides.size() != 4) {
@@ -38,24 +39,24 @@ Status PoolShapeFromLists(InferenceContext* c, const char* op, const std::vector
   }
   std::string padding_str;
   GR_RETURN_IF_ERROR_SDK(c->GetAttr("padding", &padding_str));
-  nw::Padding padding = nw::Padding::kValid;
-  GR_RETURN_IF_ERROR_SDK(nw::ParsePadding(padding_str, &padding));
+  cu::Padding padding = cu::Padding::kValid;
+  GR_RETURN_IF_ERROR_SDK(cu::ParsePadding(padding_str, &padding));
   std::vector<int64_t> explicit_paddings;
   if (!c->GetAttr("explicit_paddings", &explicit_paddings).ok()) explicit_paddings.clear();
-  GR_RETURN_IF_ERROR_SDK(nw::CheckValidPadding(padding, explicit_paddings, l));
+  GR_RETURN_IF_ERROR_SDK(cu::CheckValidPadding(padding, explicit_paddings, f));
   auto pad = [&](int dim, int side) -> int64_t {
-    return padding == nw::Padding::kExplicit ? explicit_paddings[2 * dim + side] : 0;
+    return padding == cu::Padding::kExplicit ? explicit_paddings[2 * dim + side] : 0;
   };
   PartialShape out = in;
-  GR_RETURN_IF_ERROR_SDK(nw::WindowedOutputDim(in.dims[l.h()], ksize[l.h()], strides[l.h()], padding,
-                                               pad(l.h(), 0), pad(l.h(), 1), &out.dims[l.h()]));
-  GR_RETURN_IF_ERROR_SDK(nw::WindowedOutputDim(in.dims[l.w()], ksize[l.w()], strides[l.w()], padding,
-                                               pad(l.w(), 0), pad(l.w(), 1), &out.dims[l.w()]));
+  GR_RETURN_IF_ERROR_SDK(cu::WindowedOutputDim(in.dims[dim_h], ksize[dim_h], strides[dim_h], padding,
+                                               pad(dim_h, 0), pad(dim_h, 1), &out.dims[dim_h]));
+  GR_RETURN_IF_ERROR_SDK(cu::WindowedOutputDim(in.dims[dim_w], ksize[dim_w], strides[dim_w], padding,
+                                               pad(dim_w, 0), pad(dim_w, 1), &out.dims[dim_w]));
   if (depth_pooling_allowed) {
-    GR_RETURN_IF_ERROR_SDK(nw::WindowedOutputDim(in.dims[l.c()], ksize[l.c()], strides[l.c()],
-                                                 padding == nw::Padding::kExplicit ? nw::Padding::kValid
+    GR_RETURN_IF_ERROR_SDK(cu::WindowedOutputDim(in.dims[dim_c], ksize[dim_c], strides[dim_c],
+                                                 padding == cu::Padding::kExplicit ? cu::Padding::kValid
                                                                                    : padding,
-                                                 0, 0, &out.dims[l.c()]));
+                                                 0, 0, &out.dims[dim_c]));
   }
   c->set_output(0, out);
   return Status();

@@ -1,6 +1,7 @@
 // Window geometry shared by convolutions and poolings (TensorFlow's rules):
 // padding / data_format attrs, explicit_paddings validation, and the
-// windowed output size with the padding it implies. No oneDNN, no Eigen:
+// windowed output size with the padding it implies (known sizes for kernels,
+// possibly unknown ones for shape functions). No oneDNN, no Eigen:
 // usable from op definitions (shape functions) and from kernels alike.
 //
 //   #include "common/cpu/conv_util.h"
@@ -40,7 +41,8 @@ inline Status ParseFormat(const std::string& s, Format* f) {
   } else if (s == "NCHW") {
     *f = Format::kNCHW;
   } else {
-    return errors::InvalidArgument("Invalid data format");
+    return errors::InvalidArgument("Invalid data format: ", s,
+                                   " (only NHWC and NCHW are supported on this device)");
   }
   return Status();
 }
@@ -89,6 +91,7 @@ inline Status WindowedOutputSize(int64_t input, int64_t filter, int64_t dilation
                                  Padding padding, int64_t* output, int64_t* pad_before,
                                  int64_t* pad_after) {
   if (stride <= 0) return errors::InvalidArgument("Stride must be > 0, but got ", stride);
+  if (filter <= 0) return errors::InvalidArgument("Window size must be > 0, but got ", filter);
   if (dilation < 1) {
     return errors::InvalidArgument("Dilation rate must be >= 1, but got ", dilation);
   }
@@ -115,6 +118,49 @@ inline Status WindowedOutputSize(int64_t input, int64_t filter, int64_t dilation
                                    " [input_size: ", input, ", effective_filter_size: ", effective,
                                    ", stride: ", stride, "]");
   }
+  return Status();
+}
+
+// The same rule on a possibly unknown (-1) input size, as TensorFlow's
+// pooling shape functions apply it: VALID/EXPLICIT need the (padded) input
+// to hold one window.
+inline Status WindowedOutputDim(int64_t in, int64_t k, int64_t stride, Padding padding,
+                                int64_t pad_before, int64_t pad_after, int64_t* out) {
+  if (stride <= 0) return errors::InvalidArgument("Stride must be > 0, but got ", stride);
+  if (k <= 0) return errors::InvalidArgument("Window size must be > 0, but got ", k);
+  if (in < 0) {
+    *out = -1;
+    return Status();
+  }
+  if (padding == Padding::kSame) {
+    *out = (in + stride - 1) / stride;
+    return Status();
+  }
+  const int64_t padded = padding == Padding::kExplicit ? in + pad_before + pad_after : in;
+  if (padded < k) {
+    return errors::InvalidArgument("Negative dimension size caused by subtracting ", k,
+                                   " from ", padded);
+  }
+  *out = (padded - k + stride) / stride;
+  return Status();
+}
+
+// TensorFlow's CheckPaddingSize for pooling: explicit padding must be
+// smaller than the window (a window of padding only has no maximum).
+inline Status CheckPaddingSize(int64_t window_rows, int64_t window_cols, int64_t top,
+                               int64_t bottom, int64_t left, int64_t right) {
+  if (top < 0 || top >= window_rows)
+    return errors::InvalidArgument("Top padding ", top,
+                                   " needs to be smaller than the window size ", window_rows);
+  if (bottom < 0 || bottom >= window_rows)
+    return errors::InvalidArgument("Bottom padding ", bottom,
+                                   " needs to be smaller than the window size ", window_rows);
+  if (left < 0 || left >= window_cols)
+    return errors::InvalidArgument("Left padding ", left,
+                                   " needs to be smaller than the window size ", window_cols);
+  if (right < 0 || right >= window_cols)
+    return errors::InvalidArgument("Right padding ", right,
+                                   " needs to be smaller than the window size ", window_cols);
   return Status();
 }
 

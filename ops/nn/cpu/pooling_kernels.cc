@@ -1,7 +1,7 @@
 // CPU kernels of the 2-D pooling ops: MaxPool, MaxPoolV2, AvgPool,
 // MaxPoolGrad, AvgPoolGrad, for NHWC and NCHW.
 //
-// Window rules are TensorFlow's (nn/nn_window_util.h): padded positions
+// Window rules are TensorFlow's (common/cpu/conv_util.h): padded positions
 // never take part, so SAME average pooling divides by the number of valid
 // elements of each window, and the max of a window is over its valid
 // elements. MaxPoolGrad sends each output's gradient to the first maximum
@@ -15,10 +15,10 @@
 #include <graphrt/sdk/sdk.h>
 #include <graphrt/sdk/shape_fns.h>
 
+#include "common/cpu/conv_util.h"
 #include "common/cpu/dnnl_util.h"
 #include "common/cpu/eigen.h"
 #include "common/cpu/parallel.h"
-#include "nn/nn_window_util.h"
 
 #include <algorithm>
 #include <atomic>
@@ -36,7 +36,7 @@ namespace sdk {
 namespace {
 
 namespace sf = shape_fns;
-namespace nw = nn_window;
+namespace cu = conv_util;
 
 template <typename T>
 using VecMap = EigenVecMap<T>;
@@ -73,27 +73,27 @@ struct PoolImpl {
 // inputs (MaxPoolV2).
 struct PoolAttrs {
   std::vector<int64_t> ksize, strides, explicit_paddings;
-  nw::Padding padding = nw::Padding::kValid;
-  nw::Layout4 layout;
+  cu::Padding padding = cu::Padding::kValid;
+  cu::Format format = cu::Format::kNHWC;
 
   Status Read(OpKernelConstruction* c, bool lists_are_attrs) {
-    std::string format = "NHWC", padding_str;
-    if (c->HasAttr("data_format")) GR_RETURN_IF_ERROR_SDK(c->GetAttr("data_format", &format));
-    GR_RETURN_IF_ERROR_SDK(nw::ParseLayout4(format, &layout));
+    std::string format_str = "NHWC", padding_str;
+    if (c->HasAttr("data_format")) GR_RETURN_IF_ERROR_SDK(c->GetAttr("data_format", &format_str));
+    GR_RETURN_IF_ERROR_SDK(cu::ParseFormat(format_str, &format));
     GR_RETURN_IF_ERROR_SDK(c->GetAttr("padding", &padding_str));
-    GR_RETURN_IF_ERROR_SDK(nw::ParsePadding(padding_str, &padding));
+    GR_RETURN_IF_ERROR_SDK(cu::ParsePadding(padding_str, &padding));
     if (c->HasAttr("explicit_paddings")) {
       GR_RETURN_IF_ERROR_SDK(c->GetAttr("explicit_paddings", &explicit_paddings));
     }
-    GR_RETURN_IF_ERROR_SDK(nw::CheckValidPadding(padding, explicit_paddings, layout));
+    GR_RETURN_IF_ERROR_SDK(cu::CheckValidPadding(padding, explicit_paddings, format));
     if (!lists_are_attrs) return Status();
     GR_RETURN_IF_ERROR_SDK(c->GetAttr("ksize", &ksize));
     GR_RETURN_IF_ERROR_SDK(c->GetAttr("strides", &strides));
-    return CheckLists(ksize, strides, layout);
+    return CheckLists(ksize, strides, format);
   }
 
   static Status CheckLists(const std::vector<int64_t>& ksize, const std::vector<int64_t>& strides,
-                           const nw::Layout4& l) {
+                           cu::Format f) {
     if (ksize.size() != 4)
       return errors::InvalidArgument("Sliding window ksize field must specify 4 dimensions");
     if (strides.size() != 4)
@@ -106,7 +106,8 @@ struct PoolAttrs {
         return errors::InvalidArgument("Sliding window stride for dimension ", i, " was ",
                                        strides[i], "; it must be > 0.");
     }
-    if (ksize[l.n()] != 1 || strides[l.n()] != 1)
+    const int n = cu::DimIndex(f, 'N');
+    if (ksize[n] != 1 || strides[n] != 1)
       return errors::Unimplemented("Pooling is not yet supported on the batch dimension.");
     return Status();
   }
@@ -147,18 +148,20 @@ Status MakeGeometry(const PoolAttrs& a, const std::vector<int64_t>& ksize,
                     const std::vector<int64_t>& strides, const int64_t* dims, int rank,
                     bool depth_pooling_allowed, PoolGeometry* g) {
   if (rank != 4) return errors::InvalidArgument("tensor_in must be 4-dimensional");
-  const nw::Layout4& l = a.layout;
-  g->nchw = l.nchw;
-  g->batch = dims[l.n()];
-  g->in_h = dims[l.h()];
-  g->in_w = dims[l.w()];
-  g->depth = dims[l.c()];
-  g->k_h = ksize[l.h()];
-  g->k_w = ksize[l.w()];
-  g->s_h = strides[l.h()];
-  g->s_w = strides[l.w()];
-  g->depth_window = ksize[l.c()];
-  const int64_t depth_stride = strides[l.c()];
+  const cu::Format f = a.format;
+  const int dim_n = cu::DimIndex(f, 'N'), dim_h = cu::DimIndex(f, 'H');
+  const int dim_w = cu::DimIndex(f, 'W'), dim_c = cu::DimIndex(f, 'C');
+  g->nchw = f == cu::Format::kNCHW;
+  g->batch = dims[dim_n];
+  g->in_h = dims[dim_h];
+  g->in_w = dims[dim_w];
+  g->depth = dims[dim_c];
+  g->k_h = ksize[dim_h];
+  g->k_w = ksize[dim_w];
+  g->s_h = strides[dim_h];
+  g->s_w = strides[dim_w];
+  g->depth_window = ksize[dim_c];
+  const int64_t depth_stride = strides[dim_c];
   if (g->depth_window != 1) {
     if (!depth_pooling_allowed)
       return errors::Unimplemented("Non-spatial pooling is not yet supported.");
@@ -183,17 +186,17 @@ Status MakeGeometry(const PoolAttrs& a, const std::vector<int64_t>& ksize,
   if (depth_stride != 1)
     return errors::Unimplemented("Pooling with a depth stride of ", depth_stride,
                                  " and a depth window of 1 is not supported.");
-  if (a.padding == nw::Padding::kExplicit) {
-    g->pad_top = a.explicit_paddings[2 * l.h()];
-    g->pad_bottom = a.explicit_paddings[2 * l.h() + 1];
-    g->pad_left = a.explicit_paddings[2 * l.w()];
-    g->pad_right = a.explicit_paddings[2 * l.w() + 1];
-    GR_RETURN_IF_ERROR_SDK(nw::CheckPaddingSize(g->k_h, g->k_w, g->pad_top, g->pad_bottom,
+  if (a.padding == cu::Padding::kExplicit) {
+    g->pad_top = a.explicit_paddings[2 * dim_h];
+    g->pad_bottom = a.explicit_paddings[2 * dim_h + 1];
+    g->pad_left = a.explicit_paddings[2 * dim_w];
+    g->pad_right = a.explicit_paddings[2 * dim_w + 1];
+    GR_RETURN_IF_ERROR_SDK(cu::CheckPaddingSize(g->k_h, g->k_w, g->pad_top, g->pad_bottom,
                                                 g->pad_left, g->pad_right));
   }
-  GR_RETURN_IF_ERROR_SDK(nw::WindowedOutputSize(g->in_h, g->k_h, g->s_h, a.padding, &g->out_h,
+  GR_RETURN_IF_ERROR_SDK(cu::WindowedOutputSize(g->in_h, g->k_h, 1, g->s_h, a.padding, &g->out_h,
                                                 &g->pad_top, &g->pad_bottom));
-  GR_RETURN_IF_ERROR_SDK(nw::WindowedOutputSize(g->in_w, g->k_w, g->s_w, a.padding, &g->out_w,
+  GR_RETURN_IF_ERROR_SDK(cu::WindowedOutputSize(g->in_w, g->k_w, 1, g->s_w, a.padding, &g->out_w,
                                                 &g->pad_left, &g->pad_right));
   g->out_depth = g->depth;
   return Status();
@@ -518,7 +521,7 @@ class PoolOp : public OpKernel {
     if constexpr (kListsAreInputs) {
       OP_REQUIRES_OK(ctx, ReadList(ctx->input(1), "ksize", &ksize));
       OP_REQUIRES_OK(ctx, ReadList(ctx->input(2), "stride", &strides));
-      OP_REQUIRES_OK(ctx, PoolAttrs::CheckLists(ksize, strides, attrs_.layout));
+      OP_REQUIRES_OK(ctx, PoolAttrs::CheckLists(ksize, strides, attrs_.format));
     }
     PoolGeometry g;
     OP_REQUIRES_OK(ctx, MakeGeometry(attrs_, ksize, strides, x.dims_data(), x.rank(),
