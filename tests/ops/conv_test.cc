@@ -1013,6 +1013,26 @@ TEST(ConvErrorsTest, BadStrides) {
                "Current implementation only supports equal length strides in the row and column dimensions.");
 }
 
+// The depthwise backprops refuse unequal row and column strides as the
+// forward op does.
+TEST(ConvErrorsTest, DepthwiseBackpropsNeedEqualStrides) {
+  const std::string attrs = TypeAttr("T", "DT_FLOAT") + Attrs("SAME", {1, 1, 2, 1});
+  const Feeds input_feeds = {{"f", Tensor(GR_FLOAT, TensorShape({3, 3, 2, 1}))},
+                             {"dy", Tensor(GR_FLOAT, TensorShape({1, 5, 3, 2}))}};
+  EXPECT_ERROR(TryRun(ConstInt32("sizes", {1, 5, 5, 2}) + PlaceholderNode("f", "DT_FLOAT") +
+                          PlaceholderNode("dy", "DT_FLOAT") +
+                          NodeText("g", "DepthwiseConv2dNativeBackpropInput", {"sizes", "f", "dy"}, attrs),
+                      input_feeds, {"g"}),
+               Code::kInvalidArgument, "only supports equal length strides in the row and column dimensions");
+  const Feeds filter_feeds = {{"x", Tensor(GR_FLOAT, TensorShape({1, 5, 5, 2}))},
+                              {"dy", Tensor(GR_FLOAT, TensorShape({1, 5, 3, 2}))}};
+  EXPECT_ERROR(TryRun(ConstInt32("sizes", {3, 3, 2, 1}) + PlaceholderNode("x", "DT_FLOAT") +
+                          PlaceholderNode("dy", "DT_FLOAT") +
+                          NodeText("g", "DepthwiseConv2dNativeBackpropFilter", {"x", "sizes", "dy"}, attrs),
+                      filter_feeds, {"g"}),
+               Code::kInvalidArgument, "only supports equal length strides in the row and column dimensions");
+}
+
 TEST(ConvErrorsTest, BadExplicitPaddings) {
   const Feeds feeds = ConvFeeds({1, 5, 5, 2}, {3, 3, 2, 2});
   EXPECT_ERROR(TryRun(ConvGraph("Conv2D", Attrs("EXPLICIT", {1, 1, 1, 1}, ListAttr("explicit_paddings", {0, 0, 1, 1, 1, 1}))), feeds, {"y"}),

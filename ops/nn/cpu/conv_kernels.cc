@@ -960,10 +960,16 @@ void ReorderWeights(const Plan& plan, const void* filter, void* dst) {
 // Common attrs and caches of the convolution kernels.
 class ConvKernelBase : public OpKernel {
  public:
-  ConvKernelBase(OpKernelConstruction* c, const char* op) : OpKernel(c) {
+  ConvKernelBase(OpKernelConstruction* c, const char* op, bool depthwise) : OpKernel(c) {
     Status s = win_.Init(*c, op);
     if (!s.ok()) {
       c->CtxFailure(s);
+      return;
+    }
+    if (depthwise && win_.stride_h != win_.stride_w) {
+      c->CtxFailure(errors::InvalidArgument(
+          "Current implementation only supports equal length strides in the row and column "
+          "dimensions."));
       return;
     }
     if (c->HasAttr("_filter_const")) {
@@ -1036,14 +1042,8 @@ template <typename T, bool kDepthwise, bool kFused>
 class ConvForwardOp : public ConvKernelBase {
  public:
   explicit ConvForwardOp(OpKernelConstruction* c)
-      : ConvKernelBase(c, kDepthwise ? "DepthwiseConv2D" : "Conv2D") {
+      : ConvKernelBase(c, kDepthwise ? "DepthwiseConv2D" : "Conv2D", kDepthwise) {
     if (!c->ok()) return;
-    if (kDepthwise && win_.stride_h != win_.stride_w) {
-      c->CtxFailure(errors::InvalidArgument(
-          "Current implementation only supports equal length strides in the row and column "
-          "dimensions."));
-      return;
-    }
     if (kFused) c->SetStatus(ParseFusion(c));
   }
 
@@ -1246,13 +1246,7 @@ class Conv2DBackpropInputOp : public ConvKernelBase {
  public:
   static constexpr const char* kOp =
       kDepthwise ? "DepthwiseConv2dNativeBackpropInput" : "Conv2DBackpropInput";
-  explicit Conv2DBackpropInputOp(OpKernelConstruction* c) : ConvKernelBase(c, kOp) {
-    if (c->ok() && kDepthwise && win_.stride_h != win_.stride_w) {
-      c->CtxFailure(errors::InvalidArgument(
-          "Current implementation only supports equal length strides in the row and column "
-          "dimensions."));
-    }
-  }
+  explicit Conv2DBackpropInputOp(OpKernelConstruction* c) : ConvKernelBase(c, kOp, kDepthwise) {}
 
   void Compute(OpKernelContext* ctx) override {
     const char* op = kOp;
@@ -1328,13 +1322,7 @@ class Conv2DBackpropFilterOp : public ConvKernelBase {
  public:
   static constexpr const char* kOp =
       kDepthwise ? "DepthwiseConv2dNativeBackpropFilter" : "Conv2DBackpropFilter";
-  explicit Conv2DBackpropFilterOp(OpKernelConstruction* c) : ConvKernelBase(c, kOp) {
-    if (c->ok() && kDepthwise && win_.stride_h != win_.stride_w) {
-      c->CtxFailure(errors::InvalidArgument(
-          "Current implementation only supports equal length strides in the row and column "
-          "dimensions."));
-    }
-  }
+  explicit Conv2DBackpropFilterOp(OpKernelConstruction* c) : ConvKernelBase(c, kOp, kDepthwise) {}
 
   void Compute(OpKernelContext* ctx) override {
     const char* op = kOp;
