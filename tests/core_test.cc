@@ -115,6 +115,21 @@ TEST(DataTypes, ElementSizesAreTensorFlows) {
   }
 }
 
+// Reference types are base + 100 (types.proto): each has its enumerator,
+// its names, and no element size of its own.
+TEST(DataTypes, ReferenceTypesRoundTrip) {
+  EXPECT_EQ(MakeRefType(GR_FLOAT), GR_FLOAT_REF);
+  EXPECT_EQ(MakeRefType(GR_UINT64), GR_UINT64_REF);
+  EXPECT_EQ(BaseType(GR_INT32_REF), GR_INT32);
+  EXPECT_TRUE(IsRefType(GR_BOOL_REF));
+  EXPECT_FALSE(IsRefType(GR_UINT64));
+  EXPECT_EQ(DataTypeString(GR_FLOAT_REF), "float_ref");
+  EXPECT_EQ(DataTypeEnumName(GR_HALF_REF), "DT_HALF_REF");
+  DataType parsed = GR_INVALID;
+  ASSERT_TRUE(DataTypeFromString("DT_INT64_REF", &parsed));
+  EXPECT_EQ(parsed, GR_INT64_REF);
+}
+
 TEST(TensorShape, CopyMoveAndHeapRanks) {
   const TensorShape small({2, 3, 4});
   TensorShape moved(TensorShape({2, 3, 4}));

@@ -76,7 +76,33 @@ typedef enum GR_DataType {
   GR_RESOURCE = 20,
   GR_VARIANT = 21,
   GR_UINT32 = 22,
-  GR_UINT64 = 23
+  GR_UINT64 = 23,
+  /* Reference types (a ref-typed input or output, e.g. of Variable): listed
+   * so that every value the runtime stores in a GR_DataType is one of its
+   * enumerators (C++ gives an enum only the range its enumerators need). */
+  GR_FLOAT_REF = 101,
+  GR_DOUBLE_REF = 102,
+  GR_INT32_REF = 103,
+  GR_UINT8_REF = 104,
+  GR_INT16_REF = 105,
+  GR_INT8_REF = 106,
+  GR_STRING_REF = 107,
+  GR_COMPLEX64_REF = 108,
+  GR_INT64_REF = 109,
+  GR_BOOL_REF = 110,
+  GR_QINT8_REF = 111,
+  GR_QUINT8_REF = 112,
+  GR_QINT32_REF = 113,
+  GR_BFLOAT16_REF = 114,
+  GR_QINT16_REF = 115,
+  GR_QUINT16_REF = 116,
+  GR_UINT16_REF = 117,
+  GR_COMPLEX128_REF = 118,
+  GR_HALF_REF = 119,
+  GR_RESOURCE_REF = 120,
+  GR_VARIANT_REF = 121,
+  GR_UINT32_REF = 122,
+  GR_UINT64_REF = 123
 } GR_DataType;
 
 /* One element of a GR_STRING tensor. Bytes are owned by the tensor; plugins
