@@ -102,22 +102,17 @@ proto::NodeDef FusedNodeDef(const FusionChain& c, const proto::OpDef& fused_op) 
   return def;
 }
 
-// Replaces the chain by one node built from `def` (validated against its
-// OpDef). Returns false, leaving `g` unchanged, if the op is not defined.
-bool ReplaceChain(const FusionChain& c, proto::NodeDef def, Graph* g) {
-  const Edge* in0 = c.contraction->input_edge(0);
-  const Edge* in1 = c.contraction->input_edge(1);
-  const Edge* bias_in = c.bias_add->input_edge(1);
-  if (in0 == nullptr || in1 == nullptr || bias_in == nullptr) return false;
-  struct Endpoint {
-    Node* node;
-    int slot;
-  };
-  const Endpoint data_in[3] = {{in0->src(), in0->src_output()},
-                               {in1->src(), in1->src_output()},
-                               {bias_in->src(), bias_in->src_output()}};
-  std::vector<Node*> chain = {c.contraction, c.bias_add};
-  if (c.activation) chain.push_back(c.activation);
+struct Endpoint {
+  Node* node;
+  int slot;
+};
+
+// Replaces `chain` (nodes feeding each other, `last` the one whose output
+// the rest of the graph reads) by one node built from `def` (validated
+// against its OpDef) reading `data_in`. Returns false, leaving `g`
+// unchanged, if the op is not defined or the node is not valid.
+bool ReplaceNodes(const std::vector<Node*>& chain, const Node* last, const std::vector<Endpoint>& data_in,
+                  proto::NodeDef def, Graph* g) {
   auto in_chain = [&](const Node* n) { return std::find(chain.begin(), chain.end(), n) != chain.end(); };
 
   std::vector<Node*> control_in, control_out;
@@ -128,15 +123,13 @@ bool ReplaceChain(const FusionChain& c, proto::NodeDef def, Graph* g) {
     for (const Edge* e : n->out_edges()) {
       if (e->IsControlEdge()) {
         if (!in_chain(e->dst())) control_out.push_back(e->dst());
-      } else if (n == c.last()) {
+      } else if (n == last) {
         data_out.push_back({e->dst(), e->dst_input()});
       }
     }
   }
-  def.add_input(data_in[0].node->name() + ":" + std::to_string(data_in[0].slot));
-  def.add_input(data_in[1].node->name() + ":" + std::to_string(data_in[1].slot));
-  def.add_input(data_in[2].node->name() + ":" + std::to_string(data_in[2].slot));
-  const std::string assigned = c.contraction->assigned_device();
+  for (const Endpoint& in : data_in) def.add_input(in.node->name() + ":" + std::to_string(in.slot));
+  const std::string assigned = chain.front()->assigned_device();
 
   // Validate before touching the graph: the fused node must be a node its
   // OpDef accepts, or nothing changes.
@@ -149,11 +142,25 @@ bool ReplaceChain(const FusionChain& c, proto::NodeDef def, Graph* g) {
   Node* fused = nullptr;
   if (!g->AddNode(std::move(checked), &fused).ok()) std::abort();  // validated above
   fused->set_assigned_device(assigned);
-  for (int i = 0; i < 3; ++i) g->AddEdge(data_in[i].node, data_in[i].slot, fused, i);
+  for (size_t i = 0; i < data_in.size(); ++i) g->AddEdge(data_in[i].node, data_in[i].slot, fused, static_cast<int>(i));
   for (Node* src : control_in) g->AddControlEdge(src, fused);
   for (const Endpoint& d : data_out) g->AddEdge(fused, 0, d.node, d.slot);
   for (Node* dst : control_out) g->AddControlEdge(fused, dst);
   return true;
+}
+
+bool ReplaceChain(const FusionChain& c, proto::NodeDef def, Graph* g) {
+  const Edge* in0 = c.contraction->input_edge(0);
+  const Edge* in1 = c.contraction->input_edge(1);
+  const Edge* bias_in = c.bias_add->input_edge(1);
+  if (in0 == nullptr || in1 == nullptr || bias_in == nullptr) return false;
+  std::vector<Node*> chain = {c.contraction, c.bias_add};
+  if (c.activation) chain.push_back(c.activation);
+  return ReplaceNodes(chain, c.last(),
+                      {{in0->src(), in0->src_output()},
+                       {in1->src(), in1->src_output()},
+                       {bias_in->src(), bias_in->src_output()}},
+                      std::move(def), g);
 }
 
 void FuseBiasActivation(const KernelAvailableFn& kernel_available, Graph* g) {
@@ -185,6 +192,70 @@ void FuseBiasActivation(const KernelAvailableFn& kernel_available, Graph* g) {
   }
 }
 
+// A 4-value pooling list (ksize / strides) that leaves the batch and channel
+// dims alone.
+bool SpatialPoolList(const Node& pool, const char* name, const std::string& format) {
+  const proto::AttrValue* v = FindAttr(pool.def(), name);
+  if (v == nullptr || v->list().i_size() != 4) return false;
+  const int c = format == "NCHW" ? 1 : 3;
+  return v->list().i(0) == 1 && v->list().i(c) == 1;
+}
+
+std::string DataFormat(const Node& n) {
+  const std::string f = StringAttr(n, "data_format");
+  return f.empty() ? "NHWC" : f;
+}
+
+// _FusedConv2D -> MaxPool / AvgPool (SAME or VALID, spatial, same format):
+// graphrt's _FusedConv2DPool, so the kernel can pool rows while they are
+// hot instead of writing the whole convolution output and reading it back.
+void FuseConvPool(const KernelAvailableFn& kernel_available, Graph* g) {
+  const proto::OpDef* fused_op = nullptr;
+  if (!g->op_registry()->LookUpOpDef("_FusedConv2DPool", &fused_op).ok()) return;
+  std::vector<int> order;
+  for (Node* n : g->TopologicalOrder()) order.push_back(n->id());
+  for (int id : order) {
+    Node* conv = g->FindNodeId(id);
+    if (conv == nullptr || conv->op() != "_FusedConv2D") continue;
+    Node* pool = SoleConsumer(*conv);
+    if (pool == nullptr || (pool->op() != "MaxPool" && pool->op() != "AvgPool") || !SameDevice(*conv, *pool) ||
+        TypeAttr(*pool) != TypeAttr(*conv))
+      continue;
+    const std::string format = DataFormat(*conv);
+    const std::string padding = StringAttr(*pool, "padding");
+    if (DataFormat(*pool) != format || (padding != "SAME" && padding != "VALID") ||
+        !SpatialPoolList(*pool, "ksize", format) || !SpatialPoolList(*pool, "strides", format))
+      continue;
+    proto::NodeDef def;
+    def.set_name(pool->name());
+    def.set_op(fused_op->name());
+    def.set_device(conv->requested_device());
+    for (const proto::OpDef::AttrDef& a : fused_op->attr()) {
+      auto it = conv->def().attr().find(a.name());
+      if (it != conv->def().attr().end()) (*def.mutable_attr())[a.name()] = it->second;
+    }
+    auto& attrs = *def.mutable_attr();
+    attrs["pool_op"].set_s(pool->op());
+    attrs["pool_ksize"] = *FindAttr(pool->def(), "ksize");
+    attrs["pool_strides"] = *FindAttr(pool->def(), "strides");
+    attrs["pool_padding"].set_s(padding);
+    proto::NodeDef probe = def;
+    if (!AddDefaultsAndValidate(*fused_op, &probe).ok() || !kernel_available(probe, conv->assigned_device()))
+      continue;
+    std::vector<Endpoint> data_in;
+    bool inputs_ok = true;
+    for (int i = 0; i < conv->num_inputs(); ++i) {
+      const Edge* e = conv->input_edge(i);
+      if (e == nullptr) {
+        inputs_ok = false;
+        break;
+      }
+      data_in.push_back({e->src(), e->src_output()});
+    }
+    if (inputs_ok) ReplaceNodes({conv, pool}, pool, data_in, std::move(def), g);
+  }
+}
+
 // The Const a filter input comes from, through any Identity nodes.
 bool ComesFromConst(const Node& n, int input) {
   const Edge* e = n.input_edge(input);
@@ -198,7 +269,8 @@ bool ComesFromConst(const Node& n, int input) {
 }
 
 void MarkConstantFilters(Graph* g) {
-  static const std::unordered_set<std::string> kConvOps = {"Conv2D", "_FusedConv2D", "DepthwiseConv2dNative"};
+  static const std::unordered_set<std::string> kConvOps = {"Conv2D", "_FusedConv2D", "_FusedConv2DPool",
+                                                            "DepthwiseConv2dNative"};
   proto::AttrValue yes;
   yes.set_b(true);
   for (Node* n : g->op_nodes())
@@ -209,6 +281,7 @@ void MarkConstantFilters(Graph* g) {
 
 Status OptimizeGraph(const GraphOptimizerOptions& options, const KernelAvailableFn& kernel_available, Graph* g) {
   if (options.fuse_bias_activation) FuseBiasActivation(kernel_available, g);
+  if (options.fuse_conv_pool) FuseConvPool(kernel_available, g);
   if (options.mark_constant_filters) MarkConstantFilters(g);
   return Status::OK();
 }

@@ -35,8 +35,8 @@ PartialShape MakeShape(cu::Format f, int64_t n, int64_t h, int64_t w, int64_t c)
 }
 
 // Conv2D / _FusedConv2D (TensorFlow's Conv2DShapeWithExplicitPadding), and
-// DepthwiseConv2dNative when `depthwise`.
-Status ConvShape(InferenceContext* c, const char* op, bool depthwise) {
+// DepthwiseConv2dNative when `depthwise`: the output shape into *out.
+Status ConvOutputShape(InferenceContext* c, const char* op, bool depthwise, PartialShape* out) {
   PartialShape input, filter;
   GR_RETURN_IF_ERROR_SDK(sf::WithRank(c->input(0), 4, &input));
   GR_RETURN_IF_ERROR_SDK(sf::WithRank(c->input(1), 4, &filter));
@@ -82,7 +82,41 @@ Status ConvShape(InferenceContext* c, const char* op, bool depthwise) {
                                     win.pad_top, win.pad_bottom, &out_h));
   GR_RETURN_IF_ERROR_SDK(SpatialOut(in_w, f_w, win.dilation_w, win.stride_w, win.padding,
                                     win.pad_left, win.pad_right, &out_w));
-  c->set_output(0, MakeShape(f, n, out_h, out_w, out_c));
+  *out = MakeShape(f, n, out_h, out_w, out_c);
+  return Status();
+}
+
+Status ConvShape(InferenceContext* c, const char* op, bool depthwise) {
+  PartialShape out;
+  GR_RETURN_IF_ERROR_SDK(ConvOutputShape(c, op, depthwise, &out));
+  c->set_output(0, out);
+  return Status();
+}
+
+// _FusedConv2DPool: the convolution's shape, pooled by pool_ksize /
+// pool_strides / pool_padding over H and W (MaxPool's shape rules).
+Status ConvPoolShape(InferenceContext* c) {
+  PartialShape conv;
+  GR_RETURN_IF_ERROR_SDK(ConvOutputShape(c, "Conv2D", false, &conv));
+  std::string format = "NHWC", padding_str;
+  if (!c->GetAttr("data_format", &format).ok()) format = "NHWC";
+  cu::Format f = cu::Format::kNHWC;
+  GR_RETURN_IF_ERROR_SDK(cu::ParseFormat(format, &f));
+  std::vector<int64_t> ksize, strides;
+  GR_RETURN_IF_ERROR_SDK(c->GetAttr("pool_ksize", &ksize));
+  GR_RETURN_IF_ERROR_SDK(c->GetAttr("pool_strides", &strides));
+  GR_RETURN_IF_ERROR_SDK(c->GetAttr("pool_padding", &padding_str));
+  if (ksize.size() != 4 || strides.size() != 4) {
+    return errors::InvalidArgument("_FusedConv2DPool requires pool_ksize and pool_strides of 4 values");
+  }
+  cu::Padding padding = cu::Padding::kValid;
+  GR_RETURN_IF_ERROR_SDK(cu::ParsePadding(padding_str, &padding));
+  PartialShape out = conv;
+  for (char d : {'H', 'W'}) {
+    const int i = cu::DimIndex(f, d);
+    GR_RETURN_IF_ERROR_SDK(cu::WindowedOutputDim(conv.dims[i], ksize[i], strides[i], padding, 0, 0, &out.dims[i]));
+  }
+  c->set_output(0, out);
   return Status();
 }
 
@@ -275,6 +309,34 @@ REGISTER_OP("_FusedConv2D")
     .Attr("leakyrelu_alpha: float = 0.2")
     .SetShapeFn([](InferenceContext* c) { return ConvShape(c, "Conv2D", false); })
     .Doc("Conv2D fused with BiasAdd and an activation (internal; made by a graph pass).");
+
+// graphrt's own internal op, made by the graph optimizer from a float
+// _FusedConv2D whose only consumer is a MaxPool or AvgPool (SAME or VALID,
+// pooling H and W only) in the same data_format: the kernel pools the
+// convolution's rows while they are in cache. Not TensorFlow's; not meant
+// to be written by hand.
+REGISTER_OP("_FusedConv2DPool")
+    .Input("input: T")
+    .Input("filter: T")
+    .Input("args: num_args * T")
+    .Output("output: T")
+    .Attr("T: {float}")
+    .Attr("num_args: int >= 0")
+    .Attr("strides: list(int)")
+    .Attr("padding: {'SAME', 'VALID', 'EXPLICIT'}")
+    .Attr("explicit_paddings: list(int) = []")
+    .Attr("data_format: {'NHWC', 'NCHW'} = 'NHWC'")
+    .Attr("dilations: list(int) = [1, 1, 1, 1]")
+    .Attr("use_cudnn_on_gpu: bool = true")
+    .Attr("fused_ops: list(string) = []")
+    .Attr("epsilon: float = 0.0001")
+    .Attr("leakyrelu_alpha: float = 0.2")
+    .Attr("pool_op: {'MaxPool', 'AvgPool'}")
+    .Attr("pool_ksize: list(int) >= 4")
+    .Attr("pool_strides: list(int) >= 4")
+    .Attr("pool_padding: {'SAME', 'VALID'}")
+    .SetShapeFn(ConvPoolShape)
+    .Doc("_FusedConv2D followed by MaxPool or AvgPool (internal; made by graphrt's optimizer).");
 
 }  // namespace sdk
 }  // namespace graphrt

@@ -143,5 +143,97 @@ INSTANTIATE_TEST_SUITE_P(ActivationsAndFormats, ConvFusion,
                                   info.param.data_format;
                          });
 
+// Conv2D + BiasAdd + Relu + pooling -> _FusedConv2DPool. Cases reach the
+// banded path (NHWC, < 16 output channels, windows tiling rows without
+// padding: 2x2/2 VALID, 2x2/2 SAME on even sizes, 2x3/3x2 VALID with gaps
+// between windows) and the buffered one (NCHW, 16+ channels, overlapping or
+// padded windows).
+struct ConvPoolCase {
+  std::string pool_op;
+  std::string data_format;
+  int64_t h, w, cout;
+  std::vector<int64_t> ksize_hw, strides_hw;
+  std::string padding;
+};
+
+class ConvPoolFusion : public ::testing::TestWithParam<ConvPoolCase> {};
+
+std::string PoolList(const std::string& key, const std::vector<int64_t>& hw, bool nchw) {
+  const std::string v = nchw ? "i: 1 i: 1 i: " + std::to_string(hw[0]) + " i: " + std::to_string(hw[1])
+                             : "i: 1 i: " + std::to_string(hw[0]) + " i: " + std::to_string(hw[1]) + " i: 1";
+  return "attr { key: '" + key + "' value { list { " + v + " } } } ";
+}
+
+std::string ConvReluPoolGraph(const ConvPoolCase& c, int64_t cin, const std::string& pool_padding) {
+  const bool nchw = c.data_format == "NCHW";
+  const std::string fmt = "attr { key: 'data_format' value { s: '" + c.data_format + "' } } ";
+  const std::string conv_attrs = TypeAttr("T", "DT_FLOAT") +
+                                 "attr { key: 'strides' value { list { i: 1 i: 1 i: 1 i: 1 } } } "
+                                 "attr { key: 'padding' value { s: 'SAME' } } " + fmt;
+  return PlaceholderNode("x", "DT_FLOAT") + ConstFloat("filt", {5, 5, cin, c.cout}, Random(25 * cin * c.cout, 7)) +
+         ConstFloat("bias", {c.cout}, Random(c.cout, 8)) + NodeText("conv", "Conv2D", {"x", "filt"}, conv_attrs) +
+         NodeText("ba", "BiasAdd", {"conv", "bias"}, TypeAttr("T", "DT_FLOAT") + fmt) +
+         NodeText("act", "Relu", {"ba"}, TypeAttr("T", "DT_FLOAT")) +
+         NodeText("pool", c.pool_op, {"act"},
+                  TypeAttr("T", "DT_FLOAT") + fmt + PoolList("ksize", c.ksize_hw, nchw) +
+                      PoolList("strides", c.strides_hw, nchw) + "attr { key: 'padding' value { s: '" +
+                      pool_padding + "' } } ");
+}
+
+TEST_P(ConvPoolFusion, FusedEqualsUnfused) {
+  const ConvPoolCase c = GetParam();
+  const bool nchw = c.data_format == "NCHW";
+  const int64_t batch = 3, cin = 2;
+  const Dims in_dims = nchw ? Dims{batch, cin, c.h, c.w} : Dims{batch, c.h, c.w, cin};
+  const std::string g = ConvReluPoolGraph(c, cin, c.padding);
+  const Feeds feeds = {{"x", MakeTensor<float>(GR_FLOAT, in_dims, Random(NumElements(in_dims), 9, -2, 2))}};
+  for (int threads : {1, 2}) {
+    std::map<std::string, std::string> fused_ops, plain_ops;
+    auto fused = NewSessionWith(g, true, threads);
+    auto plain = NewSessionWith(g, false, threads);
+    for (int run = 0; run < 2; ++run) {
+      const Tensor a = RunTraced(fused.get(), feeds, "pool:0", &fused_ops);
+      const Tensor b = RunTraced(plain.get(), feeds, "pool:0", &plain_ops);
+      EXPECT_EQ(fused_ops["pool"], "_FusedConv2DPool");
+      EXPECT_EQ(fused_ops.count("conv"), 0u);
+      EXPECT_EQ(plain_ops["pool"], c.pool_op);
+      ExpectClose(a, b, 1e-5);
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Windows, ConvPoolFusion,
+    ::testing::Values(ConvPoolCase{"MaxPool", "NHWC", 28, 28, 6, {2, 2}, {2, 2}, "VALID"},
+                      ConvPoolCase{"MaxPool", "NHWC", 14, 30, 6, {2, 2}, {2, 2}, "SAME"},
+                      ConvPoolCase{"AvgPool", "NHWC", 17, 23, 9, {2, 2}, {2, 2}, "VALID"},
+                      ConvPoolCase{"MaxPool", "NHWC", 20, 29, 3, {2, 3}, {3, 2}, "VALID"},
+                      ConvPoolCase{"AvgPool", "NHWC", 15, 21, 6, {2, 2}, {2, 2}, "SAME"},
+                      ConvPoolCase{"MaxPool", "NHWC", 16, 18, 6, {3, 3}, {2, 2}, "SAME"},
+                      ConvPoolCase{"MaxPool", "NHWC", 12, 14, 16, {2, 2}, {2, 2}, "VALID"},
+                      ConvPoolCase{"MaxPool", "NCHW", 28, 28, 6, {2, 2}, {2, 2}, "VALID"},
+                      ConvPoolCase{"AvgPool", "NCHW", 13, 17, 20, {3, 3}, {2, 2}, "SAME"}),
+    [](const auto& info) { return "Case" + std::to_string(info.index); });
+
+// Not fused: the convolution's output read twice (fetched as well), and a
+// pooling in another data format is not possible to build; EXPLICIT pooling
+// padding stays with MaxPool too.
+TEST(ConvPoolFusionTest, NotFusedWhenTheConvolutionIsReadElsewhere) {
+  const ConvPoolCase c{"MaxPool", "NHWC", 12, 12, 6, {2, 2}, {2, 2}, "VALID"};
+  const std::string g = ConvReluPoolGraph(c, 2, "VALID") + NodeText("other", "Identity", {"act"}, TypeAttr("T", "DT_FLOAT"));
+  const Feeds feeds = {{"x", MakeTensor<float>(GR_FLOAT, {2, 12, 12, 2}, Random(2 * 12 * 12 * 2, 10))}};
+  auto s = NewSessionWith(g, true, 1);
+  proto::RunOptions ro;
+  ro.set_trace_level(proto::RunOptions::SOFTWARE_TRACE);
+  proto::RunMetadata md;
+  std::vector<Tensor> out;
+  ASSERT_TRUE(s->Run(ro, feeds, {"pool:0", "other:0"}, {}, &out, &md).ok());
+  std::map<std::string, std::string> ops;
+  for (const auto& dev : md.step_stats().dev_stats())
+    for (const auto& ns : dev.node_stats()) ops[ns.node_name()] = ns.timeline_label().substr(ns.timeline_label().find(" = ") + 3);
+  EXPECT_EQ(ops["pool"], "MaxPool");
+  EXPECT_EQ(ops["act"], "_FusedConv2D");
+}
+
 }  // namespace
 }  // namespace graphrt

@@ -33,6 +33,7 @@
 #include "common/cpu/parallel.h"
 #include "nn/cpu/conv_act.h"
 #include "nn/cpu/narrow_conv.h"
+#include "nn/cpu/pooling.h"
 
 #include <algorithm>
 #include <atomic>
@@ -57,6 +58,9 @@ namespace cu = conv_util;
 using dnnl::memory;
 using Dims = memory::dims;
 
+// Convolution rows per band when _FusedConv2DPool pools while the rows are
+// in cache.
+constexpr int64_t kNarrowBandRows = 8;
 // Multiply-adds per nanosecond of one core, for parallel_for cost hints.
 constexpr int64_t kMacsPerNs = 16;
 // Below this many multiply-adds a convolution runs on one thread.
@@ -1045,6 +1049,7 @@ class ConvForwardOp : public ConvKernelBase {
       : ConvKernelBase(c, kDepthwise ? "DepthwiseConv2D" : "Conv2D", kDepthwise) {
     if (!c->ok()) return;
     if (kFused) c->SetStatus(ParseFusion(c));
+    if (c->ok() && c->HasAttr("pool_op")) c->SetStatus(ParsePool(c));
   }
 
   void Compute(OpKernelContext* ctx) override {
@@ -1053,11 +1058,17 @@ class ConvForwardOp : public ConvKernelBase {
     ConvGeom g;
     OP_REQUIRES_OK(ctx, ForwardGeom(win_, in, filter, kDepthwise, &g));
     if (kFused) OP_REQUIRES_OK(ctx, CheckArgs(ctx, g.oc));
+    if constexpr (std::is_same_v<T, float>) {
+      if (pooled_) {
+        ComputePooled(ctx, g, in, filter);
+        return;
+      }
+    }
     TensorView out;
     if (!ctx->allocate_output(0, g.OutputDims(), &out).ok()) return;
     if (out.NumElements() == 0) return;
     if constexpr (kOnDnnl<T>) {
-      ComputeDnnl(ctx, g, in, filter, out);
+      ComputeDnnl(ctx, g, in, filter, out.raw_data());
     } else {
       ComputeDirect(ctx, g, in, filter, out);
     }
@@ -1106,6 +1117,19 @@ class ConvForwardOp : public ConvKernelBase {
     return Status();
   }
 
+  // _FusedConv2DPool: the pooling that follows the convolution.
+  Status ParsePool(OpKernelConstruction* c) {
+    std::string pool_op;
+    GR_RETURN_IF_ERROR_SDK(c->GetAttr("pool_op", &pool_op));
+    if (pool_op != "MaxPool" && pool_op != "AvgPool") {
+      return errors::InvalidArgument("pool_op must be MaxPool or AvgPool, got ", pool_op);
+    }
+    pool_max_ = pool_op == "MaxPool";
+    GR_RETURN_IF_ERROR_SDK(pool_attrs_.Read(c, true, "pool_"));
+    pooled_ = true;
+    return Status();
+  }
+
   Status CheckArgs(OpKernelContext* ctx, int64_t oc) const {
     static const char* const kBnNames[] = {"scale", "offset", "estimated_mean", "estimated_variance"};
     const int n = spec_.fusion == Fusion::kBias ? 1 : 4;
@@ -1123,11 +1147,12 @@ class ConvForwardOp : public ConvKernelBase {
     return Status();
   }
 
+  // The convolution into `y` (the output, or a buffer the pooling reads).
   void ComputeDnnl(OpKernelContext* ctx, const ConvGeom& g, const TensorView& in,
-                   const TensorView& filter, const TensorView& out) {
+                   const TensorView& filter, void* y) {
     if constexpr (std::is_same_v<T, float>) {
       if (NarrowConvApplies(g.oc, g.groups, g.sw, g.dw, g.ow)) {
-        ComputeNarrow(ctx, g, in, filter, out);
+        ComputeNarrow(ctx, g, in, filter, {static_cast<float*>(y), 0}, 0, g.n * g.oh);
         return;
       }
     }
@@ -1139,7 +1164,7 @@ class ConvForwardOp : public ConvKernelBase {
     RunArgs args;
     args.elem = sizeof(T);
     args.a = static_cast<const char*>(in.raw_data());
-    args.b = static_cast<char*>(out.raw_data());
+    args.b = static_cast<char*>(y);
     try {
       args.w = PlanWeights(*plan, filter, &w_lease);
     } catch (const std::exception& e) {
@@ -1157,37 +1182,107 @@ class ConvForwardOp : public ConvKernelBase {
                                  sf::ShapeString(in), " and filter ", sf::ShapeString(filter)));
   }
 
-  // Few output channels: narrow_conv.h, output rows split over the pool.
-  void ComputeNarrow(OpKernelContext* ctx, const ConvGeom& g, const TensorView& in,
-                     const TensorView& filter, const TensorView& out) {
+  NarrowConvProblem NarrowProblem(const ConvGeom& g) const {
     NarrowConvProblem p;
     p.n = g.n, p.c = g.c, p.h = g.h, p.w = g.w;
     p.oc = g.oc, p.oh = g.oh, p.ow = g.ow;
     p.kh = g.kh, p.kw = g.kw, p.sh = g.sh, p.dh = g.dh, p.pt = g.pt, p.pl = g.pl;
     p.nchw = g.format == cu::Format::kNCHW;
+    return p;
+  }
+
+  // The fused bias / batch norm and activation; folded batch-norm factors
+  // go to `bn_lease`.
+  NarrowConvEpilogue NarrowEpilogue(OpKernelContext* ctx, int64_t oc, BufferPool::Lease* bn_lease) const {
     NarrowConvEpilogue e;
-    BufferPool::Lease bn_lease = pool_.Acquire();
-    if (kFused) {
-      e.act = spec_.act;
-      e.alpha = spec_.alpha;
-      if (spec_.fusion == Fusion::kBias) {
-        e.shift = ctx->input(2).data<float>();
-      } else {
-        float* bn = reinterpret_cast<float*>(bn_lease.Get(static_cast<size_t>(2 * g.oc) * sizeof(float)));
-        FoldBatchNorm<T>(ctx, g.oc, spec_.epsilon, bn, bn + g.oc);
-        e.scale = bn;
-        e.shift = bn + g.oc;
-      }
+    if (!kFused) return e;
+    e.act = spec_.act;
+    e.alpha = spec_.alpha;
+    if (spec_.fusion == Fusion::kBias) {
+      e.shift = ctx->input(2).data<float>();
+    } else {
+      float* bn = reinterpret_cast<float*>(bn_lease->Get(static_cast<size_t>(2 * oc) * sizeof(float)));
+      FoldBatchNorm<T>(ctx, oc, spec_.epsilon, bn, bn + oc);
+      e.scale = bn;
+      e.shift = bn + oc;
     }
+    return e;
+  }
+
+  // Few output channels (narrow_conv.h): output rows [r0, r1) into `out`,
+  // split over the pool.
+  void ComputeNarrow(OpKernelContext* ctx, const ConvGeom& g, const TensorView& in,
+                     const TensorView& filter, const NarrowConvOutput& out, int64_t r0, int64_t r1) {
+    const NarrowConvProblem p = NarrowProblem(g);
+    BufferPool::Lease bn_lease = pool_.Acquire();
+    const NarrowConvEpilogue e = NarrowEpilogue(ctx, g.oc, &bn_lease);
     const float* x = in.data<float>();
     const float* f = filter.data<float>();
-    float* y = out.data<float>();
-    const int64_t rows = g.n * g.oh;
-    const int64_t row_macs = std::max<int64_t>(1, g.Macs() / rows);
+    const int64_t rows = r1 - r0;
+    const int64_t macs = rows * g.ow * g.oc * g.kh * g.kw * g.c;
     const size_t scratch_bytes = NarrowConvScratchBytes(p);
-    ForRange(ctx, rows, g.Macs() >= kParallelMinMacs ? g.Macs() : 0, row_macs / kMacsPerNs + 1,
-             [&](int64_t r0, int64_t r1) {
-               ComputeNarrowConvRows(p, x, f, e, y, r0, r1, ThreadScratch().Get(scratch_bytes));
+    ForRange(ctx, rows, macs >= kParallelMinMacs ? macs : 0, macs / rows / kMacsPerNs + 1,
+             [&](int64_t b, int64_t end) {
+               ComputeNarrowConvRows(p, x, f, e, out, r0 + b, r0 + end, ThreadScratch().Get(scratch_bytes));
+             });
+  }
+
+  // _FusedConv2DPool. With few output channels, NHWC, and pooling windows
+  // that tile the rows without padding or overlap, each task computes the
+  // convolution rows of a few pooled rows into a per-thread band and pools
+  // them while they are in cache: the full convolution output is never
+  // written. Otherwise the convolution goes to a buffer that the pooling
+  // then reads, as the two ops would.
+  void ComputePooled(OpKernelContext* ctx, const ConvGeom& g, const TensorView& in,
+                     const TensorView& filter) {
+    const std::vector<int64_t> conv_dims = g.OutputDims();
+    PoolGeometry pg;
+    OP_REQUIRES_OK(ctx, MakeGeometry(pool_attrs_, pool_attrs_.ksize, pool_attrs_.strides, conv_dims.data(), 4, false, &pg));
+    TensorView out;
+    if (!ctx->allocate_output(0, pg.OutputDims(), &out).ok()) return;
+    if (out.NumElements() == 0) return;
+    float* y = out.data<float>();
+    const bool banded = g.format == cu::Format::kNHWC && NarrowConvApplies(g.oc, g.groups, g.sw, g.dw, g.ow) &&
+                        pg.pad_top == 0 && pg.pad_bottom == 0 && pg.pad_left == 0 && pg.pad_right == 0 &&
+                        pg.k_h <= pg.s_h;
+    if (!banded) {
+      BufferPool::Lease conv_lease = pool_.Acquire();
+      float* conv = reinterpret_cast<float*>(
+          conv_lease.Get(static_cast<size_t>(g.n * g.oh * g.ow * g.oc) * sizeof(float)));
+      ComputeDnnl(ctx, g, in, filter, conv);
+      if (!ctx->ok()) return;
+      PoolForwardFloat(ctx, pool_max_, pg, conv, y);
+      return;
+    }
+    const NarrowConvProblem p = NarrowProblem(g);
+    BufferPool::Lease bn_lease = pool_.Acquire();
+    const NarrowConvEpilogue e = NarrowEpilogue(ctx, g.oc, &bn_lease);
+    // A band: the convolution rows of `group` pooled rows of one image.
+    const int64_t group = std::max<int64_t>(1, kNarrowBandRows / pg.s_h);
+    PoolGeometry band = pg;
+    band.batch = 1;
+    band.in_h = (group - 1) * pg.s_h + pg.k_h;
+    band.out_h = group;
+    const size_t band_bytes = AlignUp(static_cast<size_t>(band.in_h * g.ow * g.oc) * sizeof(float));
+    const size_t scratch_bytes = NarrowConvScratchBytes(p);
+    const float* x = in.data<float>();
+    const float* f = filter.data<float>();
+    const int64_t pooled_rows = pg.batch * pg.out_h;
+    const int64_t macs = pooled_rows * pg.k_h * g.ow * g.oc * g.kh * g.kw * g.c;
+    ForRange(ctx, pooled_rows, macs >= kParallelMinMacs ? macs : 0, macs / pooled_rows / kMacsPerNs + 1,
+             [&](int64_t b, int64_t end) {
+               char* buf = ThreadScratch().Get(band_bytes + scratch_bytes);
+               float* band_rows = reinterpret_cast<float*>(buf);
+               for (int64_t u = b; u < end;) {
+                 const int64_t n = u / pg.out_h, ph = u % pg.out_h;
+                 const int64_t count = std::min({group, pg.out_h - ph, end - u});
+                 const int64_t first = n * g.oh + ph * pg.s_h;  // first convolution row
+                 const int64_t conv_rows = (count - 1) * pg.s_h + pg.k_h;
+                 ComputeNarrowConvRows(p, x, f, e, {band_rows, first}, first, first + conv_rows,
+                                       buf + band_bytes);
+                 PoolNhwcRowsFloat(pool_max_, band, band_rows, y + u * pg.out_w * g.oc, 0, count);
+                 u += count;
+               }
              });
   }
 
@@ -1238,6 +1333,10 @@ class ConvForwardOp : public ConvKernelBase {
   }
 
   FusedSpec spec_;
+  // _FusedConv2DPool only.
+  bool pooled_ = false;
+  bool pool_max_ = true;
+  PoolAttrs pool_attrs_;
 };
 
 // Conv2DBackpropInput, and DepthwiseConv2dNativeBackpropInput when kDepthwise.
@@ -1419,6 +1518,7 @@ GR_REGISTER_CONV("DepthwiseConv2dNative", double, GR_DOUBLE, ConvForwardOp<doubl
 GR_REGISTER_CONV("_FusedConv2D", float, GR_FLOAT, ConvForwardOp<float, false, true>)
 GR_REGISTER_CONV("_FusedConv2D", bf16, GR_BFLOAT16, ConvForwardOp<uint16_t, false, true>)
 GR_REGISTER_CONV("_FusedConv2D", double, GR_DOUBLE, ConvForwardOp<double, false, true>)
+GR_REGISTER_CONV("_FusedConv2DPool", float, GR_FLOAT, ConvForwardOp<float, false, true>)
 GR_REGISTER_CONV("Conv2DBackpropInput", float, GR_FLOAT, Conv2DBackpropInputOp<float, false>)
 GR_REGISTER_CONV("Conv2DBackpropInput", bf16, GR_BFLOAT16, Conv2DBackpropInputOp<uint16_t, false>)
 GR_REGISTER_CONV("Conv2DBackpropInput", double, GR_DOUBLE, Conv2DBackpropInputOp<double, false>)

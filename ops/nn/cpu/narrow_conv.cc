@@ -162,8 +162,8 @@ size_t NarrowConvScratchBytes(const NarrowConvProblem& p) {
 }
 
 void ComputeNarrowConvRows(const NarrowConvProblem& p, const float* in, const float* filter,
-                           const NarrowConvEpilogue& e, float* out, int64_t row_begin,
-                           int64_t row_end, void* scratch) {
+                           const NarrowConvEpilogue& e, const NarrowConvOutput& out,
+                           int64_t row_begin, int64_t row_end, void* scratch) {
   const Staging s = StagingOf(p);
   float* staged = static_cast<float*>(scratch);
   // One vector of columns when one covers the row: two would waste half.
@@ -176,8 +176,9 @@ void ComputeNarrowConvRows(const NarrowConvProblem& p, const float* in, const fl
     Stage(p, s, in, n, oh0 * p.sh - p.pt, rows, staged);
     for (int64_t r = 0; r < group; ++r) {
       const int64_t oh = oh0 + r;
-      RowArgs a{&p, staged, rows, s.width, r, filter, &e,
-                p.nchw ? out + n * p.oc * p.oh * p.ow + oh * p.ow : out + (n * p.oh + oh) * p.ow * p.oc};
+      float* out_row = p.nchw ? out.data + n * p.oc * p.oh * p.ow + oh * p.ow
+                              : out.data + (n * p.oh + oh - out.first_row) * p.ow * p.oc;
+      RowArgs a{&p, staged, rows, s.width, r, filter, &e, out_row};
       for (int64_t oc0 = 0; oc0 < p.oc; oc0 += kMaxChannelBlock) {
         const int64_t channels = std::min<int64_t>(kMaxChannelBlock, p.oc - oc0);
         fns[channels - 1](a, oc0);

@@ -46,12 +46,20 @@ bool NarrowConvApplies(int64_t oc, int64_t groups, int64_t stride_w, int64_t dil
 // Bytes of scratch ComputeNarrowConvRows needs (per calling thread).
 size_t NarrowConvScratchBytes(const NarrowConvProblem& p);
 
+// Where output rows go. NHWC: row r (= image * oh + output row) at
+// data + (r - first_row) * ow * oc, so `data` may hold only a band of rows
+// starting at first_row. NCHW: `data` is the whole output (first_row 0).
+struct NarrowConvOutput {
+  float* data = nullptr;
+  int64_t first_row = 0;
+};
+
 // Computes output rows [row_begin, row_end), row = image * oh + output row.
 // `filter` is HWIO ([kh, kw, c, oc]); `scratch` holds
 // NarrowConvScratchBytes(p) bytes, 64-byte aligned.
 void ComputeNarrowConvRows(const NarrowConvProblem& p, const float* in, const float* filter,
-                           const NarrowConvEpilogue& e, float* out, int64_t row_begin,
-                           int64_t row_end, void* scratch);
+                           const NarrowConvEpilogue& e, const NarrowConvOutput& out,
+                           int64_t row_begin, int64_t row_end, void* scratch);
 
 }  // namespace sdk
 }  // namespace graphrt

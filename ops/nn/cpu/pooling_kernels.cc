@@ -19,6 +19,7 @@
 #include "common/cpu/dnnl_util.h"
 #include "common/cpu/eigen.h"
 #include "common/cpu/parallel.h"
+#include "nn/cpu/pooling.h"
 
 #include <algorithm>
 #include <atomic>
@@ -67,140 +68,6 @@ struct PoolImpl {
   }
 };
 
-// ------------------------------------------------------------ attributes
-
-// The attrs every pooling op shares. ksize/strides may instead come from
-// inputs (MaxPoolV2).
-struct PoolAttrs {
-  std::vector<int64_t> ksize, strides, explicit_paddings;
-  cu::Padding padding = cu::Padding::kValid;
-  cu::Format format = cu::Format::kNHWC;
-
-  Status Read(OpKernelConstruction* c, bool lists_are_attrs) {
-    std::string format_str = "NHWC", padding_str;
-    if (c->HasAttr("data_format")) GR_RETURN_IF_ERROR_SDK(c->GetAttr("data_format", &format_str));
-    GR_RETURN_IF_ERROR_SDK(cu::ParseFormat(format_str, &format));
-    GR_RETURN_IF_ERROR_SDK(c->GetAttr("padding", &padding_str));
-    GR_RETURN_IF_ERROR_SDK(cu::ParsePadding(padding_str, &padding));
-    if (c->HasAttr("explicit_paddings")) {
-      GR_RETURN_IF_ERROR_SDK(c->GetAttr("explicit_paddings", &explicit_paddings));
-    }
-    GR_RETURN_IF_ERROR_SDK(cu::CheckValidPadding(padding, explicit_paddings, format));
-    if (!lists_are_attrs) return Status();
-    GR_RETURN_IF_ERROR_SDK(c->GetAttr("ksize", &ksize));
-    GR_RETURN_IF_ERROR_SDK(c->GetAttr("strides", &strides));
-    return CheckLists(ksize, strides, format);
-  }
-
-  static Status CheckLists(const std::vector<int64_t>& ksize, const std::vector<int64_t>& strides,
-                           cu::Format f) {
-    if (ksize.size() != 4)
-      return errors::InvalidArgument("Sliding window ksize field must specify 4 dimensions");
-    if (strides.size() != 4)
-      return errors::InvalidArgument("Sliding window stride field must specify 4 dimensions");
-    for (int i = 0; i < 4; ++i) {
-      if (ksize[i] <= 0)
-        return errors::InvalidArgument("Sliding window ksize for dimension ", i, " was ",
-                                       ksize[i], "; it must be > 0.");
-      if (strides[i] <= 0)
-        return errors::InvalidArgument("Sliding window stride for dimension ", i, " was ",
-                                       strides[i], "; it must be > 0.");
-    }
-    const int n = cu::DimIndex(f, 'N');
-    if (ksize[n] != 1 || strides[n] != 1)
-      return errors::Unimplemented("Pooling is not yet supported on the batch dimension.");
-    return Status();
-  }
-};
-
-// Where each window of one pooling lies.
-struct PoolGeometry {
-  int64_t batch = 0, in_h = 0, in_w = 0, depth = 0;
-  int64_t k_h = 1, k_w = 1, s_h = 1, s_w = 1;
-  int64_t out_h = 0, out_w = 0, out_depth = 0;
-  int64_t pad_top = 0, pad_bottom = 0, pad_left = 0, pad_right = 0;
-  int64_t depth_window = 1;  // > 1: max pooling across channels instead
-  bool nchw = false;
-
-  std::vector<int64_t> InputDims() const {
-    return nchw ? std::vector<int64_t>{batch, depth, in_h, in_w}
-                : std::vector<int64_t>{batch, in_h, in_w, depth};
-  }
-  std::vector<int64_t> OutputDims() const {
-    return nchw ? std::vector<int64_t>{batch, out_depth, out_h, out_w}
-                : std::vector<int64_t>{batch, out_h, out_w, out_depth};
-  }
-  // Valid input rows [*h0, *h1) of output row oh; columns likewise.
-  void Rows(int64_t oh, int64_t* h0, int64_t* h1) const {
-    const int64_t start = oh * s_h - pad_top;
-    *h0 = std::max<int64_t>(start, 0);
-    *h1 = std::min(start + k_h, in_h);
-  }
-  void Cols(int64_t ow, int64_t* w0, int64_t* w1) const {
-    const int64_t start = ow * s_w - pad_left;
-    *w0 = std::max<int64_t>(start, 0);
-    *w1 = std::min(start + k_w, in_w);
-  }
-};
-
-// The geometry of pooling an input of `dims` (TensorFlow's PoolParameters).
-Status MakeGeometry(const PoolAttrs& a, const std::vector<int64_t>& ksize,
-                    const std::vector<int64_t>& strides, const int64_t* dims, int rank,
-                    bool depth_pooling_allowed, PoolGeometry* g) {
-  if (rank != 4) return errors::InvalidArgument("tensor_in must be 4-dimensional");
-  const cu::Format f = a.format;
-  const int dim_n = cu::DimIndex(f, 'N'), dim_h = cu::DimIndex(f, 'H');
-  const int dim_w = cu::DimIndex(f, 'W'), dim_c = cu::DimIndex(f, 'C');
-  g->nchw = f == cu::Format::kNCHW;
-  g->batch = dims[dim_n];
-  g->in_h = dims[dim_h];
-  g->in_w = dims[dim_w];
-  g->depth = dims[dim_c];
-  g->k_h = ksize[dim_h];
-  g->k_w = ksize[dim_w];
-  g->s_h = strides[dim_h];
-  g->s_w = strides[dim_w];
-  g->depth_window = ksize[dim_c];
-  const int64_t depth_stride = strides[dim_c];
-  if (g->depth_window != 1) {
-    if (!depth_pooling_allowed)
-      return errors::Unimplemented("Non-spatial pooling is not yet supported.");
-    if (g->k_h != 1 || g->k_w != 1)
-      return errors::Unimplemented(
-          "MaxPooling supports exactly one of pooling across depth or pooling across "
-          "width/height.");
-    if (g->depth % g->depth_window != 0)
-      return errors::Unimplemented(
-          "Depthwise max pooling requires the depth window to evenly divide the input depth");
-    if (depth_stride != g->depth_window)
-      return errors::Unimplemented(
-          "Depthwise max pooling requires the depth window to equal the depth stride");
-    if (g->s_h != 1 || g->s_w != 1)
-      return errors::Unimplemented(
-          "Depthwise max pooling requires the row and column strides to be 1");
-    g->out_h = g->in_h;
-    g->out_w = g->in_w;
-    g->out_depth = g->depth / g->depth_window;
-    return Status();
-  }
-  if (depth_stride != 1)
-    return errors::Unimplemented("Pooling with a depth stride of ", depth_stride,
-                                 " and a depth window of 1 is not supported.");
-  if (a.padding == cu::Padding::kExplicit) {
-    g->pad_top = a.explicit_paddings[2 * dim_h];
-    g->pad_bottom = a.explicit_paddings[2 * dim_h + 1];
-    g->pad_left = a.explicit_paddings[2 * dim_w];
-    g->pad_right = a.explicit_paddings[2 * dim_w + 1];
-    GR_RETURN_IF_ERROR_SDK(cu::CheckPaddingSize(g->k_h, g->k_w, g->pad_top, g->pad_bottom,
-                                                g->pad_left, g->pad_right));
-  }
-  GR_RETURN_IF_ERROR_SDK(cu::WindowedOutputSize(g->in_h, g->k_h, 1, g->s_h, a.padding, &g->out_h,
-                                                &g->pad_top, &g->pad_bottom));
-  GR_RETURN_IF_ERROR_SDK(cu::WindowedOutputSize(g->in_w, g->k_w, 1, g->s_w, a.padding, &g->out_w,
-                                                &g->pad_left, &g->pad_right));
-  g->out_depth = g->depth;
-  return Status();
-}
 
 // Rough ns per input element visited, for the pool's cost model.
 constexpr int64_t kCostPerTap = 1;
@@ -735,6 +602,82 @@ class AvgPoolGradOp : public OpKernel {
 };
 
 }  // namespace
+
+Status MakeGeometry(const PoolAttrs& a, const std::vector<int64_t>& ksize,
+                    const std::vector<int64_t>& strides, const int64_t* dims, int rank,
+                    bool depth_pooling_allowed, PoolGeometry* g) {
+  if (rank != 4) return errors::InvalidArgument("tensor_in must be 4-dimensional");
+  const cu::Format f = a.format;
+  const int dim_n = cu::DimIndex(f, 'N'), dim_h = cu::DimIndex(f, 'H');
+  const int dim_w = cu::DimIndex(f, 'W'), dim_c = cu::DimIndex(f, 'C');
+  g->nchw = f == cu::Format::kNCHW;
+  g->batch = dims[dim_n];
+  g->in_h = dims[dim_h];
+  g->in_w = dims[dim_w];
+  g->depth = dims[dim_c];
+  g->k_h = ksize[dim_h];
+  g->k_w = ksize[dim_w];
+  g->s_h = strides[dim_h];
+  g->s_w = strides[dim_w];
+  g->depth_window = ksize[dim_c];
+  const int64_t depth_stride = strides[dim_c];
+  if (g->depth_window != 1) {
+    if (!depth_pooling_allowed)
+      return errors::Unimplemented("Non-spatial pooling is not yet supported.");
+    if (g->k_h != 1 || g->k_w != 1)
+      return errors::Unimplemented(
+          "MaxPooling supports exactly one of pooling across depth or pooling across "
+          "width/height.");
+    if (g->depth % g->depth_window != 0)
+      return errors::Unimplemented(
+          "Depthwise max pooling requires the depth window to evenly divide the input depth");
+    if (depth_stride != g->depth_window)
+      return errors::Unimplemented(
+          "Depthwise max pooling requires the depth window to equal the depth stride");
+    if (g->s_h != 1 || g->s_w != 1)
+      return errors::Unimplemented(
+          "Depthwise max pooling requires the row and column strides to be 1");
+    g->out_h = g->in_h;
+    g->out_w = g->in_w;
+    g->out_depth = g->depth / g->depth_window;
+    return Status();
+  }
+  if (depth_stride != 1)
+    return errors::Unimplemented("Pooling with a depth stride of ", depth_stride,
+                                 " and a depth window of 1 is not supported.");
+  if (a.padding == cu::Padding::kExplicit) {
+    g->pad_top = a.explicit_paddings[2 * dim_h];
+    g->pad_bottom = a.explicit_paddings[2 * dim_h + 1];
+    g->pad_left = a.explicit_paddings[2 * dim_w];
+    g->pad_right = a.explicit_paddings[2 * dim_w + 1];
+    GR_RETURN_IF_ERROR_SDK(cu::CheckPaddingSize(g->k_h, g->k_w, g->pad_top, g->pad_bottom,
+                                                g->pad_left, g->pad_right));
+  }
+  GR_RETURN_IF_ERROR_SDK(cu::WindowedOutputSize(g->in_h, g->k_h, 1, g->s_h, a.padding, &g->out_h,
+                                                &g->pad_top, &g->pad_bottom));
+  GR_RETURN_IF_ERROR_SDK(cu::WindowedOutputSize(g->in_w, g->k_w, 1, g->s_w, a.padding, &g->out_w,
+                                                &g->pad_left, &g->pad_right));
+  g->out_depth = g->depth;
+  return Status();
+}
+
+void PoolForwardFloat(OpKernelContext* ctx, bool max, const PoolGeometry& g, const float* in, float* out) {
+  const PoolImpl direct{false, false};
+  if (max) {
+    PoolForward<float, PoolKind::kMax>(ctx, g, direct, nullptr, in, out);
+  } else {
+    PoolForward<float, PoolKind::kAvg>(ctx, g, direct, nullptr, in, out);
+  }
+}
+
+void PoolNhwcRowsFloat(bool max, const PoolGeometry& g, const float* in, float* out, int64_t row_begin,
+                       int64_t row_end) {
+  if (max) {
+    NhwcRowsFor<float, PoolKind::kMax>(g.depth)(g, in, out, row_begin, row_end);
+  } else {
+    NhwcRowsFor<float, PoolKind::kAvg>(g.depth)(g, in, out, row_begin, row_end);
+  }
+}
 
 #define GR_REGISTER_POOL(OP, T, ...) \
   REGISTER_KERNEL(Name(OP).Device(DEVICE_CPU).TypeConstraint<T>("T"), __VA_ARGS__)

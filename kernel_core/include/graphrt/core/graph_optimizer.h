@@ -16,6 +16,10 @@ struct GraphOptimizerOptions {
   // into TensorFlow's _FusedMatMul / _FusedConv2D: one pass over the output
   // while it is hot in cache (oneDNN post-ops for convolutions).
   bool fuse_bias_activation = true;
+  // Fuse a float _FusedConv2D with the MaxPool / AvgPool that alone reads it
+  // (SAME or VALID, H and W only, same data_format) into graphrt's
+  // _FusedConv2DPool, whose kernel may pool rows while they are in cache.
+  bool fuse_conv_pool = true;
   // Mark convolution filters that come from a Const (possibly through
   // Identity nodes) with the attr `_filter_const: true`, so a kernel may
   // re-lay them out once per session instead of once per Run.
