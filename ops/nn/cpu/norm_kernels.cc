@@ -496,6 +496,8 @@ T* LrnScratch(int64_t n) {
 // The tensor is seen as rows of `depth` channels ([rows, depth, 1, 1],
 // nhwc): every row is independent, so the rows are split over the session's
 // pool, each part one single-threaded primitive call.
+constexpr int64_t kMaxDnnlLrnRadius = 64;
+
 struct DnnlLrn {
   dnnl::lrn_forward prim;
   dnnl::memory::desc md;
@@ -546,7 +548,9 @@ NormImpl NormImplFromEnv() {
 // loops.
 bool DnnlLrnForward(OpKernelContext* ctx, DnnlLrnCache* cache, NormImpl impl, const LrnAttrs& a,
                     int64_t rows, int64_t depth, const float* in, float* out) {
-  if (impl == NormImpl::kDirect) return false;
+  // Windows wider than any real depth stay on the direct loops (oneDNN's
+  // local_size and alpha * n must stay small).
+  if (impl == NormImpl::kDirect || a.radius > kMaxDnnlLrnRadius) return false;
   const int64_t threads = rows * depth >= kParallelMinElements ? std::max(1, ctx->num_threads()) : 1;
   int64_t parts = std::min(rows, threads);
   const int64_t chunk = (rows + parts - 1) / parts;
