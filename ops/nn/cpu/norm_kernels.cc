@@ -6,6 +6,43 @@
 // channel sums are accumulated in double, in a fixed block order, so the
 // result does not depend on how the pool schedules the blocks; the
 // element-wise passes are Eigen rows split over the pool.
+//
+// oneDNN or ours, as bench/nn_bench.cc decides (2-vCPU AMD EPYC (Zen 4,
+// AVX-512), shared with other work; one run, interleaved, medians of 5;
+// `build/bin/graphrt_bench_nn --benchmark_repetitions=5
+// --benchmark_enable_random_interleaving=true --benchmark_min_time=0.2`;
+// ratio = graphrt session time / direct oneDNN 2.6 time, oneDNN split by us
+// (1 OpenMP thread per call) / on its own OpenMP threads; float, eps 1e-3):
+//
+//   FusedBatchNormV3, 1 thread            inference       training
+//     NHWC [8,112,112,64]                 1.03 / 0.96     1.16 / 1.21
+//     NHWC [32,28,28,256]                 0.64 / 0.88     0.95 / 0.63
+//     NCHW [8,64,112,112]                 0.22 / 0.25     0.92 / 1.00
+//     NCHW [32,256,28,28]                 0.24 / 0.23     0.85 / 0.86
+//
+// oneDNN's plain-NCHW batch norm is not a jit kernel (ncsp_bnorm); in NHWC
+// it is at best on par with the loops here in inference and mixed in
+// training (an earlier run gave 1.06 / 0.95 and 0.52 / 0.55 for the two
+// training shapes). On 2 threads training cannot be split by us (the
+// statistics need the whole batch; a channel-block view makes oneDNN fall
+// back to bnorm_ref, 40-70x slower) and oneDNN's own OpenMP team was 5-40x
+// slower than our 2-thread session here. So batch norm (and its gradient,
+// not measured) stays on the loops below: nothing clearly faster to gain,
+// and our statistics are summed in double.
+//
+//   LRN [8,56,56,64] NHWC, 1 thread            ours      oneDNN      ratio
+//     r 5, bias 1, alpha 1, beta 0.5 (TF)      3.8 ms    38 ms ref   0.10
+//     r 2, bias 1, alpha 1e-4, beta 0.75       3.9 ms    0.80 ms jit 4.8
+//     r 2, bias 2, alpha 1e-4, beta 0.75       4.0 ms    0.87 ms jit 4.6
+//     r 5, bias 1, alpha 1e-4, beta 0.75       4.0 ms    0.95 ms jit 4.2
+// (2 threads: the kernel's oneDNN path 0.85-0.94 ms vs its direct loops
+// 4.1-4.3 ms.) oneDNN 2.6 has a jit LRN only for beta 0.75 and 1 (any window
+// size); for other betas it runs a reference loop. So float LRN runs on
+// oneDNN (rows split over the pool, primitives cached per kernel by shape)
+// when oneDNN offers a jit kernel for the attrs and the radius is at most
+// kMaxDnnlLrnRadius, and on the direct loops otherwise (TF's default beta
+// 0.5 among them). Before this the direct loops took 15 ms on these shapes
+// (a scalar pow per element); norm^-beta is now vectorised (LrnNegPow).
 #include <graphrt/sdk/sdk.h>
 #include <graphrt/sdk/shape_fns.h>
 
