@@ -580,9 +580,9 @@ NormImpl NormImplFromEnv() {
   return NormImpl::kDefault;
 }
 
-// LRN through oneDNN, rows split over the pool. False (nothing written)
-// when the rule says no or oneDNN cannot do it: the caller runs the direct
-// loops.
+// LRN through oneDNN, rows split over the pool. False when the rule says
+// no or oneDNN cannot do it: the caller then runs the direct loops, which
+// write all of `out`.
 bool DnnlLrnForward(OpKernelContext* ctx, DnnlLrnCache* cache, NormImpl impl, const LrnAttrs& a,
                     int64_t rows, int64_t depth, const float* in, float* out) {
   // Windows wider than any real depth stay on the direct loops (oneDNN's
@@ -648,7 +648,8 @@ class LrnOp : public OpKernel {
       for (int64_t row = b; row < e; ++row) {
         LrnNorms<T>(a, xp + row * depth, depth, norm);
         LrnNegPow<T>(a, norm, depth);
-        VecMap<T>(op + row * depth, depth) = ConstVecMap<T>(xp + row * depth, depth) * ConstVecMap<T>(norm, depth);
+        VecMap<T>(op + row * depth, depth) =
+            ConstVecMap<T>(xp + row * depth, depth) * ConstVecMap<T>(norm, depth);
       }
     });
   }
