@@ -14,13 +14,10 @@ namespace {
 // Vec is one zmm register; elsewhere the compiler splits it, still correct.
 constexpr int kLanes = 16;
 typedef float Vec __attribute__((vector_size(kLanes * sizeof(float))));
-typedef float UnalignedVec __attribute__((vector_size(kLanes * sizeof(float)), aligned(4)));
 
 constexpr int kMaxBlocks = 2;         // vectors of output columns per step
 constexpr int kMaxChannelBlock = 8;   // accumulators per vector of columns
 constexpr int64_t kRowGroup = 8;      // output rows per staging of the input
-
-inline Vec Load(const float* p) { return *reinterpret_cast<const UnalignedVec*>(p); }
 
 // The input rows a group of output rows reads, staged per channel with zero
 // padding around them, so the inner loops never test bounds.
@@ -94,7 +91,9 @@ void RowBlock(const RowArgs& a, int64_t oc0) {
         const float* w_row = a.filter + ((i * p.kw) * p.c + ci) * p.oc + oc0;
         for (int64_t k = 0; k < p.kw; ++k) {
           Vec x[kBlocks];
-          for (int b = 0; b < kBlocks; ++b) x[b] = Load(x_row + k + b * kLanes);
+          // memcpy: an unaligned vector load (no vector-returning helper,
+          // whose ABI GCC warns about when AVX-512 is not enabled).
+          for (int b = 0; b < kBlocks; ++b) std::memcpy(&x[b], x_row + k + b * kLanes, sizeof(Vec));
           const float* wv = w_row + k * p.c * p.oc;
           for (int j = 0; j < kChannels; ++j) {
             const float w = wv[j];
