@@ -288,55 +288,50 @@ REGISTER_OP("DepthwiseConv2dNativeBackpropFilter")
     .SetShapeFn([](InferenceContext* c) { return SizesShape(c, 1, "filter_sizes"); })
     .Doc("Computes the gradients of depthwise convolution with respect to the filter.");
 
+// The signature _FusedConv2D and _FusedConv2DPool share (the optimizer
+// copies a _FusedConv2D's attrs into the _FusedConv2DPool it makes, so the
+// two must not drift apart), with `t_attr` as the type attr.
+static OpDefBuilder& FusedConvSignature(OpDefBuilder& b, const char* t_attr) {
+  return b.Input("input: T")
+      .Input("filter: T")
+      .Input("args: num_args * T")
+      .Output("output: T")
+      .Attr(t_attr)
+      .Attr("num_args: int >= 0")
+      .Attr("strides: list(int)")
+      .Attr("padding: {'SAME', 'VALID', 'EXPLICIT'}")
+      .Attr("explicit_paddings: list(int) = []")
+      .Attr("data_format: {'NHWC', 'NCHW'} = 'NHWC'")
+      .Attr("dilations: list(int) = [1, 1, 1, 1]")
+      .Attr("use_cudnn_on_gpu: bool = true")
+      .Attr("fused_ops: list(string) = []")
+      .Attr("epsilon: float = 0.0001")
+      .Attr("leakyrelu_alpha: float = 0.2");
+}
+
 // TensorFlow's internal op, created by a graph rewrite (Conv2D + BiasAdd
 // [+ activation]); not meant to be written by hand. TensorFlow lists T as
-// {half, float, double}; bfloat16 is accepted here as well.
-REGISTER_OP("_FusedConv2D")
-    .Input("input: T")
-    .Input("filter: T")
-    .Input("args: num_args * T")
-    .Output("output: T")
-    .Attr("T: {half, float, double, bfloat16}")
-    .Attr("num_args: int >= 0")
-    .Attr("strides: list(int)")
-    .Attr("padding: {'SAME', 'VALID', 'EXPLICIT'}")
-    .Attr("explicit_paddings: list(int) = []")
-    .Attr("data_format: {'NHWC', 'NCHW'} = 'NHWC'")
-    .Attr("dilations: list(int) = [1, 1, 1, 1]")
-    .Attr("use_cudnn_on_gpu: bool = true")
-    .Attr("fused_ops: list(string) = []")
-    .Attr("epsilon: float = 0.0001")
-    .Attr("leakyrelu_alpha: float = 0.2")
-    .SetShapeFn([](InferenceContext* c) { return ConvShape(c, "Conv2D", false); })
-    .Doc("Conv2D fused with BiasAdd and an activation (internal; made by a graph pass).");
+// {half, float, double}; bfloat16 is accepted here as well. (Registered
+// through detail::AddOp, which REGISTER_OP wraps, to start from the shared
+// signature.)
+[[maybe_unused]] static OpDefBuilder& fused_conv2d_op =
+    FusedConvSignature(detail::AddOp("_FusedConv2D"), "T: {half, float, double, bfloat16}")
+        .SetShapeFn([](InferenceContext* c) { return ConvShape(c, "Conv2D", false); })
+        .Doc("Conv2D fused with BiasAdd and an activation (internal; made by a graph pass).");
 
 // graphrt's own internal op, made by the graph optimizer from a float
 // _FusedConv2D whose only consumer is a MaxPool or AvgPool (SAME or VALID,
 // pooling H and W only) in the same data_format: the kernel pools the
 // convolution's rows while they are in cache. Not TensorFlow's; not meant
 // to be written by hand.
-REGISTER_OP("_FusedConv2DPool")
-    .Input("input: T")
-    .Input("filter: T")
-    .Input("args: num_args * T")
-    .Output("output: T")
-    .Attr("T: {float}")
-    .Attr("num_args: int >= 0")
-    .Attr("strides: list(int)")
-    .Attr("padding: {'SAME', 'VALID', 'EXPLICIT'}")
-    .Attr("explicit_paddings: list(int) = []")
-    .Attr("data_format: {'NHWC', 'NCHW'} = 'NHWC'")
-    .Attr("dilations: list(int) = [1, 1, 1, 1]")
-    .Attr("use_cudnn_on_gpu: bool = true")
-    .Attr("fused_ops: list(string) = []")
-    .Attr("epsilon: float = 0.0001")
-    .Attr("leakyrelu_alpha: float = 0.2")
-    .Attr("pool_op: {'MaxPool', 'AvgPool'}")
-    .Attr("pool_ksize: list(int) >= 4")
-    .Attr("pool_strides: list(int) >= 4")
-    .Attr("pool_padding: {'SAME', 'VALID'}")
-    .SetShapeFn(ConvPoolShape)
-    .Doc("_FusedConv2D followed by MaxPool or AvgPool (internal; made by graphrt's optimizer).");
+[[maybe_unused]] static OpDefBuilder& fused_conv2d_pool_op =
+    FusedConvSignature(detail::AddOp("_FusedConv2DPool"), "T: {float}")
+        .Attr("pool_op: {'MaxPool', 'AvgPool'}")
+        .Attr("pool_ksize: list(int) >= 4")
+        .Attr("pool_strides: list(int) >= 4")
+        .Attr("pool_padding: {'SAME', 'VALID'}")
+        .SetShapeFn(ConvPoolShape)
+        .Doc("_FusedConv2D followed by MaxPool or AvgPool (internal; made by graphrt's optimizer).");
 
 }  // namespace sdk
 }  // namespace graphrt
