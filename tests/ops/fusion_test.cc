@@ -215,6 +215,31 @@ INSTANTIATE_TEST_SUITE_P(
                       ConvPoolCase{"AvgPool", "NCHW", 13, 17, 20, {3, 3}, {2, 2}, "SAME"}),
     [](const auto& info) { return "Case" + std::to_string(info.index); });
 
+// An input the convolution refuses (3 channels for a filter of 2) fails as
+// Conv2D does, under the fused node's name; the session then runs a valid
+// input.
+TEST(ConvPoolFusionTest, BadInputFailsLikeTheUnfusedConvAndTheSessionGoesOn) {
+  const ConvPoolCase c{"MaxPool", "NHWC", 0, 0, 6, {2, 2}, {2, 2}, "VALID"};
+  const std::string g = ConvReluPoolGraph(c, 2, "VALID");
+  const Feeds small = {{"x", MakeTensor<float>(GR_FLOAT, {1, 8, 16, 3}, Random(384, 11))}};
+  const Feeds good = {{"x", MakeTensor<float>(GR_FLOAT, {1, 8, 16, 2}, Random(256, 12))}};
+  auto fused = NewSessionWith(g, true, 1);
+  auto plain = NewSessionWith(g, false, 1);
+  std::vector<Tensor> out;
+  const Status fused_error = fused->Run(small, {"pool:0"}, {}, &out);
+  const Status plain_error = plain->Run(small, {"pool:0"}, {}, &out);
+  ASSERT_FALSE(fused_error.ok());
+  EXPECT_EQ(fused_error.code(), plain_error.code());
+  EXPECT_NE(fused_error.message().find("pool"), std::string::npos) << fused_error;
+  EXPECT_NE(fused_error.message().find("input depth must be evenly divisible by filter depth"), std::string::npos)
+      << fused_error;
+  std::map<std::string, std::string> ops;
+  const Tensor a = RunTraced(fused.get(), good, "pool:0", &ops);
+  EXPECT_EQ(ops["pool"], "_FusedConv2DPool");
+  const Tensor b = RunTraced(plain.get(), good, "pool:0", &ops);
+  ExpectClose(a, b, 1e-5);
+}
+
 // Not fused: the convolution's output read twice (fetched as well), and a
 // pooling in another data format is not possible to build; EXPLICIT pooling
 // padding stays with MaxPool too.
