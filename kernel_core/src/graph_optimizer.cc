@@ -76,6 +76,14 @@ const char* FusedOpName(const FusionChain& c) {
   return c.contraction->op() == "MatMul" ? "_FusedMatMul" : "_FusedConv2D";
 }
 
+// Copies the attrs of `from` that `op` declares into `def`.
+void CopyDeclaredAttrs(const Node& from, const proto::OpDef& op, proto::NodeDef* def) {
+  for (const proto::OpDef::AttrDef& a : op.attr()) {
+    auto it = from.def().attr().find(a.name());
+    if (it != from.def().attr().end()) (*def->mutable_attr())[a.name()] = it->second;
+  }
+}
+
 // The fused node: the contraction's attrs that the fused op also has (a
 // newer MatMul's grad_a/grad_b are not _FusedMatMul's), plus the fusion's.
 proto::NodeDef FusedNodeDef(const FusionChain& c, const proto::OpDef& fused_op) {
@@ -84,10 +92,7 @@ proto::NodeDef FusedNodeDef(const FusionChain& c, const proto::OpDef& fused_op) 
   def.set_name(c.last()->name());
   def.set_op(fused_op.name());
   def.set_device(base.requested_device());
-  for (const proto::OpDef::AttrDef& a : fused_op.attr()) {
-    auto it = base.def().attr().find(a.name());
-    if (it != base.def().attr().end()) (*def.mutable_attr())[a.name()] = it->second;
-  }
+  CopyDeclaredAttrs(base, fused_op, &def);
   auto& attrs = *def.mutable_attr();
   attrs["num_args"].set_i(1);
   proto::AttrValue::ListValue* ops = attrs["fused_ops"].mutable_list();
@@ -230,10 +235,7 @@ void FuseConvPool(const KernelAvailableFn& kernel_available, Graph* g) {
     def.set_name(pool->name());
     def.set_op(fused_op->name());
     def.set_device(conv->requested_device());
-    for (const proto::OpDef::AttrDef& a : fused_op->attr()) {
-      auto it = conv->def().attr().find(a.name());
-      if (it != conv->def().attr().end()) (*def.mutable_attr())[a.name()] = it->second;
-    }
+    CopyDeclaredAttrs(*conv, *fused_op, &def);
     auto& attrs = *def.mutable_attr();
     attrs["pool_op"].set_s(pool->op());
     attrs["pool_ksize"] = *FindAttr(pool->def(), "ksize");
