@@ -143,17 +143,21 @@ INSTANTIATE_TEST_SUITE_P(ActivationsAndFormats, ConvFusion,
                                   info.param.data_format;
                          });
 
-// Conv2D + BiasAdd + Relu + pooling -> _FusedConv2DPool. Cases reach the
-// banded path (NHWC, < 16 output channels, windows tiling rows without
-// padding: 2x2/2 VALID, 2x2/2 SAME on even sizes, 2x3/3x2 VALID with gaps
-// between windows) and the buffered one (NCHW, 16+ channels, overlapping or
-// padded windows).
+// Conv2D + BiasAdd + activation + pooling -> _FusedConv2DPool. Cases reach
+// the three paths for fewer than 16 output channels: 2x2/2 unpadded windows
+// pooled in registers (NHWC and NCHW; one or two vectors of columns; whole
+// and split channel blocks; odd rows and columns dropped; every activation;
+// a strided convolution), other windows tiling rows without padding banded
+// (NHWC: 2x3/3x2 VALID with gaps between windows), and the buffered one
+// (16+ channels, overlapping or padded windows).
 struct ConvPoolCase {
   std::string pool_op;
   std::string data_format;
   int64_t h, w, cout;
   std::vector<int64_t> ksize_hw, strides_hw;
   std::string padding;
+  std::string act = "Relu";
+  int64_t conv_stride_h = 1;
 };
 
 class ConvPoolFusion : public ::testing::TestWithParam<ConvPoolCase> {};
@@ -167,13 +171,14 @@ std::string PoolList(const std::string& key, const std::vector<int64_t>& hw, boo
 std::string ConvReluPoolGraph(const ConvPoolCase& c, int64_t cin, const std::string& pool_padding) {
   const bool nchw = c.data_format == "NCHW";
   const std::string fmt = "attr { key: 'data_format' value { s: '" + c.data_format + "' } } ";
-  const std::string conv_attrs = TypeAttr("T", "DT_FLOAT") +
-                                 "attr { key: 'strides' value { list { i: 1 i: 1 i: 1 i: 1 } } } "
-                                 "attr { key: 'padding' value { s: 'SAME' } } " + fmt;
+  const std::string sh = std::to_string(c.conv_stride_h);
+  const std::string conv_strides = nchw ? "i: 1 i: 1 i: " + sh + " i: 1" : "i: 1 i: " + sh + " i: 1 i: 1";
+  const std::string conv_attrs = TypeAttr("T", "DT_FLOAT") + "attr { key: 'strides' value { list { " +
+                                 conv_strides + " } } } attr { key: 'padding' value { s: 'SAME' } } " + fmt;
   return PlaceholderNode("x", "DT_FLOAT") + ConstFloat("filt", {5, 5, cin, c.cout}, Random(25 * cin * c.cout, 7)) +
          ConstFloat("bias", {c.cout}, Random(c.cout, 8)) + NodeText("conv", "Conv2D", {"x", "filt"}, conv_attrs) +
          NodeText("ba", "BiasAdd", {"conv", "bias"}, TypeAttr("T", "DT_FLOAT") + fmt) +
-         NodeText("act", "Relu", {"ba"}, TypeAttr("T", "DT_FLOAT")) +
+         NodeText("act", c.act, {"ba"}, TypeAttr("T", "DT_FLOAT")) +
          NodeText("pool", c.pool_op, {"act"},
                   TypeAttr("T", "DT_FLOAT") + fmt + PoolList("ksize", c.ksize_hw, nchw) +
                       PoolList("strides", c.strides_hw, nchw) + "attr { key: 'padding' value { s: '" +
@@ -212,7 +217,12 @@ INSTANTIATE_TEST_SUITE_P(
                       ConvPoolCase{"MaxPool", "NHWC", 16, 18, 6, {3, 3}, {2, 2}, "SAME"},
                       ConvPoolCase{"MaxPool", "NHWC", 12, 14, 16, {2, 2}, {2, 2}, "VALID"},
                       ConvPoolCase{"MaxPool", "NCHW", 28, 28, 6, {2, 2}, {2, 2}, "VALID"},
-                      ConvPoolCase{"AvgPool", "NCHW", 13, 17, 20, {3, 3}, {2, 2}, "SAME"}),
+                      ConvPoolCase{"AvgPool", "NCHW", 13, 17, 20, {3, 3}, {2, 2}, "SAME"},
+                      ConvPoolCase{"MaxPool", "NHWC", 11, 14, 8, {2, 2}, {2, 2}, "VALID", "Elu"},
+                      ConvPoolCase{"AvgPool", "NCHW", 10, 13, 13, {2, 2}, {2, 2}, "VALID", "Relu6"},
+                      ConvPoolCase{"MaxPool", "NHWC", 9, 33, 15, {2, 2}, {2, 2}, "VALID", "LeakyRelu"},
+                      ConvPoolCase{"AvgPool", "NCHW", 19, 37, 7, {2, 2}, {2, 2}, "VALID", "Elu"},
+                      ConvPoolCase{"MaxPool", "NHWC", 23, 20, 5, {2, 2}, {2, 2}, "VALID", "Relu", 2}),
     [](const auto& info) { return "Case" + std::to_string(info.index); });
 
 // An input the convolution refuses (3 channels for a filter of 2) fails as

@@ -1227,12 +1227,13 @@ class ConvForwardOp : public ConvKernelBase {
              });
   }
 
-  // _FusedConv2DPool. With few output channels, NHWC, and pooling windows
-  // that tile the rows without padding or overlap, each task computes the
+  // _FusedConv2DPool. With few output channels (narrow_conv.h), 2x2 windows
+  // of stride 2 without padding are pooled in registers. Other windows that
+  // tile the rows without padding or overlap (NHWC): each task computes the
   // convolution rows of a few pooled rows into a per-thread band and pools
-  // them while they are in cache: the full convolution output is never
-  // written. Otherwise the convolution goes to a buffer that the pooling
-  // then reads, as the two ops would.
+  // them while they are in cache. Either way the full convolution output is
+  // never written. Otherwise the convolution goes to a buffer that the
+  // pooling then reads, as the two ops would.
   void ComputePooled(OpKernelContext* ctx, const ConvGeom& g, const TensorView& in,
                      const TensorView& filter) {
     const std::vector<int64_t> conv_dims = g.OutputDims();
@@ -1242,9 +1243,13 @@ class ConvForwardOp : public ConvKernelBase {
     if (!ctx->allocate_output(0, pg.OutputDims(), &out).ok()) return;
     if (out.NumElements() == 0) return;
     float* y = out.data<float>();
-    const bool banded = g.format == cu::Format::kNHWC && NarrowConvApplies(g.oc, g.groups, g.sw, g.dw, g.ow) &&
-                        pg.pad_top == 0 && pg.pad_bottom == 0 && pg.pad_left == 0 && pg.pad_right == 0 &&
-                        pg.k_h <= pg.s_h;
+    const bool unpadded = pg.pad_top == 0 && pg.pad_bottom == 0 && pg.pad_left == 0 && pg.pad_right == 0;
+    const bool narrow = NarrowConvApplies(g.oc, g.groups, g.sw, g.dw, g.ow);
+    if (narrow && unpadded && pg.k_h == 2 && pg.k_w == 2 && pg.s_h == 2 && pg.s_w == 2) {
+      ComputeNarrowPooled2x2(ctx, g, in, filter, y);
+      return;
+    }
+    const bool banded = g.format == cu::Format::kNHWC && narrow && unpadded && pg.k_h <= pg.s_h;
     if (!banded) {
       BufferPool::Lease conv_lease = pool_.Acquire();
       float* conv = reinterpret_cast<float*>(
@@ -1283,6 +1288,25 @@ class ConvForwardOp : public ConvKernelBase {
                  PoolNhwcRowsFloat(pool_max_, band, band_rows, y + u * pg.out_w * g.oc, 0, count);
                  u += count;
                }
+             });
+  }
+
+  // The commonest pooling (2x2, stride 2) after a narrow convolution: pooled
+  // in registers, two convolution rows at a time (narrow_conv.h).
+  void ComputeNarrowPooled2x2(OpKernelContext* ctx, const ConvGeom& g, const TensorView& in,
+                              const TensorView& filter, float* y) {
+    const NarrowConvProblem p = NarrowProblem(g);
+    BufferPool::Lease bn_lease = pool_.Acquire();
+    const NarrowConvEpilogue e = NarrowEpilogue(ctx, g.oc, &bn_lease);
+    const NarrowPool pool = pool_max_ ? NarrowPool::kMax : NarrowPool::kAvg;
+    const float* x = in.data<float>();
+    const float* f = filter.data<float>();
+    const int64_t pooled_rows = g.n * (g.oh / 2);
+    const int64_t macs = pooled_rows * 2 * g.ow * g.oc * g.kh * g.kw * g.c;
+    const size_t scratch_bytes = NarrowConvScratchBytes(p);
+    ForRange(ctx, pooled_rows, macs >= kParallelMinMacs ? macs : 0, macs / pooled_rows / kMacsPerNs + 1,
+             [&](int64_t b, int64_t end) {
+               ComputeNarrowConvPooledRows(p, x, f, e, pool, y, b, end, ThreadScratch().Get(scratch_bytes));
              });
   }
 

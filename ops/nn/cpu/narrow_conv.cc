@@ -67,87 +67,167 @@ struct RowArgs {
   const NarrowConvProblem* p;
   const float* staged;  // [c][staged_rows][width]
   int64_t staged_rows, width;
-  int64_t local_row;  // output row within the staged group
+  int64_t local_row;  // first output row within the staged group
   const float* filter;
   const NarrowConvEpilogue* e;
-  float* out_row;  // output (n, oh, 0, 0) in NHWC, (n, 0, oh, 0) in NCHW
+  // Plain: output (n, oh, 0, 0) in NHWC, (n, 0, oh, 0) in NCHW, and the
+  // floats from one row to the next. Pooled: the pooled row, likewise.
+  float* out_row;
+  int64_t out_stride;
+  NarrowPool pool;
 };
 
-// One output row, output channels [oc0, oc0 + kChannels), kBlocks vectors of
-// columns per step.
+// Output rows computed together: each filter tap's weights, broadcast once,
+// serve kRows rows, so the loads per FMA fall. Limited by the 32 vector
+// registers. The 2x2 pooling needs 2.
+constexpr int RowsPerStep(int channels, int blocks) { return channels * blocks <= 12 ? 2 : 1; }
+
+// Scale, shift and activation on one row's accumulators.
 template <int kChannels, int kBlocks>
+void Epilogue(const NarrowConvEpilogue& e, int64_t oc0, Vec (&acc)[kBlocks][kChannels]) {
+  for (int j = 0; j < kChannels; ++j) {
+    const float scale = e.scale ? e.scale[oc0 + j] : 1.f;
+    const float shift = e.shift ? e.shift[oc0 + j] : 0.f;
+    for (int b = 0; b < kBlocks; ++b) {
+      Vec v = acc[b][j] * scale + shift;
+      switch (e.act) {
+        case Act::kRelu: v = v > 0.f ? v : Vec{}; break;
+        case Act::kRelu6: v = v > 0.f ? (v < 6.f ? v : Vec{} + 6.f) : Vec{}; break;
+        case Act::kLeakyRelu: v = v > 0.f ? v : v * e.alpha; break;
+        case Act::kElu:  // expm1 has no vector form here
+          for (int l = 0; l < kLanes; ++l) v[l] = ApplyAct(v[l], Act::kElu, 0.f);
+          break;
+        case Act::kNone: break;
+      }
+      acc[b][j] = v;
+    }
+  }
+}
+
+// Stores `cols` columns from lane 0 of tile's rows: NCHW one copy per
+// channel (`plane` floats apart), NHWC interleaved (`pixel` floats apart).
+template <int kChannels, int kCols>
+void StoreTile(const float (&tile)[kChannels][kCols], bool nchw, float* out, int64_t plane,
+               int64_t pixel, int64_t cols) {
+  if (nchw) {
+    for (int j = 0; j < kChannels; ++j) std::memcpy(out + j * plane, tile[j], cols * sizeof(float));
+  } else {
+    for (int64_t t = 0; t < cols; ++t, out += pixel)
+      for (int j = 0; j < kChannels; ++j) out[j] = tile[j][t];
+  }
+}
+
+// kRows output rows, output channels [oc0, oc0 + kChannels), kBlocks vectors
+// of columns per step. kPooled: the two rows are pooled 2x2 (stride 2) into
+// one pooled row before anything is stored.
+template <int kChannels, int kBlocks, int kRows, bool kPooled>
 void RowBlock(const RowArgs& a, int64_t oc0) {
+  static_assert(!kPooled || kRows == 2, "2x2 pooling takes two convolution rows");
   const NarrowConvProblem& p = *a.p;
   const NarrowConvEpilogue& e = *a.e;
   constexpr int64_t kStep = kLanes * kBlocks;
   for (int64_t ow0 = 0; ow0 < p.ow; ow0 += kStep) {
-    Vec acc[kBlocks][kChannels];
-    for (int b = 0; b < kBlocks; ++b)
-      for (int j = 0; j < kChannels; ++j) acc[b][j] = Vec{};
+    Vec acc[kRows][kBlocks][kChannels];
+    for (int r = 0; r < kRows; ++r)
+      for (int b = 0; b < kBlocks; ++b)
+        for (int j = 0; j < kChannels; ++j) acc[r][b][j] = Vec{};
     for (int64_t ci = 0; ci < p.c; ++ci) {
       const float* plane = a.staged + ci * a.staged_rows * a.width;
       for (int64_t i = 0; i < p.kh; ++i) {
         const float* x_row = plane + (a.local_row * p.sh + i * p.dh) * a.width + ow0;
         const float* w_row = a.filter + ((i * p.kw) * p.c + ci) * p.oc + oc0;
         for (int64_t k = 0; k < p.kw; ++k) {
-          Vec x[kBlocks];
+          Vec x[kRows][kBlocks];
           // memcpy: an unaligned vector load (no vector-returning helper,
           // whose ABI GCC warns about when AVX-512 is not enabled).
-          for (int b = 0; b < kBlocks; ++b) std::memcpy(&x[b], x_row + k + b * kLanes, sizeof(Vec));
+          for (int r = 0; r < kRows; ++r)
+            for (int b = 0; b < kBlocks; ++b)
+              std::memcpy(&x[r][b], x_row + r * p.sh * a.width + k + b * kLanes, sizeof(Vec));
           const float* wv = w_row + k * p.c * p.oc;
           for (int j = 0; j < kChannels; ++j) {
             const float w = wv[j];
-            for (int b = 0; b < kBlocks; ++b) acc[b][j] += x[b] * w;
+            for (int r = 0; r < kRows; ++r)
+              for (int b = 0; b < kBlocks; ++b) acc[r][b][j] += x[r][b] * w;
           }
         }
       }
     }
-    // Epilogue on whole vectors; Elu (expm1) per element at the store.
-    for (int j = 0; j < kChannels; ++j) {
-      const float scale = e.scale ? e.scale[oc0 + j] : 1.f;
-      const float shift = e.shift ? e.shift[oc0 + j] : 0.f;
-      for (int b = 0; b < kBlocks; ++b) {
-        Vec v = acc[b][j] * scale + shift;
-        switch (e.act) {
-          case Act::kRelu: v = v > 0.f ? v : Vec{}; break;
-          case Act::kRelu6: v = v > 0.f ? (v < 6.f ? v : Vec{} + 6.f) : Vec{}; break;
-          case Act::kLeakyRelu: v = v > 0.f ? v : v * e.alpha; break;
-          case Act::kNone:
-          case Act::kElu: break;
+    for (int r = 0; r < kRows; ++r) Epilogue<kChannels, kBlocks>(e, oc0, acc[r]);
+    if constexpr (kPooled) {
+      // Pooled columns [ow0 / 2, ow0 / 2 + cols); a last odd column is not
+      // pooled (VALID).
+      const int64_t pw = p.ow / 2, poh = p.oh / 2;
+      const int64_t cols = std::min<int64_t>(kStep / 2, pw - ow0 / 2);
+      if (cols <= 0) break;
+      const bool max = a.pool == NarrowPool::kMax;
+      alignas(64) float tile[kChannels][kLanes];
+      for (int j = 0; j < kChannels; ++j) {
+        Vec v[kBlocks];
+        for (int b = 0; b < kBlocks; ++b) {
+          const Vec& top = acc[0][b][j];
+          const Vec& bottom = acc[1][b][j];
+          v[b] = max ? (top > bottom ? top : bottom) : top + bottom;
         }
-        acc[b][j] = v;
+        Vec even, odd;
+        if constexpr (kBlocks == 2) {
+          even = __builtin_shufflevector(v[0], v[1], 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+          odd = __builtin_shufflevector(v[0], v[1], 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+        } else {
+          even = __builtin_shufflevector(v[0], v[0], 0, 2, 4, 6, 8, 10, 12, 14, 0, 2, 4, 6, 8, 10, 12, 14);
+          odd = __builtin_shufflevector(v[0], v[0], 1, 3, 5, 7, 9, 11, 13, 15, 1, 3, 5, 7, 9, 11, 13, 15);
+        }
+        const Vec pooled = max ? (even > odd ? even : odd) : (even + odd) * 0.25f;
+        std::memcpy(tile[j], &pooled, sizeof(Vec));
       }
-    }
-    alignas(64) float tile[kChannels][kStep];
-    for (int j = 0; j < kChannels; ++j)
-      for (int b = 0; b < kBlocks; ++b) std::memcpy(&tile[j][b * kLanes], &acc[b][j], sizeof(Vec));
-    if (e.act == Act::kElu) {
-      for (int j = 0; j < kChannels; ++j)
-        for (int64_t t = 0; t < kStep; ++t) tile[j][t] = ApplyAct(tile[j][t], Act::kElu, 0.f);
-    }
-    const int64_t valid = std::min(kStep, p.ow - ow0);
-    if (p.nchw) {
-      for (int j = 0; j < kChannels; ++j)
-        std::memcpy(a.out_row + (oc0 + j) * p.oh * p.ow + ow0, tile[j], valid * sizeof(float));
+      const int64_t plane = poh * pw;
+      float* out = a.out_row + (p.nchw ? oc0 * plane + ow0 / 2 : ow0 / 2 * p.oc + oc0);
+      StoreTile<kChannels, kLanes>(tile, p.nchw, out, plane, p.oc, cols);
     } else {
-      float* o = a.out_row + ow0 * p.oc + oc0;
-      for (int64_t t = 0; t < valid; ++t, o += p.oc)
-        for (int j = 0; j < kChannels; ++j) o[j] = tile[j][t];
+      const int64_t cols = std::min(kStep, p.ow - ow0);
+      const int64_t plane = p.oh * p.ow;
+      for (int r = 0; r < kRows; ++r) {
+        alignas(64) float tile[kChannels][kStep];
+        for (int j = 0; j < kChannels; ++j)
+          for (int b = 0; b < kBlocks; ++b) std::memcpy(&tile[j][b * kLanes], &acc[r][b][j], sizeof(Vec));
+        float* row = a.out_row + r * a.out_stride;
+        float* out = row + (p.nchw ? oc0 * plane + ow0 : ow0 * p.oc + oc0);
+        StoreTile<kChannels, kStep>(tile, p.nchw, out, plane, p.oc, cols);
+      }
     }
   }
 }
 
 using RowBlockFn = void (*)(const RowArgs&, int64_t);
 
-template <int kBlocks, int... kChannels>
-constexpr std::array<RowBlockFn, sizeof...(kChannels)> Table(std::integer_sequence<int, kChannels...>) {
-  return {&RowBlock<kChannels + 1, kBlocks>...};
+// One channel block's kernels: `rows` output rows at a time, one, and
+// (null where the registers do not hold two rows) two rows pooled.
+struct RowBlockFns {
+  RowBlockFn step, one, pooled;
+  int rows;
+};
+
+template <int kChannels, int kBlocks>
+constexpr RowBlockFns FnsFor() {
+  constexpr int rows = RowsPerStep(kChannels, kBlocks);
+  RowBlockFns f{&RowBlock<kChannels, kBlocks, rows, false>, &RowBlock<kChannels, kBlocks, 1, false>,
+                nullptr, rows};
+  if constexpr (rows == 2) f.pooled = &RowBlock<kChannels, kBlocks, 2, true>;
+  return f;
+}
+
+template <int kBlocks, int... kChannelsMinus1>
+constexpr std::array<RowBlockFns, sizeof...(kChannelsMinus1)> Table(
+    std::integer_sequence<int, kChannelsMinus1...>) {
+  return {FnsFor<kChannelsMinus1 + 1, kBlocks>()...};
 }
 
 // kRowBlocks[blocks - 1][channels - 1].
-constexpr std::array<std::array<RowBlockFn, kMaxChannelBlock>, kMaxBlocks> kRowBlocks = {
+constexpr std::array<std::array<RowBlockFns, kMaxChannelBlock>, kMaxBlocks> kRowBlocks = {
     Table<1>(std::make_integer_sequence<int, kMaxChannelBlock>()),
     Table<2>(std::make_integer_sequence<int, kMaxChannelBlock>())};
+
+// One vector of columns when one covers the row: two would waste half.
+int BlocksFor(const NarrowConvProblem& p) { return p.ow <= kLanes ? 1 : 2; }
 
 }  // namespace
 
@@ -165,22 +245,56 @@ void ComputeNarrowConvRows(const NarrowConvProblem& p, const float* in, const fl
                            int64_t row_begin, int64_t row_end, void* scratch) {
   const Staging s = StagingOf(p);
   float* staged = static_cast<float*>(scratch);
-  // One vector of columns when one covers the row: two would waste half.
-  const int blocks = p.ow <= kLanes ? 1 : 2;
-  const auto& fns = kRowBlocks[blocks - 1];
+  const auto& fns = kRowBlocks[BlocksFor(p) - 1];
   for (int64_t row = row_begin; row < row_end;) {
     const int64_t n = row / p.oh, oh0 = row % p.oh;
     const int64_t group = std::min({kRowGroup, p.oh - oh0, row_end - row});
     const int64_t rows = s.RowsFor(p, group);
     Stage(p, s, in, n, oh0 * p.sh - p.pt, rows, staged);
-    for (int64_t r = 0; r < group; ++r) {
-      const int64_t oh = oh0 + r;
-      float* out_row = p.nchw ? out.data + n * p.oc * p.oh * p.ow + oh * p.ow
-                              : out.data + (n * p.oh + oh - out.first_row) * p.ow * p.oc;
-      RowArgs a{&p, staged, rows, s.width, r, filter, &e, out_row};
-      for (int64_t oc0 = 0; oc0 < p.oc; oc0 += kMaxChannelBlock) {
-        const int64_t channels = std::min<int64_t>(kMaxChannelBlock, p.oc - oc0);
-        fns[channels - 1](a, oc0);
+    const int64_t out_stride = p.nchw ? p.ow : p.ow * p.oc;
+    float* first_out = p.nchw ? out.data + n * p.oc * p.oh * p.ow + oh0 * p.ow
+                              : out.data + (n * p.oh + oh0 - out.first_row) * p.ow * p.oc;
+    for (int64_t oc0 = 0; oc0 < p.oc; oc0 += kMaxChannelBlock) {
+      const int64_t channels = std::min<int64_t>(kMaxChannelBlock, p.oc - oc0);
+      const RowBlockFns& f = fns[channels - 1];
+      for (int64_t r = 0; r < group;) {
+        const RowArgs a{&p, staged, rows, s.width, r, filter, &e, first_out + r * out_stride, out_stride,
+                        NarrowPool::kMax};
+        if (group - r >= f.rows) {
+          f.step(a, oc0);
+          r += f.rows;
+        } else {
+          f.one(a, oc0);
+          ++r;
+        }
+      }
+    }
+    row += group;
+  }
+}
+
+void ComputeNarrowConvPooledRows(const NarrowConvProblem& p, const float* in, const float* filter,
+                                 const NarrowConvEpilogue& e, NarrowPool pool, float* out,
+                                 int64_t row_begin, int64_t row_end, void* scratch) {
+  const Staging s = StagingOf(p);
+  float* staged = static_cast<float*>(scratch);
+  const int blocks = BlocksFor(p);
+  const auto& fns = kRowBlocks[blocks - 1];
+  // Channel blocks small enough for two rows of accumulators.
+  const int64_t channel_block = std::min<int64_t>(kMaxChannelBlock, 12 / blocks);
+  const int64_t poh = p.oh / 2, pw = p.ow / 2;
+  for (int64_t row = row_begin; row < row_end;) {
+    const int64_t n = row / poh, ph0 = row % poh;
+    const int64_t group = std::min({kRowGroup / 2, poh - ph0, row_end - row});  // pooled rows
+    const int64_t rows = s.RowsFor(p, 2 * group);
+    Stage(p, s, in, n, 2 * ph0 * p.sh - p.pt, rows, staged);
+    const int64_t out_stride = p.nchw ? pw : pw * p.oc;
+    float* first_out = p.nchw ? out + n * p.oc * poh * pw + ph0 * pw : out + row * pw * p.oc;
+    for (int64_t oc0 = 0; oc0 < p.oc; oc0 += channel_block) {
+      const int64_t channels = std::min(channel_block, p.oc - oc0);
+      const RowBlockFn fn = fns[channels - 1].pooled;
+      for (int64_t r = 0; r < group; ++r) {
+        fn({&p, staged, rows, s.width, 2 * r, filter, &e, first_out + r * out_stride, out_stride, pool}, oc0);
       }
     }
     row += group;

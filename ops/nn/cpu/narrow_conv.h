@@ -4,9 +4,10 @@
 // oneDNN's convolution kernels put output channels in the vector lanes, so
 // with fewer than 16 of them most lanes idle: LeNet's first layer (1 -> 6
 // channels, 5x5, 28x28) ran at a third of the machine's speed there. This
-// kernel keeps, for a run of 16 or 32 output columns, one vector
-// accumulator per output channel and streams each filter tap's input
-// columns through them (bench/conv_bench.cc: BM_NarrowConv against oneDNN).
+// kernel keeps, for a run of 16 or 32 output columns of two output rows,
+// one vector accumulator per row and output channel and streams each filter
+// tap's input columns through them (bench/conv_bench.cc against oneDNN). A
+// following 2x2 pooling can be applied to the two rows in registers.
 //
 // Scope: float, groups == 1, stride and dilation 1 along W (any along H),
 // NHWC or NCHW. ConvForwardOp picks it through NarrowConvApplies.
@@ -43,7 +44,8 @@ struct NarrowConvEpilogue {
 // output channels, output rows wide enough to fill the vectors).
 bool NarrowConvApplies(int64_t oc, int64_t groups, int64_t stride_w, int64_t dilation_w, int64_t ow);
 
-// Bytes of scratch ComputeNarrowConvRows needs (per calling thread).
+// Bytes of scratch ComputeNarrowConvRows and ComputeNarrowConvPooledRows
+// need (per calling thread).
 size_t NarrowConvScratchBytes(const NarrowConvProblem& p);
 
 // Where output rows go. NHWC: row r (= image * oh + output row) at
@@ -60,6 +62,19 @@ struct NarrowConvOutput {
 void ComputeNarrowConvRows(const NarrowConvProblem& p, const float* in, const float* filter,
                            const NarrowConvEpilogue& e, const NarrowConvOutput& out,
                            int64_t row_begin, int64_t row_end, void* scratch);
+
+// A 2x2 pooling with stride 2 and no padding, applied to the convolution's
+// rows while they are in registers.
+enum class NarrowPool { kMax, kAvg };
+
+// The convolution followed by `pool`: pooled output rows [row_begin,
+// row_end) (row = image * (oh / 2) + pooled row) of `out`, the whole pooled
+// tensor (NHWC or NCHW as the input; oh / 2 x ow / 2: a last odd row or
+// column is dropped, as VALID pooling does). The epilogue applies before
+// the pooling.
+void ComputeNarrowConvPooledRows(const NarrowConvProblem& p, const float* in, const float* filter,
+                                 const NarrowConvEpilogue& e, NarrowPool pool, float* out,
+                                 int64_t row_begin, int64_t row_end, void* scratch);
 
 }  // namespace sdk
 }  // namespace graphrt
