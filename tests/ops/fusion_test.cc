@@ -149,7 +149,9 @@ INSTANTIATE_TEST_SUITE_P(ActivationsAndFormats, ConvFusion,
 // and split channel blocks; odd rows and columns dropped; every activation;
 // a strided convolution), other windows tiling rows without padding banded
 // (NHWC: 2x3/3x2 VALID with gaps between windows), and the buffered one
-// (16+ channels, overlapping or padded windows).
+// (overlapping or padded windows); for 16+ channels in NCHW, oneDNN's
+// pooling of each chunk of images (one chunk, one per thread, one per image
+// when an image's output passes 1 MB), else the buffered path.
 struct ConvPoolCase {
   std::string pool_op;
   std::string data_format;
@@ -222,7 +224,10 @@ INSTANTIATE_TEST_SUITE_P(
                       ConvPoolCase{"AvgPool", "NCHW", 10, 13, 13, {2, 2}, {2, 2}, "VALID", "Relu6"},
                       ConvPoolCase{"MaxPool", "NHWC", 9, 33, 15, {2, 2}, {2, 2}, "VALID", "LeakyRelu"},
                       ConvPoolCase{"AvgPool", "NCHW", 19, 37, 7, {2, 2}, {2, 2}, "VALID", "Elu"},
-                      ConvPoolCase{"MaxPool", "NHWC", 23, 20, 5, {2, 2}, {2, 2}, "VALID", "Relu", 2}),
+                      ConvPoolCase{"MaxPool", "NHWC", 23, 20, 5, {2, 2}, {2, 2}, "VALID", "Relu", 2},
+                      ConvPoolCase{"MaxPool", "NCHW", 32, 32, 32, {2, 2}, {2, 2}, "VALID"},
+                      ConvPoolCase{"MaxPool", "NCHW", 130, 129, 16, {3, 3}, {2, 2}, "SAME"},
+                      ConvPoolCase{"AvgPool", "NCHW", 21, 19, 24, {2, 2}, {2, 2}, "VALID", "Elu"}),
     [](const auto& info) { return "Case" + std::to_string(info.index); });
 
 // An input the convolution refuses (3 channels for a filter of 2) fails as

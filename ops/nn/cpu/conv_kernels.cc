@@ -493,14 +493,27 @@ struct PrimEntry {
 // One unit of work: a range of images, or a band of output rows of one.
 struct Chunk {
   int64_t a_off = 0, b_off = 0;  // element offsets into a and b
+  int64_t pooled_off = 0;        // pooled plans: element offset into the pooled output
   int prim = 0;
   int64_t macs = 0;
+};
+
+// A pooled plan's pooling of one primitive's output (_FusedConv2DPool): it
+// reads the convolution's output in the primitive's layout from the
+// chunk's buffer while it is in cache, and writes the user's layout.
+struct PoolStage {
+  dnnl::pooling_forward prim;
+  memory::desc dst_md, user_md;
+  dnnl::reorder reorder;
+  bool reorder_dst = false;
+  size_t dst_bytes = 0;
 };
 
 struct Plan {
   Kind kind = Kind::kForward;
   memory::data_type dt = memory::data_type::f32;
   std::vector<PrimEntry> prims;
+  std::vector<PoolStage> pools;  // pooled plans: one per primitive
   std::vector<Chunk> chunks;
   // Forward / backward-data weights: the filter as given and as the
   // primitives take it.
@@ -563,6 +576,9 @@ struct PlanRequest {
   memory::data_type dt = memory::data_type::f32;
   const FusedSpec* fused = nullptr;  // forward only
   int threads = 1;
+  // Forward only: pool the convolution's output (a pooled plan).
+  const PoolGeometry* pool = nullptr;
+  bool pool_max = true;
 };
 
 // Applies the fused epilogue to a forward primitive's attributes.
@@ -683,6 +699,31 @@ PrimEntry BuildPrim(const PlanRequest& req, int64_t nn, int64_t h_in, int64_t oh
   return e;
 }
 
+// The pooling of primitive `e`'s output (nn whole images).
+PoolStage BuildPoolStage(const PlanRequest& req, int64_t nn, PrimEntry* e) {
+  const PoolGeometry& pg = *req.pool;
+  PoolStage st;
+  st.user_md = ActUserMd(req.g.format, req.dt, nn, pg.depth, pg.out_h, pg.out_h, pg.out_w);
+  const bool plain = req.g.format == cu::Format::kNHWC;
+  const memory::desc dst_md = plain ? st.user_md : AnyMd({nn, pg.depth, pg.out_h, pg.out_w}, req.dt);
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  const auto alg = req.pool_max ? dnnl::algorithm::pooling_max : dnnl::algorithm::pooling_avg_exclude_padding;
+  dnnl::pooling_forward::desc d(dnnl::prop_kind::forward_inference, alg, e->b_md, dst_md, {pg.s_h, pg.s_w},
+                                {pg.k_h, pg.k_w}, {pg.pad_top, pg.pad_left}, {pg.pad_bottom, pg.pad_right});
+  dnnl::pooling_forward::primitive_desc pd(d, attr, DnnlCpuEngine());
+  st.prim = dnnl::pooling_forward(pd);
+  st.dst_md = pd.dst_desc();
+  size_t scratch = pd.scratchpad_desc().get_size();
+  st.reorder_dst = st.dst_md != st.user_md;
+  if (st.reorder_dst) st.reorder = MakeReorder(st.dst_md, st.user_md, &scratch);
+  st.dst_bytes = st.reorder_dst ? AlignUp(st.dst_md.get_size()) : 0;
+  // The convolution's output always goes to the chunk's buffer.
+  e->scratch_bytes = std::max(e->scratch_bytes, AlignUp(scratch));
+  e->b_bytes = AlignUp(e->b_md.get_size());
+  return st;
+}
+
 // Element strides of the user's activations: per image and per row.
 struct ActStrides {
   int64_t image, row;
@@ -730,6 +771,26 @@ std::vector<ChunkSpec> SplitWork(const PlanRequest& req) {
   return out;
 }
 
+// A pooled plan's chunks: whole images (the pooling must not cross a chunk),
+// as many per chunk as keep the convolution's output about L2-sized, and at
+// least one chunk per thread.
+std::vector<ChunkSpec> PooledSplit(const PlanRequest& req) {
+  constexpr int64_t kChunkOutputBytes = int64_t{1} << 20;
+  const ConvGeom& g = req.g;
+  const int64_t image_bytes = std::max<int64_t>(1, g.oc * g.oh * g.ow * 4);
+  const int64_t threads = req.threads > 1 && g.Macs() >= kParallelMinMacs ? req.threads : 1;
+  const int64_t per_chunk = std::max<int64_t>(1, kChunkOutputBytes / image_bytes);
+  const int64_t k = std::min(g.n, std::max((g.n + per_chunk - 1) / per_chunk, threads));
+  const int64_t q = g.n / k, r = g.n % k;
+  std::vector<ChunkSpec> out;
+  for (int64_t i = 0, n0 = 0; i < k; ++i) {
+    const int64_t nn = q + (i < r ? 1 : 0);
+    out.push_back({n0, nn, 0, g.oh});
+    n0 += nn;
+  }
+  return out;
+}
+
 // Builds the plan for a request; throws dnnl::error when oneDNN has no
 // implementation.
 std::shared_ptr<Plan> BuildPlanOrThrow(const PlanRequest& req, std::vector<ChunkSpec> specs) {
@@ -767,6 +828,7 @@ std::shared_ptr<Plan> BuildPlanOrThrow(const PlanRequest& req, std::vector<Chunk
     if (idx < 0) {
       plan->prims.push_back(BuildPrim(req, key.nn, key.h_in, key.oh_c, key.pt, key.pb, fixed_w));
       if (fixed_w.is_zero() && req.kind != Kind::kBackwardWeights) fixed_w = plan->prims.back().w_md;
+      if (req.pool) plan->pools.push_back(BuildPoolStage(req, key.nn, &plan->prims.back()));
       keys.push_back(key);
       idx = static_cast<int>(keys.size() - 1);
     }
@@ -776,6 +838,7 @@ std::shared_ptr<Plan> BuildPlanOrThrow(const PlanRequest& req, std::vector<Chunk
     const int64_t dst_off = s.n0 * dst_s.image + s.o0 * dst_s.row;
     c.a_off = req.kind == Kind::kBackwardData ? dst_off : src_off;
     c.b_off = req.kind == Kind::kBackwardData ? src_off : dst_off;
+    if (req.pool) c.pooled_off = s.n0 * req.pool->depth * req.pool->out_h * req.pool->out_w;
     c.macs = s.nn * (s.o1 - s.o0) * g.ow * g.oc * g.kh * g.kw * g.icg();
     plan->chunks.push_back(c);
   }
@@ -796,6 +859,13 @@ std::shared_ptr<Plan> BuildPlanOrThrow(const PlanRequest& req, std::vector<Chunk
 }
 
 std::shared_ptr<Plan> BuildPlan(const PlanRequest& req) {
+  if (req.pool) {  // the caller pools separately when oneDNN cannot
+    try {
+      return BuildPlanOrThrow(req, PooledSplit(req));
+    } catch (const dnnl::error&) {
+      return nullptr;
+    }
+  }
   try {
     return BuildPlanOrThrow(req, SplitWork(req));
   } catch (const dnnl::error&) {
@@ -809,8 +879,8 @@ std::shared_ptr<Plan> BuildPlan(const PlanRequest& req) {
   return nullptr;
 }
 
-std::vector<int64_t> PlanKey(const ConvGeom& g, int threads, memory::data_type dt) {
-  return {g.n, g.c, g.h, g.w, g.oc, g.kh, g.kw, g.groups, threads, static_cast<int64_t>(dt)};
+std::vector<int64_t> PlanKey(const ConvGeom& g, int threads, memory::data_type dt, bool pooled) {
+  return {g.n, g.c, g.h, g.w, g.oc, g.kh, g.kw, g.groups, threads, static_cast<int64_t>(dt), pooled ? 1 : 0};
 }
 
 // Pointers one Run hands to a plan's chunks.
@@ -822,6 +892,7 @@ struct RunArgs {
   const float* bn_scale = nullptr;  // batch norm folded to y = x * scale + shift
   const float* bn_shift = nullptr;
   std::vector<float*>* w_partials = nullptr;  // backward-weights: one f32 buffer per chunk
+  char* pooled = nullptr;                     // pooled plans: the pooled output
   size_t elem = 4;                            // bytes per activation element
 };
 
@@ -831,19 +902,23 @@ void RunChunk(const Plan& plan, size_t i, const RunArgs& args) {
   const PrimEntry& e = plan.prims[static_cast<size_t>(c.prim)];
   const dnnl::engine& eng = DnnlCpuEngine();
   SingleOmpThread one_thread;
-  char* buf = ThreadScratch().Get(e.scratch_bytes + e.a_bytes + e.b_bytes + e.w_bytes + 64);
+  const PoolStage* pool = plan.pools.empty() ? nullptr : &plan.pools[static_cast<size_t>(c.prim)];
+  const size_t pool_bytes = pool ? pool->dst_bytes : 0;
+  char* buf = ThreadScratch().Get(e.scratch_bytes + e.a_bytes + e.b_bytes + e.w_bytes + pool_bytes + 64);
   char* scratch = buf;
   char* a_tmp = scratch + e.scratch_bytes;
   char* b_tmp = a_tmp + e.a_bytes;
   char* w_tmp = b_tmp + e.b_bytes;
+  char* pool_tmp = w_tmp + e.w_bytes;
   dnnl::stream& s = DnnlThreadStream();
   memory scratch_mem(memory::desc({static_cast<int64_t>(e.scratch_bytes)}, memory::data_type::u8,
                                   memory::format_tag::a),
                      eng, scratch);
   memory a_user(e.a_user, eng, const_cast<char*>(args.a) + c.a_off * args.elem);
-  memory b_user(e.b_user, eng, args.b + c.b_off * args.elem);
+  // Pooled plans have no full-size b.
+  memory b_user(e.b_user, eng, args.b ? args.b + c.b_off * args.elem : nullptr);
   memory a_mem = e.reorder_a ? memory(e.a_md, eng, a_tmp) : a_user;
-  memory b_mem = e.reorder_b ? memory(e.b_md, eng, b_tmp) : b_user;
+  memory b_mem = e.reorder_b || pool ? memory(e.b_md, eng, b_tmp) : b_user;
   const bool b_is_input = plan.kind == Kind::kBackwardWeights;
   if (e.reorder_a) {
     e.a_reorder.execute(s, {{DNNL_ARG_FROM, a_user}, {DNNL_ARG_TO, a_mem}, {DNNL_ARG_SCRATCHPAD, scratch_mem}});
@@ -896,7 +971,14 @@ void RunChunk(const Plan& plan, size_t i, const RunArgs& args) {
       break;
     }
   }
-  if (e.reorder_b && !b_is_input) {
+  if (pool) {
+    memory pooled_user(pool->user_md, eng, args.pooled + c.pooled_off * args.elem);
+    memory pooled = pool->reorder_dst ? memory(pool->dst_md, eng, pool_tmp) : pooled_user;
+    pool->prim.execute(s, {{DNNL_ARG_SRC, b_mem}, {DNNL_ARG_DST, pooled}, {DNNL_ARG_SCRATCHPAD, scratch_mem}});
+    if (pool->reorder_dst) {
+      pool->reorder.execute(s, {{DNNL_ARG_FROM, pooled}, {DNNL_ARG_TO, pooled_user}, {DNNL_ARG_SCRATCHPAD, scratch_mem}});
+    }
+  } else if (e.reorder_b && !b_is_input) {
     e.b_reorder.execute(s, {{DNNL_ARG_FROM, b_mem}, {DNNL_ARG_TO, b_user}, {DNNL_ARG_SCRATCHPAD, scratch_mem}});
   }
   s.wait();
@@ -983,15 +1065,19 @@ class ConvKernelBase : public OpKernel {
   }
 
  protected:
+  // `pool`: a pooled plan (null when oneDNN cannot pool the output).
   std::shared_ptr<Plan> GetPlan(OpKernelContext* ctx, Kind kind, const ConvGeom& g,
-                                memory::data_type dt, const FusedSpec* fused) {
+                                memory::data_type dt, const FusedSpec* fused,
+                                const PoolGeometry* pool = nullptr, bool pool_max = true) {
     PlanRequest req;
     req.kind = kind;
     req.g = g;
     req.dt = dt;
     req.fused = fused;
     req.threads = std::max(1, ctx->num_threads());
-    return cache_.GetOrCreate(PlanKey(g, req.threads, dt), [&] { return BuildPlan(req); });
+    req.pool = pool;
+    req.pool_max = pool_max;
+    return cache_.GetOrCreate(PlanKey(g, req.threads, dt, pool != nullptr), [&] { return BuildPlan(req); });
   }
 
   // The filter in the plan's weights layout: the filter itself, the plan's
@@ -1147,28 +1233,36 @@ class ConvForwardOp : public ConvKernelBase {
     return Status();
   }
 
-  // The convolution into `y` (the output, or a buffer the pooling reads).
-  void ComputeDnnl(OpKernelContext* ctx, const ConvGeom& g, const TensorView& in,
-                   const TensorView& filter, void* y) {
+  // The convolution into `y` (the output, or a buffer the pooling reads);
+  // with `pool`, the pooled convolution into `y` (the pooled output), or
+  // false and nothing done when oneDNN cannot pool it.
+  bool ComputeDnnl(OpKernelContext* ctx, const ConvGeom& g, const TensorView& in,
+                   const TensorView& filter, void* y, const PoolGeometry* pool = nullptr) {
     if constexpr (std::is_same_v<T, float>) {
-      if (NarrowConvApplies(g.oc, g.groups, g.sw, g.dw, g.ow)) {
+      if (!pool && NarrowConvApplies(g.oc, g.groups, g.sw, g.dw, g.ow)) {
         ComputeNarrow(ctx, g, in, filter, {static_cast<float*>(y), 0}, 0, g.n * g.oh);
-        return;
+        return true;
       }
     }
     const char* op = kFused ? "_FusedConv2D" : kDepthwise ? "DepthwiseConv2dNative" : "Conv2D";
-    std::shared_ptr<Plan> plan = GetPlan(ctx, Kind::kForward, g, DnnlDt<T>(), kFused ? &spec_ : nullptr);
-    OP_REQUIRES(ctx, plan != nullptr, NoPrimitive(op, g));
+    std::shared_ptr<Plan> plan =
+        GetPlan(ctx, Kind::kForward, g, DnnlDt<T>(), kFused ? &spec_ : nullptr, pool, pool_max_);
+    if (pool && !plan) return false;
+    if (!plan) {
+      ctx->CtxFailure(NoPrimitive(op, g));
+      return true;
+    }
     BufferPool::Lease w_lease = pool_.Acquire();
     BufferPool::Lease bn_lease = pool_.Acquire();
     RunArgs args;
     args.elem = sizeof(T);
     args.a = static_cast<const char*>(in.raw_data());
-    args.b = static_cast<char*>(y);
+    (pool ? args.pooled : args.b) = static_cast<char*>(y);
     try {
       args.w = PlanWeights(*plan, filter, &w_lease);
     } catch (const std::exception& e) {
-      OP_REQUIRES(ctx, false, errors::Internal(op, ": oneDNN weights reorder failed: ", e.what()));
+      ctx->CtxFailure(errors::Internal(op, ": oneDNN weights reorder failed: ", e.what()));
+      return true;
     }
     if (kFused && spec_.fusion == Fusion::kBias) args.bias = ctx->input(2).raw_data();
     if (kFused && spec_.fusion == Fusion::kBatchNorm) {
@@ -1177,9 +1271,11 @@ class ConvForwardOp : public ConvKernelBase {
       args.bn_scale = p;
       args.bn_shift = p + g.oc;
     }
-    OP_REQUIRES(ctx, RunPlan(ctx, *plan, args),
-                errors::Internal(op, ": oneDNN convolution failed for input ",
-                                 sf::ShapeString(in), " and filter ", sf::ShapeString(filter)));
+    if (!RunPlan(ctx, *plan, args)) {
+      ctx->CtxFailure(errors::Internal(op, ": oneDNN convolution failed for input ", sf::ShapeString(in),
+                                       " and filter ", sf::ShapeString(filter)));
+    }
+    return true;
   }
 
   NarrowConvProblem NarrowProblem(const ConvGeom& g) const {
@@ -1251,6 +1347,11 @@ class ConvForwardOp : public ConvKernelBase {
     }
     const bool banded = g.format == cu::Format::kNHWC && narrow && unpadded && pg.k_h <= pg.s_h;
     if (!banded) {
+      // NCHW: oneDNN pools each chunk of images from the convolution's
+      // blocked layout while it is in cache, and only the pooled output is
+      // reordered (bench: W4 NCHW's first layer 45 -> 24-30 ms). NHWC needs
+      // no reorder and pools as fast from the buffer.
+      if (!narrow && g.format == cu::Format::kNCHW && ComputeDnnl(ctx, g, in, filter, y, &pg)) return;
       BufferPool::Lease conv_lease = pool_.Acquire();
       float* conv = reinterpret_cast<float*>(
           conv_lease.Get(static_cast<size_t>(g.n * g.oh * g.ow * g.oc) * sizeof(float)));
