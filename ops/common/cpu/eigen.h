@@ -22,6 +22,13 @@ using EigenVecMap = Eigen::Map<EigenArr<T>>;
 template <typename T>
 using EigenConstVecMap = Eigen::Map<const EigenArr<T>>;
 
+// bfloat16 kept as its bits (the upper half of a float), converted through
+// Eigen::bfloat16: round to nearest even, NaN stays NaN.
+inline float Bf16BitsToFloat(uint16_t bits) {
+  return static_cast<float>(Eigen::numext::bit_cast<Eigen::bfloat16>(bits));
+}
+inline uint16_t FloatToBf16Bits(float f) { return Eigen::numext::bit_cast<uint16_t>(Eigen::bfloat16(f)); }
+
 }  // namespace sdk
 }  // namespace graphrt
 

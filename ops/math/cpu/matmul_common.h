@@ -12,6 +12,7 @@
 
 #include "common/cpu/dnnl_util.h"
 #include "common/cpu/eigen.h"
+#include "common/cpu/scratch.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -40,12 +41,8 @@ constexpr int64_t kMacsPerNs = 32;
 struct bf16 {
   uint16_t bits;
 };
-inline float Bf16ToFloat(bf16 v) {
-  const uint32_t u = static_cast<uint32_t>(v.bits) << 16;
-  float f;
-  std::memcpy(&f, &u, sizeof(f));
-  return f;
-}
+inline float Bf16ToFloat(bf16 v) { return Bf16BitsToFloat(v.bits); }
+inline bf16 FloatToBf16(float f) { return bf16{FloatToBf16Bits(f)}; }
 
 // The product split into blocks: rows [r0, r1) x cols [c0, c1) of C.
 struct Block {
@@ -203,13 +200,6 @@ struct DnnlMatMul {
   bool has_bias = false;
 };
 
-// A growing per-thread buffer for oneDNN scratchpads.
-inline void* DnnlThreadScratch(size_t bytes) {
-  thread_local std::vector<char> buf;
-  if (buf.size() < bytes) buf.resize(bytes);
-  return buf.data();
-}
-
 inline dnnl::algorithm DnnlActivation(Activation act, float* alpha, float* beta) {
   *beta = 0.0f;
   switch (act) {
@@ -286,7 +276,7 @@ inline bool DnnlMatMulBlock(const DnnlMatMul& p, bool ta, bool tb, int64_t n, in
     const size_t scratch_bytes = p.scratch_md.get_size();
     if (scratch_bytes > 0) {
       args.emplace(DNNL_ARG_SCRATCHPAD,
-                   dnnl::memory(p.scratch_md, eng, DnnlThreadScratch(scratch_bytes)));
+                   dnnl::memory(p.scratch_md, eng, ThreadScratch().Get(scratch_bytes)));
     }
     dnnl::stream& s = DnnlThreadStream();
     p.prim.execute(s, args);

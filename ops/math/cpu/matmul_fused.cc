@@ -182,14 +182,6 @@ class FusedMatMulOp : public OpKernel {
                                  a.ShapeString(), " and ", b.ShapeString()));
   }
 
-  static bf16 FloatToBf16(float f) {  // round to nearest even; NaN stays NaN
-    uint32_t u;
-    std::memcpy(&u, &f, sizeof(u));
-    if ((u & 0x7fffffffu) > 0x7f800000u) return bf16{static_cast<uint16_t>((u >> 16) | 0x40)};
-    u += 0x7fffu + ((u >> 16) & 1u);
-    return bf16{static_cast<uint16_t>(u >> 16)};
-  }
-
   bool transpose_a_ = false;
   bool transpose_b_ = false;
   float leaky_alpha_ = 0.2f;

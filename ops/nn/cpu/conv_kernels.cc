@@ -31,6 +31,7 @@
 #include "common/cpu/dnnl_util.h"
 #include "common/cpu/eigen.h"
 #include "common/cpu/parallel.h"
+#include "common/cpu/scratch.h"
 #include "nn/cpu/conv_act.h"
 #include "nn/cpu/narrow_conv.h"
 #include "nn/cpu/pooling.h"
@@ -65,95 +66,6 @@ constexpr int64_t kNarrowBandRows = 8;
 constexpr int64_t kMacsPerNs = 16;
 // Below this many multiply-adds a convolution runs on one thread.
 constexpr int64_t kParallelMinMacs = int64_t{1} << 20;
-
-// ------------------------------------------------------------- buffers
-
-// 64-byte aligned growable buffer.
-class AlignedBuffer {
- public:
-  AlignedBuffer() = default;
-  AlignedBuffer(const AlignedBuffer&) = delete;
-  AlignedBuffer& operator=(const AlignedBuffer&) = delete;
-  ~AlignedBuffer() { std::free(p_); }
-  // At least `bytes` bytes; old contents are not kept.
-  char* Get(size_t bytes) {
-    if (bytes > n_) {
-      std::free(p_);
-      n_ = (bytes + 4095) / 4096 * 4096;
-      p_ = static_cast<char*>(std::aligned_alloc(64, n_));
-      if (p_ == nullptr) {
-        n_ = 0;
-        throw std::bad_alloc();
-      }
-    }
-    return p_;
-  }
-  char* data() const { return p_; }
-
- private:
-  char* p_ = nullptr;
-  size_t n_ = 0;
-};
-
-// Per-thread scratch for work that runs start to end on one thread without
-// waiting on the pool (a chunk of a convolution): the oneDNN scratchpad
-// and the blocked copies of activations.
-AlignedBuffer& ThreadScratch() {
-  thread_local AlignedBuffer buf;
-  return buf;
-}
-
-// Buffers that live across a parallel_for (the caller's thread may run
-// other kernels while it waits, so thread-locals would be shared): leased
-// from a per-kernel pool and returned after the Run.
-class BufferPool {
- public:
-  class Lease {
-   public:
-    Lease(BufferPool* pool, std::unique_ptr<AlignedBuffer> b) : pool_(pool), b_(std::move(b)) {}
-    Lease(Lease&&) = default;
-    ~Lease() {
-      if (b_) pool_->Return(std::move(b_));
-    }
-    char* Get(size_t bytes) { return b_->Get(bytes); }
-
-   private:
-    BufferPool* pool_;
-    std::unique_ptr<AlignedBuffer> b_;
-  };
-  Lease Acquire() {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (free_.empty()) return Lease(this, std::make_unique<AlignedBuffer>());
-    std::unique_ptr<AlignedBuffer> b = std::move(free_.back());
-    free_.pop_back();
-    return Lease(this, std::move(b));
-  }
-
- private:
-  void Return(std::unique_ptr<AlignedBuffer> b) {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (free_.size() < 8) free_.push_back(std::move(b));
-  }
-  std::mutex mu_;
-  std::vector<std::unique_ptr<AlignedBuffer>> free_;
-};
-
-size_t AlignUp(size_t n) { return (n + 63) / 64 * 64; }
-
-// float -> bfloat16, round to nearest even (NaN stays NaN).
-uint16_t FloatToBf16(float f) {
-  uint32_t b;
-  std::memcpy(&b, &f, 4);
-  if ((b & 0x7fffffffu) > 0x7f800000u) return 0x7fc0;
-  b += 0x7fffu + ((b >> 16) & 1u);
-  return static_cast<uint16_t>(b >> 16);
-}
-float Bf16ToFloat(uint16_t h) {
-  const uint32_t b = static_cast<uint32_t>(h) << 16;
-  float f;
-  std::memcpy(&f, &b, 4);
-  return f;
-}
 
 // ------------------------------------------------------------ geometry
 
@@ -998,7 +910,7 @@ constexpr memory::data_type DnnlDt() {
 template <typename T>
 float ToFloat(T v) {
   if constexpr (std::is_same_v<T, uint16_t>) {
-    return Bf16ToFloat(v);
+    return Bf16BitsToFloat(v);
   } else {
     return static_cast<float>(v);
   }
@@ -1589,7 +1501,7 @@ class Conv2DBackpropFilterOp : public ConvKernelBase {
       }
       if constexpr (std::is_same_v<T, uint16_t>) {
         uint16_t* o = out.data<uint16_t>();
-        for (int64_t i = 0; i < w_elems; ++i) o[i] = FloatToBf16(sum[i]);
+        for (int64_t i = 0; i < w_elems; ++i) o[i] = FloatToBf16Bits(sum[i]);
       }
     } else {
       const bool nchw = g.format == cu::Format::kNCHW;
