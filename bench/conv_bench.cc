@@ -15,21 +15,19 @@
 //   build/bin/graphrt_bench_conv [--benchmark_filter=...]
 #include <benchmark/benchmark.h>
 
-#include <dlfcn.h>
-
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <chrono>
 #include <cstdio>
 #include <map>
 #include <memory>
-#include <random>
 #include <string>
 #include <vector>
 
 #include "graphrt/core/graph_def_io.h"
 #include "graphrt/core/runtime.h"
 #include "graphrt/core/session.h"
+#include "bench_util.h"
 
 namespace graphrt {
 namespace {
@@ -48,44 +46,20 @@ const ConvShape kShapes[] = {{"conv1_3to64_224", 8, 3, 224, 224, 64},
                              {"lenet2_6to16_14", 64, 6, 14, 14, 16, 5, false}};
 constexpr int64_t kNumShapes = sizeof(kShapes) / sizeof(kShapes[0]);
 
-std::vector<float> Random(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> d(-1.f, 1.f);
-  std::vector<float> v(n);
-  for (float& x : v) x = d(rng);
-  return v;
-}
-
-std::string FloatList(const std::vector<float>& v) {
-  std::string s;
-  char buf[32];
-  for (float x : v) {
-    std::snprintf(buf, sizeof(buf), "float_val: %.9g ", x);
-    s += buf;
-  }
-  return s;
-}
-
-std::string ShapeText(const std::vector<int64_t>& d) {
-  std::string s = "tensor_shape { ";
-  for (int64_t x : d) s += "dim { size: " + std::to_string(x) + " } ";
-  return s + "} ";
-}
-
 proto::GraphDef FusedConvGraph(const ConvShape& s, bool nchw) {
-  const std::vector<float> f = Random(static_cast<size_t>(s.k * s.k * s.c * s.oc), 1);
-  const std::vector<float> b = Random(static_cast<size_t>(s.oc), 2);
+  const std::vector<float> f = bench::RandomFloats(static_cast<size_t>(s.k * s.k * s.c * s.oc), 1);
+  const std::vector<float> b = bench::RandomFloats(static_cast<size_t>(s.oc), 2);
   const std::string fmt = nchw ? "NCHW" : "NHWC";
   const std::string strides = "list { i: 1 i: 1 i: 1 i: 1 }";
   std::string g =
       "node { name: 'x' op: 'Placeholder' attr { key: 'dtype' value { type: DT_FLOAT } } }\n"
       "node { name: 'f' op: 'Const' attr { key: 'dtype' value { type: DT_FLOAT } } "
       "attr { key: 'value' value { tensor { dtype: DT_FLOAT " +
-      ShapeText({s.k, s.k, s.c, s.oc}) + FloatList(f) +
+      bench::TensorShapeText({s.k, s.k, s.c, s.oc}) + bench::FloatValText(f) +
       "} } } }\n"
       "node { name: 'b' op: 'Const' attr { key: 'dtype' value { type: DT_FLOAT } } "
       "attr { key: 'value' value { tensor { dtype: DT_FLOAT " +
-      ShapeText({s.oc}) + FloatList(b) +
+      bench::TensorShapeText({s.oc}) + bench::FloatValText(b) +
       "} } } }\n"
       "node { name: 'y' op: '_FusedConv2D' input: 'x' input: 'f' input: 'b' "
       "attr { key: 'T' value { type: DT_FLOAT } } "
@@ -115,7 +89,7 @@ void BM_Session(benchmark::State& state) {
   const std::vector<int64_t> dims = nchw ? std::vector<int64_t>{s.n, s.c, s.h, s.w}
                                          : std::vector<int64_t>{s.n, s.h, s.w, s.c};
   Tensor x(GR_FLOAT, TensorShape(dims));
-  const std::vector<float> xv = Random(static_cast<size_t>(x.NumElements()), 3);
+  const std::vector<float> xv = bench::RandomFloats(static_cast<size_t>(x.NumElements()), 3);
   std::copy(xv.begin(), xv.end(), x.data<float>());
   std::vector<std::pair<std::string, Tensor>> feeds = {{"x", x}};
   std::vector<Tensor> out;
@@ -130,20 +104,13 @@ void BM_Session(benchmark::State& state) {
   state.SetLabel(s.name);
 }
 
-// OpenMP's thread count, through libgomp as oneDNN loaded it.
-void SetOmpThreads(int n) {
-  using Fn = void (*)(int);
-  static Fn fn = reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, "omp_set_num_threads"));
-  if (fn) fn(n);
-}
-
 void BM_Dnnl(benchmark::State& state) {
   using dnnl::memory;
   const ConvShape& s = kShapes[state.range(0)];
   const int threads = static_cast<int>(state.range(1));
   const bool nchw = state.range(2) != 0;
   const bool blocked = state.range(3) != 0;
-  SetOmpThreads(threads);
+  bench::SetOmpThreads(threads);
   dnnl::engine eng(dnnl::engine::kind::cpu, 0);
   dnnl::stream strm(eng);
   const memory::dims src_d = {s.n, s.c, s.h, s.w}, dst_d = {s.n, s.oc, s.oh(), s.ow()};
@@ -165,14 +132,14 @@ void BM_Dnnl(benchmark::State& state) {
   dnnl::convolution_forward::primitive_desc pd(d, attr, eng);
   dnnl::convolution_forward conv(pd);
   // Weights from HWIO, reordered once (outside the timing).
-  std::vector<float> f = Random(static_cast<size_t>(s.k * s.k * s.c * s.oc), 1);
+  std::vector<float> f = bench::RandomFloats(static_cast<size_t>(s.k * s.k * s.c * s.oc), 1);
   memory f_user({w_d, memory::data_type::f32, memory::format_tag::hwio}, eng, f.data());
   memory f_mem(pd.weights_desc(), eng);
   dnnl::reorder(f_user, f_mem).execute(strm, f_user, f_mem);
-  std::vector<float> b = Random(static_cast<size_t>(s.oc), 2);
+  std::vector<float> b = bench::RandomFloats(static_cast<size_t>(s.oc), 2);
   memory b_mem(b_md, eng, b.data());
   memory src(pd.src_desc(), eng), dst(pd.dst_desc(), eng);
-  std::vector<float> xv = Random(pd.src_desc().get_size() / sizeof(float), 3);
+  std::vector<float> xv = bench::RandomFloats(pd.src_desc().get_size() / sizeof(float), 3);
   std::copy(xv.begin(), xv.end(), static_cast<float*>(src.get_data_handle()));
   strm.wait();
   for (auto _ : state) {
@@ -181,7 +148,7 @@ void BM_Dnnl(benchmark::State& state) {
     strm.wait();
   }
   state.SetLabel(std::string(s.name) + " " + pd.impl_info_str());
-  SetOmpThreads(1);
+  bench::SetOmpThreads(1);
 }
 
 // Args: shape, threads, nchw.
@@ -238,14 +205,6 @@ class RatioReporter : public benchmark::ConsoleReporter {
 }  // namespace graphrt
 
 int main(int argc, char** argv) {
-  graphrt::Status s = graphrt::Runtime::Global().LoadPluginDirectory(GRAPHRT_PLUGIN_BUILD_DIR);
-  if (!s.ok()) {
-    std::fprintf(stderr, "plugin load failed: %s\n", s.ToString().c_str());
-    return 1;
-  }
-  benchmark::Initialize(&argc, argv);
   graphrt::RatioReporter reporter;
-  benchmark::RunSpecifiedBenchmarks(&reporter);
-  benchmark::Shutdown();
-  return 0;
+  return graphrt::bench::RunWithPlugins(argc, argv, &reporter);
 }

@@ -13,37 +13,19 @@
 
 #include <oneapi/dnnl/dnnl.h>
 
-#include <dlfcn.h>
-
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
-#include <random>
 #include <string>
 #include <vector>
 
 #include "graphrt/core/graph_def_io.h"
 #include "graphrt/core/runtime.h"
 #include "graphrt/core/session.h"
+#include "bench_util.h"
 
 namespace graphrt {
 namespace {
-
-// oneDNN here runs on OpenMP, loaded with libdnnl; found at run time so the
-// bench needs no OpenMP link of its own.
-void SetOmpThreads(int n) {
-  using Fn = void (*)(int);
-  static Fn fn = reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, "omp_set_num_threads"));
-  if (fn) fn(n);
-}
-
-std::vector<float> Random(int64_t n) {
-  std::mt19937 rng(42);
-  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
-  std::vector<float> v(static_cast<size_t>(n));
-  for (auto& x : v) x = d(rng);
-  return v;
-}
 
 void SetFlops(benchmark::State& state, int64_t m, int64_t k, int64_t n) {
   state.counters["GFLOPs"] = benchmark::Counter(2.0 * static_cast<double>(m * k * n) * 1e-9,
@@ -53,9 +35,10 @@ void SetFlops(benchmark::State& state, int64_t m, int64_t k, int64_t n) {
 void BM_DirectSgemm(benchmark::State& state) {
   const int64_t m = state.range(0), k = state.range(1), n = state.range(2);
   const int threads = static_cast<int>(state.range(3));
-  const std::vector<float> a = Random(m * k), b = Random(k * n);
+  const std::vector<float> a = bench::RandomFloats(static_cast<size_t>(m * k), 42);
+  const std::vector<float> b = bench::RandomFloats(static_cast<size_t>(k * n), 42);
   std::vector<float> c(static_cast<size_t>(m * n));
-  SetOmpThreads(threads);
+  bench::SetOmpThreads(threads);
   for (auto _ : state) {
     if (dnnl_sgemm('N', 'N', m, n, k, 1.0f, a.data(), k, b.data(), n, 0.0f, c.data(), n) !=
         dnnl_success) {
@@ -64,7 +47,7 @@ void BM_DirectSgemm(benchmark::State& state) {
     }
     benchmark::DoNotOptimize(c.data());
   }
-  SetOmpThreads(1);
+  bench::SetOmpThreads(1);
   SetFlops(state, m, k, n);
 }
 
@@ -74,8 +57,9 @@ void BM_DirectSgemm(benchmark::State& state) {
 void BM_DirectSgemmFreshOutput(benchmark::State& state) {
   const int64_t m = state.range(0), k = state.range(1), n = state.range(2);
   const int threads = static_cast<int>(state.range(3));
-  const std::vector<float> a = Random(m * k), b = Random(k * n);
-  SetOmpThreads(threads);
+  const std::vector<float> a = bench::RandomFloats(static_cast<size_t>(m * k), 42);
+  const std::vector<float> b = bench::RandomFloats(static_cast<size_t>(k * n), 42);
+  bench::SetOmpThreads(threads);
   const size_t bytes = static_cast<size_t>(m * n) * sizeof(float);
   for (auto _ : state) {
     float* c = static_cast<float*>(std::aligned_alloc(64, (bytes + 63) / 64 * 64));
@@ -88,7 +72,7 @@ void BM_DirectSgemmFreshOutput(benchmark::State& state) {
     benchmark::DoNotOptimize(c);
     std::free(c);
   }
-  SetOmpThreads(1);
+  bench::SetOmpThreads(1);
   SetFlops(state, m, k, n);
 }
 
@@ -130,7 +114,8 @@ void RunSession(benchmark::State& state, const std::string& op, DataType dt) {
     return;
   }
   Tensor a(dt, TensorShape({m, k})), b(dt, TensorShape({k, n})), bias(dt, TensorShape({n}));
-  const std::vector<float> av = Random(m * k), bv = Random(k * n);
+  const std::vector<float> av = bench::RandomFloats(static_cast<size_t>(m * k), 42);
+  const std::vector<float> bv = bench::RandomFloats(static_cast<size_t>(k * n), 42);
   for (int64_t i = 0; i < m * k; ++i) {
     if (dt == GR_FLOAT) a.data<float>()[i] = av[static_cast<size_t>(i)];
     else a.data<uint16_t>()[i] = 0x3f80;  // 1.0
@@ -182,13 +167,5 @@ BENCHMARK(BM_SessionMatMulBf16)->Apply(Shapes);
 }  // namespace graphrt
 
 int main(int argc, char** argv) {
-  graphrt::Status s = graphrt::Runtime::Global().LoadPluginDirectory(GRAPHRT_PLUGIN_BUILD_DIR);
-  if (!s.ok()) {
-    std::fprintf(stderr, "plugin load failed: %s\n", s.ToString().c_str());
-    return 1;
-  }
-  benchmark::Initialize(&argc, argv);
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
+  return graphrt::bench::RunWithPlugins(argc, argv);
 }

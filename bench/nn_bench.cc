@@ -36,8 +36,6 @@
 // (one command line).
 #include <benchmark/benchmark.h>
 
-#include <dlfcn.h>
-
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <algorithm>
@@ -46,7 +44,6 @@
 #include <cstdlib>
 #include <map>
 #include <memory>
-#include <random>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -54,6 +51,7 @@
 #include "graphrt/core/graph_def_io.h"
 #include "graphrt/core/runtime.h"
 #include "graphrt/core/session.h"
+#include "bench_util.h"
 
 namespace graphrt {
 namespace {
@@ -129,14 +127,6 @@ int64_t NumElements(const std::vector<int64_t>& d) {
 }
 int64_t Channels(const Case& c) { return c.nchw ? c.dims[1] : c.dims.back(); }
 
-std::vector<float> Random(size_t n, uint32_t seed, float lo, float hi) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> d(lo, hi);
-  std::vector<float> v(n);
-  for (float& x : v) x = d(rng);
-  return v;
-}
-
 // The case's inputs, the same for the session and oneDNN.
 struct Inputs {
   std::vector<float> x, scale, offset, mean, var;
@@ -144,31 +134,21 @@ struct Inputs {
 Inputs MakeInputs(const Case& c) {
   Inputs in;
   const bool softmax = c.kind == Kind::kSoftmax || c.kind == Kind::kLogSoftmax;
-  in.x = Random(static_cast<size_t>(NumElements(c.dims)), 3, softmax ? -8.f : -2.f, softmax ? 8.f : 3.f);
+  in.x = bench::RandomFloats(static_cast<size_t>(NumElements(c.dims)), 3, softmax ? -8.f : -2.f, softmax ? 8.f : 3.f);
   const size_t C = static_cast<size_t>(Channels(c));
-  in.scale = Random(C, 4, 0.5f, 2.f);
-  in.offset = Random(C, 5, -1.f, 1.f);
-  in.mean = Random(C, 6, -0.5f, 0.5f);
-  in.var = Random(C, 7, 0.5f, 3.f);
+  in.scale = bench::RandomFloats(C, 4, 0.5f, 2.f);
+  in.offset = bench::RandomFloats(C, 5, -1.f, 1.f);
+  in.mean = bench::RandomFloats(C, 6, -0.5f, 0.5f);
+  in.var = bench::RandomFloats(C, 7, 0.5f, 3.f);
   return in;
 }
 
 constexpr float kEpsilon = 0.001f;
 
-std::string FloatList(const std::vector<float>& v) {
-  std::string s;
-  char buf[32];
-  for (float x : v) {
-    std::snprintf(buf, sizeof(buf), "float_val: %.9g ", x);
-    s += buf;
-  }
-  return s;
-}
-
 std::string FloatConst(const std::string& name, const std::vector<float>& v) {
   return "node { name: '" + name + "' op: 'Const' attr { key: 'dtype' value { type: DT_FLOAT } } "
          "attr { key: 'value' value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: " +
-         std::to_string(v.size()) + " } } " + FloatList(v) + "} } } }\n";
+         std::to_string(v.size()) + " } } " + bench::FloatValText(v) + "} } } }\n";
 }
 
 proto::GraphDef CaseGraph(const Case& c, const Inputs& in) {
@@ -282,13 +262,6 @@ void BM_Session(benchmark::State& state) {
 }
 
 // ------------------------------------------------------- direct oneDNN
-
-// OpenMP's thread count, through libgomp as oneDNN loaded it.
-void SetOmpThreads(int n) {
-  using Fn = void (*)(int);
-  static Fn fn = reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, "omp_set_num_threads"));
-  if (fn) fn(n);
-}
 
 constexpr int64_t kParallelMinElements = 32 * 1024;  // ops/common/cpu/parallel.h
 
@@ -466,10 +439,10 @@ void BM_Dnnl(benchmark::State& state) {
   b.var = in.var;
   std::vector<Part> parts;
   try {
-    SetOmpThreads(omp ? threads : 1);  // primitives pick their blocking for this count
+    bench::SetOmpThreads(omp ? threads : 1);  // primitives pick their blocking for this count
     parts = MakeParts(c, omp ? 1 : threads, eng);
   } catch (const dnnl::error& e) {
-    SetOmpThreads(1);
+    bench::SetOmpThreads(1);
     state.SkipWithError((std::string("oneDNN: ") + e.what()).c_str());
     return;
   }
@@ -491,12 +464,12 @@ void BM_Dnnl(benchmark::State& state) {
   run_all();
   const std::string bad = CheckAgainstSession(c, case_index, b);
   if (!bad.empty()) {
-    SetOmpThreads(1);
+    bench::SetOmpThreads(1);
     state.SkipWithError(bad.c_str());
     return;
   }
   for (auto _ : state) run_all();
-  SetOmpThreads(1);
+  bench::SetOmpThreads(1);
   state.SetLabel(c.name + " [" + parts[0].impl + (nparts > 1 ? " x" + std::to_string(nparts) : "") + "]");
 }
 
@@ -560,16 +533,8 @@ class RatioReporter : public benchmark::ConsoleReporter {
 }  // namespace graphrt
 
 int main(int argc, char** argv) {
-  graphrt::Status s = graphrt::Runtime::Global().LoadPluginDirectory(GRAPHRT_PLUGIN_BUILD_DIR);
-  if (!s.ok()) {
-    std::fprintf(stderr, "plugin load failed: %s\n", s.ToString().c_str());
-    return 1;
-  }
   for (size_t i = 0; i < graphrt::Cases().size(); ++i)
     std::printf("case %zu: %s\n", i, graphrt::Cases()[i].name.c_str());
-  benchmark::Initialize(&argc, argv);
   graphrt::RatioReporter reporter;
-  benchmark::RunSpecifiedBenchmarks(&reporter);
-  benchmark::Shutdown();
-  return 0;
+  return graphrt::bench::RunWithPlugins(argc, argv, &reporter);
 }

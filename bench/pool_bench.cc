@@ -17,6 +17,7 @@
 #include "graphrt/core/graph_def_io.h"
 #include "graphrt/core/runtime.h"
 #include "graphrt/core/session.h"
+#include "bench_util.h"
 
 namespace graphrt {
 namespace {
@@ -74,15 +75,7 @@ BENCHMARK(BM_Pool)
 }  // namespace graphrt
 
 int main(int argc, char** argv) {
-  graphrt::Status s = graphrt::Runtime::Global().LoadPluginDirectory(GRAPHRT_PLUGIN_BUILD_DIR);
-  if (!s.ok()) {
-    std::fprintf(stderr, "plugin load failed: %s\n", s.ToString().c_str());
-    return 1;
-  }
   const char* impl = std::getenv("GRAPHRT_NN_POOL_IMPL");
   std::printf("pooling implementation: %s\n", impl ? impl : "(kernel default)");
-  benchmark::Initialize(&argc, argv);
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
+  return graphrt::bench::RunWithPlugins(argc, argv);
 }
