@@ -4,6 +4,7 @@
 // which runs the original ops one by one.
 #include <gtest/gtest.h>
 
+#include <ostream>
 #include <random>
 #include <string>
 #include <vector>
@@ -161,6 +162,12 @@ struct ConvPoolCase {
   std::string act = "Relu";
   int64_t conv_stride_h = 1;
 };
+
+void PrintTo(const ConvPoolCase& c, std::ostream* os) {
+  *os << c.pool_op << " " << c.ksize_hw[0] << "x" << c.ksize_hw[1] << "/" << c.strides_hw[0] << "x"
+      << c.strides_hw[1] << " " << c.padding << " after " << c.act << " conv to " << c.cout << " channels, "
+      << c.data_format << " " << c.h << "x" << c.w << ", conv stride_h " << c.conv_stride_h;
+}
 
 class ConvPoolFusion : public ::testing::TestWithParam<ConvPoolCase> {};
 

@@ -77,10 +77,14 @@ struct RowArgs {
   NarrowPool pool;
 };
 
+// Vector accumulators a step may hold: of the 32 vector registers, the rest
+// hold input vectors and a broadcast weight.
+constexpr int kMaxAccumulators = 24;
+
 // Output rows computed together: each filter tap's weights, broadcast once,
-// serve kRows rows, so the loads per FMA fall. Limited by the 32 vector
-// registers. The 2x2 pooling needs 2.
-constexpr int RowsPerStep(int channels, int blocks) { return channels * blocks <= 12 ? 2 : 1; }
+// serve two rows where the accumulators fit, so the loads per FMA fall. The
+// 2x2 pooling needs two.
+constexpr int RowsPerStep(int channels, int blocks) { return 2 * channels * blocks <= kMaxAccumulators ? 2 : 1; }
 
 // Scale, shift and activation on one row's accumulators.
 template <int kChannels, int kBlocks>
@@ -281,7 +285,7 @@ void ComputeNarrowConvPooledRows(const NarrowConvProblem& p, const float* in, co
   const int blocks = BlocksFor(p);
   const auto& fns = kRowBlocks[blocks - 1];
   // Channel blocks small enough for two rows of accumulators.
-  const int64_t channel_block = std::min<int64_t>(kMaxChannelBlock, 12 / blocks);
+  const int64_t channel_block = std::min<int64_t>(kMaxChannelBlock, kMaxAccumulators / (2 * blocks));
   const int64_t poh = p.oh / 2, pw = p.ow / 2;
   for (int64_t row = row_begin; row < row_end;) {
     const int64_t n = row / poh, ph0 = row % poh;
