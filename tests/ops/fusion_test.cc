@@ -4,6 +4,7 @@
 // which runs the original ops one by one.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <ostream>
 #include <random>
 #include <string>
