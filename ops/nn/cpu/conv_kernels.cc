@@ -628,13 +628,16 @@ class ConvForwardOp : public ConvKernelBase {
              });
   }
 
-  // _FusedConv2DPool. With few output channels (narrow_conv.h), 2x2 windows
-  // of stride 2 without padding are pooled in registers. Other windows that
-  // tile the rows without padding or overlap (NHWC): each task computes the
-  // convolution rows of a few pooled rows into a per-thread band and pools
-  // them while they are in cache. Either way the full convolution output is
-  // never written. Otherwise the convolution goes to a buffer that the
-  // pooling then reads, as the two ops would.
+  // _FusedConv2DPool: the convolution's full output is never written where
+  //  * few output channels (narrow_conv.h) and 2x2 windows of stride 2
+  //    without padding: pooled in registers;
+  //  * few output channels, NHWC, other windows that tile the rows without
+  //    padding or overlap: pooled from a per-thread band of rows;
+  //  * NCHW on oneDNN: pooled by oneDNN from each chunk's blocked output
+  //    while it is in cache; only the pooled output is reordered (bench: W4
+  //    NCHW's first layer 45 -> 24-30 ms).
+  // Otherwise (NHWC on oneDNN needs no reorder and pools as fast from a
+  // buffer) the convolution goes to a buffer the pooling then reads.
   void ComputePooled(OpKernelContext* ctx, const ConvGeom& g, const TensorView& in,
                      const TensorView& filter) {
     const std::vector<int64_t> conv_dims = g.OutputDims();
@@ -650,21 +653,23 @@ class ConvForwardOp : public ConvKernelBase {
       ComputeNarrowPooled2x2(ctx, g, in, filter, y);
       return;
     }
-    const bool banded = g.format == cu::Format::kNHWC && narrow && unpadded && pg.k_h <= pg.s_h;
-    if (!banded) {
-      // NCHW: oneDNN pools each chunk of images from the convolution's
-      // blocked layout while it is in cache, and only the pooled output is
-      // reordered (bench: W4 NCHW's first layer 45 -> 24-30 ms). NHWC needs
-      // no reorder and pools as fast from the buffer.
-      if (!narrow && g.format == cu::Format::kNCHW && ComputeDnnl(ctx, g, in, filter, y, &pg)) return;
-      BufferPool::Lease conv_lease = pool_.Acquire();
-      float* conv = reinterpret_cast<float*>(
-          conv_lease.Get(static_cast<size_t>(g.n * g.oh * g.ow * g.oc) * sizeof(float)));
-      ComputeDnnl(ctx, g, in, filter, conv);
-      if (!ctx->ok()) return;
-      PoolForwardFloat(ctx, pool_max_, pg, conv, y);
+    if (narrow && unpadded && g.format == cu::Format::kNHWC && pg.k_h <= pg.s_h) {
+      ComputeNarrowBanded(ctx, g, in, filter, pg, y);
       return;
     }
+    if (!narrow && g.format == cu::Format::kNCHW && ComputeDnnl(ctx, g, in, filter, y, &pg)) return;
+    BufferPool::Lease conv_lease = pool_.Acquire();
+    float* conv =
+        reinterpret_cast<float*>(conv_lease.Get(static_cast<size_t>(g.n * g.oh * g.ow * g.oc) * sizeof(float)));
+    ComputeDnnl(ctx, g, in, filter, conv);
+    if (!ctx->ok()) return;
+    PoolForwardFloat(ctx, pool_max_, pg, conv, y);
+  }
+
+  // Each task computes the convolution rows of a few pooled rows into a
+  // per-thread band and pools them while they are in cache.
+  void ComputeNarrowBanded(OpKernelContext* ctx, const ConvGeom& g, const TensorView& in,
+                           const TensorView& filter, const PoolGeometry& pg, float* y) {
     const NarrowConvProblem p = NarrowProblem(g);
     BufferPool::Lease bn_lease = pool_.Acquire();
     const NarrowConvEpilogue e = NarrowEpilogue(ctx, g.oc, &bn_lease);
