@@ -235,7 +235,14 @@ INSTANTIATE_TEST_SUITE_P(
                       ConvPoolCase{"MaxPool", "NHWC", 23, 20, 5, {2, 2}, {2, 2}, "VALID", "Relu", 2},
                       ConvPoolCase{"MaxPool", "NCHW", 32, 32, 32, {2, 2}, {2, 2}, "VALID"},
                       ConvPoolCase{"MaxPool", "NCHW", 130, 129, 16, {3, 3}, {2, 2}, "SAME"},
-                      ConvPoolCase{"AvgPool", "NCHW", 21, 19, 24, {2, 2}, {2, 2}, "VALID", "Elu"}),
+                      ConvPoolCase{"AvgPool", "NCHW", 21, 19, 24, {2, 2}, {2, 2}, "VALID", "Elu"},
+                      // More than 1 MiB of convolution output per image: pooled
+                      // in bands of rows (the last one short, the last row unread),
+                      // or whole images where windows overlap vertically.
+                      ConvPoolCase{"MaxPool", "NHWC", 97, 97, 32, {2, 2}, {2, 2}, "VALID"},
+                      ConvPoolCase{"AvgPool", "NCHW", 97, 91, 32, {2, 2}, {2, 2}, "VALID", "Elu"},
+                      ConvPoolCase{"MaxPool", "NHWC", 90, 96, 40, {1, 2}, {3, 2}, "VALID"},
+                      ConvPoolCase{"MaxPool", "NHWC", 95, 96, 32, {3, 3}, {2, 2}, "SAME"}),
     [](const auto& info) { return "Case" + std::to_string(info.index); });
 
 // An input the convolution refuses (3 channels for a filter of 2) fails as

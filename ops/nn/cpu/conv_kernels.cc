@@ -633,11 +633,11 @@ class ConvForwardOp : public ConvKernelBase {
   //    without padding: pooled in registers;
   //  * few output channels, NHWC, other windows that tile the rows without
   //    padding or overlap: pooled from a per-thread band of rows;
-  //  * NCHW on oneDNN: pooled by oneDNN from each chunk's blocked output
-  //    while it is in cache; only the pooled output is reordered (bench: W4
-  //    NCHW's first layer 45 -> 24-30 ms).
-  // Otherwise (NHWC on oneDNN needs no reorder and pools as fast from a
-  // buffer) the convolution goes to a buffer the pooling then reads.
+  //  * on oneDNN: pooled by oneDNN from each chunk's output (a few images,
+  //    or a band of rows of one) while it is in cache (conv_plan.cc,
+  //    PooledSplit); NCHW reorders only the pooled output.
+  // Otherwise (oneDNN has no pooling for it) the convolution goes to a
+  // buffer the pooling then reads.
   void ComputePooled(OpKernelContext* ctx, const ConvGeom& g, const TensorView& in,
                      const TensorView& filter) {
     const std::vector<int64_t> conv_dims = g.OutputDims();
@@ -657,7 +657,7 @@ class ConvForwardOp : public ConvKernelBase {
       ComputeNarrowBanded(ctx, g, in, filter, pg, y);
       return;
     }
-    if (!narrow && g.format == cu::Format::kNCHW && ComputeDnnl(ctx, g, in, filter, y, &pg)) return;
+    if (!narrow && ComputeDnnl(ctx, g, in, filter, y, &pg)) return;
     BufferPool::Lease conv_lease = pool_.Acquire();
     float* conv =
         reinterpret_cast<float*>(conv_lease.Get(static_cast<size_t>(g.n * g.oh * g.ow * g.oc) * sizeof(float)));
