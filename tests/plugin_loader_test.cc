@@ -77,7 +77,7 @@ TEST_F(PluginLoader, ErrorsNameTheFileAndLeaveTheCoreUnchanged) {
       {"/nonexistent/libnothing.so", Code::kNotFound, {"/nonexistent/libnothing.so", "not found"}},
       {garbage, Code::kInvalidArgument, {garbage, "cannot load plugin"}},
       {TestPlugin("no_entry"), Code::kInvalidArgument, {"not a graphrt plugin", "graphrt_plugin_init"}},
-      {TestPlugin("abi_mismatch"), Code::kFailedPrecondition, {"ABI 2.7", "ABI 1.0", "rebuild"}},
+      {TestPlugin("abi_mismatch"), Code::kFailedPrecondition, {"ABI 2.7", "ABI " + std::to_string(GR_ABI_MAJOR) + "." + std::to_string(GR_ABI_MINOR), "rebuild"}},
       {TestPlugin("init_fails"), Code::kUnavailable, {"failed to initialise", "license server unreachable"}},
       {TestPlugin("orphan_kernel"), Code::kFailedPrecondition, {"NobodyDefinedThis", "no loaded plugin defines"}},
       {TestPlugin("conflicting_op"), Code::kAlreadyExists, {"AddV2", "already defined differently"}},

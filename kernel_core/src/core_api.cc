@@ -351,6 +351,36 @@ int32_t CtxSetOutputFromInput(GR_KernelContext* ctx, int32_t out, int32_t in, in
   return GR_OK;
 }
 
+int32_t CtxSetOutputFromInputRange(GR_KernelContext* ctx, int32_t out, int32_t in, int64_t offset, int32_t rank,
+                                   const int64_t* dims) {
+  if (!CheckOutputIndex(ctx, out)) return GR_INTERNAL;
+  const NodeItem& item = *ctx->call.item;
+  if (in < 0 || in >= item.num_inputs) {
+    SetCallError(ctx->call, errors::Internal("input index ", in, " out of range"));
+    return GR_INTERNAL;
+  }
+  const Tensor& input = ctx->call.inputs[in];
+  TensorShape shape;
+  Status s = TensorShape::FromDims(dims, rank, &shape);
+  if (s.ok() && (offset < 0 || offset > input.NumElements() || shape.num_elements() > input.NumElements() - offset)) {
+    s = errors::OutOfRange("elements [", offset, ", ", offset + shape.num_elements(), ") are not inside input ", in,
+                           " of ", input.NumElements(), " elements");
+  }
+  if (!s.ok()) {
+    SetCallError(ctx->call, s);
+    return static_cast<int32_t>(s.code());
+  }
+  const size_t elem = input.dtype() == GR_STRING ? sizeof(GR_StringElem) : DataTypeSize(input.dtype());
+  char* start = static_cast<char*>(input.raw_data()) + offset * static_cast<int64_t>(elem);
+  if (IsRefType(item.input_types[in]) || input.buffer() == nullptr ||
+      reinterpret_cast<uintptr_t>(start) % kTensorAlignment != 0) {
+    return GR_UNAVAILABLE;
+  }
+  input.buffer()->Ref();
+  ctx->call.outputs[out] = Tensor(input.dtype(), shape, input.buffer(), start);
+  return GR_OK;
+}
+
 int32_t CtxSetOutputTensor(GR_KernelContext* ctx, int32_t out, GR_Tensor* t) {
   if (!CheckOutputIndex(ctx, out)) return GR_INTERNAL;
   const DataType want = BaseType(ctx->call.item->output_types[out]);
@@ -530,6 +560,7 @@ const GR_CoreApi* CoreApi() {
     a.sc_set_output = ScSetOutput;
     a.sc_set_error = ScSetError;
     a.sc_node_name = ScNodeName;
+    a.ctx_set_output_from_input_range = CtxSetOutputFromInputRange;
     return a;
   }();
   return &api;

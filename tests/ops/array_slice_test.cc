@@ -648,6 +648,121 @@ TEST(UnpackTest, AxesAndDtypes) {
                Code::kInvalidArgument, "Input shape axis 0 must equal 2, got shape [3,2]");
 }
 
+// ============================================= zero-copy contiguous parts
+
+// Where an output is one contiguous run of the input that starts 64-byte
+// aligned, Split, SplitV, Unpack, Slice and StridedSlice share the input's
+// buffer instead of copying (ABI 1.1 ctx_set_output_from_input_range);
+// elsewhere they copy. Values are checked either way.
+const char* ElemAt(const Tensor& t, int64_t elems) {
+  return static_cast<const char*>(t.raw_data()) + elems * static_cast<int64_t>(ElemSize(t.dtype()));
+}
+
+TEST(ZeroCopyTest, ContiguousAlignedPartsShareTheInput) {
+  const Tensor x = Random(GR_FLOAT, {8, 16}, 90);  // rows of 64 bytes
+  std::vector<Tensor> out = RunOp("Split", {Konst(IntScalar(0)), Fed(x)}, TAttr(GR_FLOAT) + IntAttr("num_split", 4), 4);
+  ASSERT_EQ(out.size(), 4u);
+  std::vector<Dims> want;
+  auto refs = RefSplit({8, 16}, 0, {2, 2, 2, 2}, &want);
+  for (int i = 0; i < 4; ++i) {
+    ExpectGathered(out[i], want[i], {&x}, refs[i]);
+    EXPECT_TRUE(out[i].SharesBufferWith(x)) << i;
+    EXPECT_EQ(out[i].raw_data(), ElemAt(x, 32 * i)) << i;
+  }
+  // Split along axis 1 of one row: still one run per output.
+  const Tensor row = Random(GR_INT64, {1, 32}, 91);
+  out = RunOp("SplitV", {Fed(row), Konst(Vec({8, -1})), Konst(IntScalar(1))},
+              TAttr(GR_INT64) + IntAttr("num_split", 2) + TAttr(GR_INT32, "Tlen"), 2);
+  ASSERT_EQ(out.size(), 2u);
+  refs = RefSplit({1, 32}, 1, {8, 24}, &want);
+  for (int i = 0; i < 2; ++i) {
+    ExpectGathered(out[i], want[i], {&row}, refs[i]);
+    EXPECT_TRUE(out[i].SharesBufferWith(row)) << i;
+  }
+  out = RunOp("Unpack", {Fed(x)}, TAttr(GR_FLOAT) + IntAttr("num", 8) + IntAttr("axis", 0), 8);
+  ASSERT_EQ(out.size(), 8u);
+  for (int k = 0; k < 8; ++k) {
+    EXPECT_EQ(out[k].raw_data(), ElemAt(x, 16 * k)) << k;
+    EXPECT_EQ(std::memcmp(out[k].raw_data(), ElemAt(x, 16 * k), 16 * sizeof(float)), 0) << k;
+  }
+  // Slice rows [2, 5): offset 32 elements (128 bytes).
+  out = RunOp("Slice", {Fed(x), Konst(Vec({2, 0})), Konst(Vec({3, -1}))}, TAttr(GR_FLOAT) + TAttr(GR_INT32, "Index"));
+  ASSERT_EQ(out.size(), 1u);
+  ExpectGathered(out[0], {3, 16}, {&x}, RefSlice({8, 16}, {2, 0}, {3, 16}, &want[0]));
+  EXPECT_EQ(out[0].raw_data(), ElemAt(x, 32));
+  // StridedSlice x[3] (shrink axis 0) and x[4:6].
+  const std::string ss = TAttr(GR_FLOAT) + TAttr(GR_INT32, "Index");
+  out = RunOp("StridedSlice", {Fed(x), Konst(Vec({3})), Konst(Vec({4})), Konst(Vec({1}))},
+              ss + IntAttr("shrink_axis_mask", 1));
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(DimsOf(out[0]), (Dims{16}));
+  EXPECT_EQ(out[0].raw_data(), ElemAt(x, 48));
+  out = RunOp("StridedSlice", {Fed(x), Konst(Vec({4, 0})), Konst(Vec({6, 16})), Konst(Vec({1, 1}))}, ss);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(DimsOf(out[0]), (Dims{2, 16}));
+  EXPECT_EQ(out[0].raw_data(), ElemAt(x, 64));
+  // Strings share their elements too (the buffer owns the strings).
+  const Tensor words = Random(GR_STRING, {4, 16}, 92);
+  out = RunOp("Split", {Konst(IntScalar(0)), Fed(words)}, TAttr(GR_STRING) + IntAttr("num_split", 2), 2);
+  ASSERT_EQ(out.size(), 2u);
+  refs = RefSplit({4, 16}, 0, {2, 2}, &want);
+  for (int i = 0; i < 2; ++i) ExpectGathered(out[i], want[i], {&words}, refs[i], nullptr, "strings");
+}
+
+TEST(ZeroCopyTest, UnalignedOrStridedPartsAreCopies) {
+  // Rows of 12 bytes: the second part would start 24 bytes in.
+  const Tensor x = Random(GR_FLOAT, {8, 3}, 93);
+  std::vector<Tensor> out = RunOp("Split", {Konst(IntScalar(0)), Fed(x)}, TAttr(GR_FLOAT) + IntAttr("num_split", 4), 4);
+  ASSERT_EQ(out.size(), 4u);
+  std::vector<Dims> want;
+  auto refs = RefSplit({8, 3}, 0, {2, 2, 2, 2}, &want);
+  for (int i = 0; i < 4; ++i) ExpectGathered(out[i], want[i], {&x}, refs[i]);
+  EXPECT_TRUE(out[0].SharesBufferWith(x));  // starts at the (aligned) start
+  EXPECT_FALSE(out[1].SharesBufferWith(x));
+  // Split along axis 1 with two rows: each part is two runs.
+  const Tensor y = Random(GR_FLOAT, {2, 32}, 94);
+  out = RunOp("Split", {Konst(IntScalar(1)), Fed(y)}, TAttr(GR_FLOAT) + IntAttr("num_split", 2), 2);
+  ASSERT_EQ(out.size(), 2u);
+  refs = RefSplit({2, 32}, 1, {16, 16}, &want);
+  for (int i = 0; i < 2; ++i) {
+    ExpectGathered(out[i], want[i], {&y}, refs[i]);
+    EXPECT_FALSE(out[i].SharesBufferWith(y)) << i;
+  }
+  // A box of half rows, and every other row.
+  const Tensor z = Random(GR_FLOAT, {8, 16}, 95);
+  out = RunOp("Slice", {Fed(z), Konst(Vec({2, 0})), Konst(Vec({3, 8}))}, TAttr(GR_FLOAT) + TAttr(GR_INT32, "Index"));
+  ASSERT_EQ(out.size(), 1u);
+  Dims wd;
+  ExpectGathered(out[0], {3, 8}, {&z}, RefSlice({8, 16}, {2, 0}, {3, 8}, &wd));
+  EXPECT_FALSE(out[0].SharesBufferWith(z));
+  out = RunOp("StridedSlice", {Fed(z), Konst(Vec({0})), Konst(Vec({8})), Konst(Vec({2}))},
+              TAttr(GR_FLOAT) + TAttr(GR_INT32, "Index"));
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(DimsOf(out[0]), (Dims{4, 16}));
+  EXPECT_FALSE(out[0].SharesBufferWith(z));
+  for (int64_t i = 0; i < 4 * 16; ++i) EXPECT_EQ(out[0].data<float>()[i], z.data<float>()[(i / 16) * 32 + i % 16]) << i;
+}
+
+// Shared parts of a buffer the graph made, each read by an op that may
+// reuse a dying input in place: no part overwrites another.
+TEST(ZeroCopyTest, InPlaceConsumersOfSharedPartsStayApart) {
+  const Tensor x = Random(GR_FLOAT, {4, 32}, 96);
+  const std::string f = TAttr(GR_FLOAT);
+  std::string g = PlaceholderNode("x", "DT_FLOAT") + ConstFloat("one", {}, {1.0f}) + ConstFloat("two", {}, {2.0f}) +
+                  ConstInt32("axis", {0}) + NodeText("x2", "Mul", {"x", "two"}, f) +
+                  NodeText("parts", "Split", {"axis", "x2"}, f + IntAttr("num_split", 2)) +
+                  NodeText("a", "AddV2", {"parts:0", "one"}, f) + NodeText("b", "AddV2", {"parts:1", "two"}, f) +
+                  NodeText("c", "Neg", {"a"}, f);
+  for (int threads : {1, 2}) {
+    const std::vector<Tensor> out = RunOps(g, {{"x:0", x}}, {"c:0", "b:0"}, threads);
+    ASSERT_EQ(out.size(), 2u);
+    for (int64_t i = 0; i < 64; ++i) {
+      EXPECT_EQ(out[0].data<float>()[i], -(2.0f * x.data<float>()[i] + 1.0f)) << i;
+      EXPECT_EQ(out[1].data<float>()[i], 2.0f * x.data<float>()[64 + i] + 2.0f) << i;
+    }
+  }
+}
+
 // ============================================================ Transpose
 
 std::vector<Ref> RefTranspose(const Dims& dims, const Dims& perm, Dims* out) {

@@ -161,6 +161,12 @@ void SplitInto(OpKernelContext* ctx, const TensorView& in, int input_index, int 
   int64_t col = 0;
   for (int i = 0; i < num; ++i) {
     dims[axis] = sizes[i];
+    // With nothing outside `axis`, each output is one run of the input.
+    if (outer == 1 && ctx->set_output_from_input_range(i, input_index, col, dims.data(), r)) {
+      col += sizes[i] * row;
+      continue;
+    }
+    if (!ctx->ok()) return;
     TensorView out;
     if (!ctx->allocate_output(i, dims.data(), r, &out).ok()) return;
     const int64_t inner = sizes[i] * row;
@@ -280,6 +286,11 @@ class UnpackOp : public OpKernel {
     const int64_t outer = array::Product(dims, 0, static_cast<int>(axis));
     const int64_t inner = array::Product(dims, static_cast<int>(axis) + 1);
     for (int i = 0; i < num; ++i) {
+      // With nothing outside `axis`, each output is one run of the input.
+      if (outer == 1 && ctx->set_output_from_input_range(i, 0, inner * i, out_dims.data(), out_dims.size())) {
+        continue;
+      }
+      if (!ctx->ok()) return;
       TensorView out;
       if (!ctx->allocate_output(i, out_dims.data(), out_dims.size(), &out).ok()) return;
       if (out.NumElements() == 0) continue;

@@ -142,6 +142,12 @@ inline bool Simplify(CopyBox* box) {
   return true;
 }
 
+// Whether a non-empty box reads one contiguous run of the source in the
+// order it writes (a zero-copy candidate).
+inline bool IsContiguousRun(CopyBox box) {
+  return Simplify(&box) && box.dims.size() == 1 && box.src_strides[0] == 1 && box.dst_strides[0] == 1;
+}
+
 template <typename E>
 inline void CopyRun(const E* src, int64_t ss, E* dst, int64_t ds, int64_t n) {
   if (ss == 1 && ds == 1) {

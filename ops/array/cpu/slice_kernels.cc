@@ -1,5 +1,5 @@
 // CPU kernels of Slice and StridedSlice (dtype-agnostic strided copies; a
-// slice covering the whole input shares its buffer).
+// slice that is one contiguous, aligned run of the input shares its buffer).
 #include <graphrt/sdk/sdk.h>
 #include <graphrt/sdk/shape_fns.h>
 
@@ -69,11 +69,13 @@ class SliceOp : public OpKernel {
       ctx->set_output_from_input(0, 0);
       return;
     }
+    const Dims dst_strides = array::RowMajorStrides(out_dims.data(), r);
+    for (int i = 0; i < r; ++i) box.dst_strides[i] = dst_strides[i];
+    if (array::IsContiguousRun(box) && ctx->set_output_from_input_range(0, 0, base, out_dims.data(), r)) return;
+    if (!ctx->ok()) return;
     TensorView out;
     if (!ctx->allocate_output(0, out_dims.data(), r, &out).ok()) return;
     if (out.NumElements() == 0) return;
-    const Dims dst_strides = array::RowMajorStrides(out_dims.data(), r);
-    for (int i = 0; i < r; ++i) box.dst_strides[i] = dst_strides[i];
     array::StridedCopy(ctx, in.dtype(), box, in.raw_data(), base, array::TargetOf(&out), 0);
   }
 };
@@ -116,9 +118,6 @@ class StridedSliceOp : public OpKernel {
       ctx->set_output_from_input(0, 0, final_shape);
       return;
     }
-    TensorView out;
-    if (!ctx->allocate_output(0, final_shape, &out).ok()) return;
-    if (out.NumElements() == 0) return;
     const int r = in.rank();
     const Dims in_strides = array::RowMajorStrides(in.dims_data(), r);
     const Dims out_strides = array::RowMajorStrides(spec.processing_shape.data(), r);
@@ -128,6 +127,14 @@ class StridedSliceOp : public OpKernel {
       base += spec.begin[i] * in_strides[i];
       box.Add(spec.processing_shape[i], spec.strides[i] * in_strides[i], out_strides[i]);
     }
+    if (array::IsContiguousRun(box) &&
+        ctx->set_output_from_input_range(0, 0, base, final_shape.data(), static_cast<int>(final_shape.size()))) {
+      return;
+    }
+    if (!ctx->ok()) return;
+    TensorView out;
+    if (!ctx->allocate_output(0, final_shape, &out).ok()) return;
+    if (out.NumElements() == 0) return;
     array::StridedCopy(ctx, in.dtype(), box, in.raw_data(), base, array::TargetOf(&out), 0);
   }
 

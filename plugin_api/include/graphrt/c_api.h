@@ -20,7 +20,7 @@ extern "C" {
 #endif
 
 #define GR_ABI_MAJOR 1
-#define GR_ABI_MINOR 0
+#define GR_ABI_MINOR 1
 
 #define GR_PLUGIN_ENTRY_SYMBOL "graphrt_plugin_init"
 
@@ -363,6 +363,20 @@ typedef struct GR_CoreApi {
   void (*sc_set_output)(GR_ShapeContext* sc, int32_t index, int32_t rank, const int64_t* dims);
   void (*sc_set_error)(GR_ShapeContext* sc, int32_t code, const char* msg);
   const char* (*sc_node_name)(const GR_ShapeContext* sc);
+
+  /* ---- ABI 1.1. A 1.0 core has none of these: check struct_size first. */
+
+  /* Output `output_index` becomes the `dims`-shaped run of input
+   * `input_index`'s elements that starts `offset` elements in, sharing the
+   * input's buffer (zero copy: Split, Unpack, Slice of contiguous parts).
+   * GR_OK when shared. GR_UNAVAILABLE, with nothing recorded and the output
+   * untouched, when the run would not start 64-byte aligned (every buffer a
+   * kernel sees is) or the input is a reference (a variable's storage, which
+   * may change under the output): the kernel then copies. A run that is not
+   * inside the input is an error (GR_OUT_OF_RANGE, recorded). */
+  int32_t (*ctx_set_output_from_input_range)(GR_KernelContext* ctx, int32_t output_index,
+                                             int32_t input_index, int64_t offset, int32_t rank,
+                                             const int64_t* dims);
 } GR_CoreApi;
 
 /* --------------------------------------------------------- entry point */

@@ -11,6 +11,7 @@
 
 #include <graphrt/c_api.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <deque>
@@ -38,6 +39,12 @@ extern const GR_CoreApi* g_api;
 }  // namespace detail
 
 inline const GR_CoreApi& Api() { return *detail::g_api; }
+
+// Whether the loaded core provides GR_CoreApi::`field` (fields appended by a
+// minor ABI version are missing from an older core's table).
+#define GRAPHRT_CORE_HAS(field)                                  \
+  (offsetof(GR_CoreApi, field) + sizeof(GR_CoreApi::field) <= \
+   ::graphrt::sdk::Api().struct_size)
 
 // ----------------------------------------------------------------- Status
 
@@ -376,6 +383,16 @@ class OpKernelContext {
   Status set_output_from_input(int out, int in) { return Check(Api().ctx_set_output_from_input(ctx_, out, in, -1, nullptr)); }
   Status set_output_from_input(int out, int in, const std::vector<int64_t>& dims) {
     return Check(Api().ctx_set_output_from_input(ctx_, out, in, static_cast<int32_t>(dims.size()), dims.data()));
+  }
+  // Zero-copy: output `out` is the `dims`-shaped run of input `in`'s
+  // elements that starts `offset` elements in. False when the core cannot
+  // share it (an unaligned start, a reference input, a core older than ABI
+  // 1.1): the kernel copies instead, unless !ok() (a run outside the input).
+  bool set_output_from_input_range(int out, int in, int64_t offset, const int64_t* dims, int rank) {
+    if (!GRAPHRT_CORE_HAS(ctx_set_output_from_input_range)) return false;
+    const int32_t code = Api().ctx_set_output_from_input_range(ctx_, out, in, offset, rank, dims);
+    if (code != GR_OK && code != GR_UNAVAILABLE) ok_ = false;
+    return code == GR_OK;
   }
   Status set_output(int out, const Tensor& t) { return Check(Api().ctx_set_output_tensor(ctx_, out, t.raw())); }
 
