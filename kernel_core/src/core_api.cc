@@ -302,32 +302,39 @@ int32_t CtxAllocateOutput(GR_KernelContext* ctx, int32_t index, int32_t rank, co
   return AllocateInto(ctx, index, rank, dims, view);
 }
 
+// Output `out` takes input `in`'s buffer if nobody else can observe it:
+// sole reference, same dtype and size, not a ref input (a variable's
+// storage), POD elements.
+bool TryForwardInput(GR_KernelContext* ctx, int32_t in, int32_t out, int32_t rank, const int64_t* dims,
+                     GR_TensorView* view) {
+  const NodeItem& item = *ctx->call.item;
+  if (in < 0 || in >= item.num_inputs || rank < 0) return false;
+  Tensor& input = ctx->call.inputs[in];
+  const DataType dtype = BaseType(item.output_types[out]);
+  if (!input.RefCountIsOne() || IsRefType(item.input_types[in]) || input.dtype() != dtype || !DataTypeIsPod(dtype))
+    return false;
+  int64_t n = 1;
+  for (int i = 0; i < rank; ++i) n *= dims[i];
+  if (n != input.NumElements()) return false;
+  Tensor& o = ctx->call.outputs[out];
+  o = Tensor(dtype, TensorShape(dims, rank), input.buffer(), input.raw_data());
+  input.buffer()->Ref();
+  if (view) FillView(o, view);
+  return true;
+}
+
 int32_t CtxForwardInputOrAllocateOutput(GR_KernelContext* ctx, int32_t in, int32_t out, int32_t rank,
                                         const int64_t* dims, GR_TensorView* view, int32_t* forwarded) {
   if (!CheckOutputIndex(ctx, out)) return GR_INTERNAL;
-  if (forwarded) *forwarded = 0;
-  const NodeItem& item = *ctx->call.item;
-  if (in >= 0 && in < item.num_inputs) {
-    Tensor& input = ctx->call.inputs[in];
-    const DataType dtype = BaseType(item.output_types[out]);
-    // Reuse only a buffer nobody else can observe: sole reference, same dtype
-    // and size, not a ref input (a variable's storage), POD elements.
-    if (input.RefCountIsOne() && !IsRefType(item.input_types[in]) && input.dtype() == dtype &&
-        DataTypeIsPod(dtype)) {
-      int64_t n = 1;
-      for (int i = 0; i < rank; ++i) n *= dims[i];
-      if (rank >= 0 && n == input.NumElements()) {
-        TensorShape shape(dims, rank);
-        Tensor& o = ctx->call.outputs[out];
-        o = Tensor(dtype, shape, input.buffer(), input.raw_data());
-        input.buffer()->Ref();
-        if (view) FillView(o, view);
-        if (forwarded) *forwarded = 1;
-        return GR_OK;
-      }
-    }
-  }
-  return AllocateInto(ctx, out, rank, dims, view);
+  const bool fwd = TryForwardInput(ctx, in, out, rank, dims, view);
+  if (forwarded) *forwarded = fwd ? 1 : 0;
+  return fwd ? GR_OK : AllocateInto(ctx, out, rank, dims, view);
+}
+
+int32_t CtxForwardInput(GR_KernelContext* ctx, int32_t in, int32_t out, int32_t rank, const int64_t* dims,
+                        GR_TensorView* view) {
+  if (!CheckOutputIndex(ctx, out)) return 0;
+  return TryForwardInput(ctx, in, out, rank, dims, view) ? 1 : 0;
 }
 
 int32_t CtxSetOutputFromInput(GR_KernelContext* ctx, int32_t out, int32_t in, int32_t rank, const int64_t* dims) {
@@ -561,6 +568,7 @@ const GR_CoreApi* CoreApi() {
     a.sc_set_error = ScSetError;
     a.sc_node_name = ScNodeName;
     a.ctx_set_output_from_input_range = CtxSetOutputFromInputRange;
+    a.ctx_forward_input = CtxForwardInput;
     return a;
   }();
   return &api;

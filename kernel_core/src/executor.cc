@@ -168,8 +168,11 @@ class StepRunner {
         if (!outs[i].IsInitialized()) continue;
         proto::NodeOutput* o = ns->add_output();
         o->set_slot(i);
-        o->mutable_tensor_description()->set_dtype(outs[i].dtype());
-        for (int d = 0; d < outs[i].dims(); ++d) o->mutable_tensor_description()->add_dims(outs[i].dim_size(d));
+        proto::TensorDescription* td = o->mutable_tensor_description();
+        td->set_dtype(static_cast<proto::DataType>(outs[i].dtype()));
+        for (int d = 0; d < outs[i].dims(); ++d) td->mutable_shape()->add_dim()->set_size(outs[i].dim_size(d));
+        td->mutable_allocation_description()->set_requested_bytes(static_cast<int64_t>(outs[i].TotalBytes()));
+        td->mutable_allocation_description()->set_ptr(reinterpret_cast<uintptr_t>(outs[i].raw_data()));
       }
     }
   }

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <map>
 #include <memory>
 #include <random>
 #include <string>
@@ -629,6 +630,46 @@ TEST(MathCwiseArithmeticTest, FanOutIsNotClobberedByInPlaceReuse) {
     ExpectNear<float>(out[3], {9, 1, 25}, 0);
     ExpectBools(out[4], {0, 1, 0});
   }
+}
+
+// The output of each node in a traced Run: the address of its first element
+// (AllocationDescription.ptr), by node name.
+std::map<std::string, uint64_t> TracedOutputPtrs(const proto::RunMetadata& md) {
+  std::map<std::string, uint64_t> ptrs;
+  for (const auto& dev : md.step_stats().dev_stats())
+    for (const auto& ns : dev.node_stats())
+      for (const auto& o : ns.output())
+        if (o.slot() == 0) ptrs[ns.node_name()] = o.tensor_description().allocation_description().ptr();
+  return ptrs;
+}
+
+// A binary op takes over whichever same-shape operand is dying (here the
+// second: the first is a feed the caller holds), and AddN any of its
+// inputs: the trace shows the output at the operand's address.
+TEST(MathCwiseArithmeticTest, InPlaceReuseOfAnyDyingOperand) {
+  const std::string f = TypeAttr("T", "DT_FLOAT");
+  const std::string g = PlaceholderNode("x", "DT_FLOAT") + PlaceholderNode("b", "DT_FLOAT") +
+                        NodeText("y", "Neg", {"b"}, f) + NodeText("z", "AddV2", {"x", "y"}, f) +
+                        NodeText("w", "Neg", {"x"}, f) +
+                        NodeText("n", "AddN", {"x", "b", "w"}, f + "attr { key: 'N' value { i: 3 } } ");
+  std::unique_ptr<Session> s = CreateSession(ParseGraph(g), 1);
+  ASSERT_TRUE(s);
+  const std::vector<float> x = {1, 2, 3, 4}, b = {10, 20, 30, 40};
+  proto::RunOptions ro;
+  ro.set_trace_level(proto::RunOptions::SOFTWARE_TRACE);
+  proto::RunMetadata md;
+  std::vector<Tensor> out;
+  const Status st = s->Run(ro, {{"x:0", MakeTensor<float>(GR_FLOAT, {4}, x)}, {"b:0", MakeTensor<float>(GR_FLOAT, {4}, b)}},
+                           {"z:0", "n:0"}, {}, &out, &md);
+  ASSERT_TRUE(st.ok()) << st;
+  ExpectNear<float>(out[0], {-9, -18, -27, -36}, 0);
+  ExpectNear<float>(out[1], {10, 20, 30, 40}, 0);
+  const std::map<std::string, uint64_t> ptr = TracedOutputPtrs(md);
+  ASSERT_TRUE(ptr.count("y") && ptr.count("z") && ptr.count("w") && ptr.count("n"));
+  EXPECT_NE(ptr.at("y"), 0u);
+  EXPECT_EQ(ptr.at("z"), ptr.at("y"));
+  EXPECT_EQ(ptr.at("n"), ptr.at("w"));
+  EXPECT_EQ(reinterpret_cast<uint64_t>(out[0].raw_data()), ptr.at("z"));
 }
 
 // ============================================================ comparisons

@@ -238,7 +238,7 @@ class BinaryOp : public OpKernel {
 
     if (rx == ry && SameDims(x.dims_data(), y.dims_data(), rx)) {
       if (nx > 0 && !Check(ctx, xp, nx, yp, ny)) return;
-      if (!Output(ctx, 0, x.dims_data(), rx, &out) || nx == 0) return;
+      if (!SameShapeOutput(ctx, x.dims_data(), rx, &out) || nx == 0) return;
       Out* op = out.data<Out>();
       ForRange(ctx, nx, nx, F::kCost, [=](int64_t b, int64_t e) {
         VecVec<In, Out, F>(op + b, xp + b, yp + b, e - b);
@@ -289,6 +289,11 @@ class BinaryOp : public OpKernel {
     if constexpr (std::is_same_v<In, Out>) {
       if (index >= 0) return ctx->forward_input_or_allocate_output(index, 0, dims, rank, out).ok();
     }
+    return ctx->allocate_output(0, dims, rank, out).ok();
+  }
+  // Same-shape operands: in place of either (element i reads only x[i], y[i]).
+  static bool SameShapeOutput(OpKernelContext* ctx, const int64_t* dims, int rank, TensorView* out) {
+    if constexpr (std::is_same_v<In, Out>) return ctx->forward_input_or_allocate_output({0, 1}, 0, dims, rank, out).ok();
     return ctx->allocate_output(0, dims, rank, out).ok();
   }
 

@@ -42,18 +42,16 @@ class AddNOp : public OpKernel {
       ctx->set_output_from_input(0, 0);
       return;
     }
-    // The first input whose buffer can be taken becomes the output (each
-    // refused try allocates, and the next try replaces that allocation).
+    // The first input whose buffer can be taken becomes the output.
     TensorView out;
     int fwd = -1;
-    for (int i = 0; i < n && fwd < 0; ++i) {
-      bool forwarded = false;
-      if (!ctx->forward_input_or_allocate_output(i, 0, in0.dims_data(), in0.rank(), &out,
-                                                 &forwarded)
-               .ok()) {
+    {
+      constexpr int kMaxCandidates = 16;  // on the stack; later inputs are not tried
+      int candidates[kMaxCandidates];
+      const int count = std::min(n, kMaxCandidates);
+      for (int i = 0; i < count; ++i) candidates[i] = i;
+      if (!ctx->forward_input_or_allocate_output(candidates, count, 0, in0.dims_data(), in0.rank(), &out, &fwd).ok())
         return;
-      }
-      if (forwarded) fwd = i;
     }
     const int64_t total = in0.NumElements();
     if (total == 0) return;

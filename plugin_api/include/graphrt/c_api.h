@@ -377,6 +377,11 @@ typedef struct GR_CoreApi {
   int32_t (*ctx_set_output_from_input_range)(GR_KernelContext* ctx, int32_t output_index,
                                              int32_t input_index, int64_t offset, int32_t rank,
                                              const int64_t* dims);
+  /* As ctx_forward_input_or_allocate_output, but never allocates: 1 (and
+   * *view) when output `output_index` took input `input_index`'s buffer, else
+   * 0. A kernel tries several inputs this way before it allocates. */
+  int32_t (*ctx_forward_input)(GR_KernelContext* ctx, int32_t input_index, int32_t output_index,
+                               int32_t rank, const int64_t* dims, GR_TensorView* view);
 } GR_CoreApi;
 
 /* --------------------------------------------------------- entry point */

@@ -379,6 +379,34 @@ class OpKernelContext {
     if (forwarded) *forwarded = fwd != 0;
     return s;
   }
+  // Output `out_index` of `dims` in place of the first of `candidates`
+  // whose buffer can be reused (as above), else newly allocated.
+  // *forwarded_from: that input, or -1. A core older than ABI 1.1 is only
+  // asked for the first candidate.
+  Status forward_input_or_allocate_output(const int* candidates, int count, int out_index,
+                                          const int64_t* dims, int rank, TensorView* out,
+                                          int* forwarded_from = nullptr) {
+    if (forwarded_from) *forwarded_from = -1;
+    if (!GRAPHRT_CORE_HAS(ctx_forward_input)) {
+      bool fwd = false;
+      Status s = forward_input_or_allocate_output(count > 0 ? candidates[0] : -1, out_index, dims, rank, out, &fwd);
+      if (fwd && forwarded_from) *forwarded_from = candidates[0];
+      return s;
+    }
+    for (int i = 0; i < count; ++i) {
+      if (Api().ctx_forward_input(ctx_, candidates[i], out_index, rank, dims, out->raw())) {
+        if (forwarded_from) *forwarded_from = candidates[i];
+        return Status();
+      }
+    }
+    return allocate_output(out_index, dims, rank, out);
+  }
+  Status forward_input_or_allocate_output(std::initializer_list<int> candidates, int out_index,
+                                          const int64_t* dims, int rank, TensorView* out,
+                                          int* forwarded_from = nullptr) {
+    return forward_input_or_allocate_output(candidates.begin(), static_cast<int>(candidates.size()), out_index,
+                                            dims, rank, out, forwarded_from);
+  }
   // Zero-copy: output shares the input's buffer (optionally reshaped).
   Status set_output_from_input(int out, int in) { return Check(Api().ctx_set_output_from_input(ctx_, out, in, -1, nullptr)); }
   Status set_output_from_input(int out, int in, const std::vector<int64_t>& dims) {
