@@ -311,7 +311,10 @@ inline bool DnnlMatMulBlock(const DnnlMatMul& p, bool ta, bool tb, int64_t n, in
 // 8x128x1000 1.02 (small products: the primitive's fixed cost) and
 // 1024^3 1.01 (tall: sgemm's packing is amortized over many rows). Hence
 // the rule: at least kPackedMinMacs multiply-adds and at most
-// kPackedMaxRows rows; sgemm elsewhere.
+// kPackedMaxRows rows; sgemm elsewhere. Through a session (1 thread, Const
+// B, graphrt_bench_matmul --benchmark_filter=ConstB, vs
+// GRAPHRT_MATMUL_IMPL=sgemm): 64x784x512 0.98, 64x512x512 0.97, 256^3
+// 0.99, 128x1024x1024 0.92 (the session's fixed cost per Run dilutes it).
 constexpr int64_t kPackedMinMacs = int64_t{4} << 20;
 constexpr int64_t kPackedMaxRows = 512;
 
