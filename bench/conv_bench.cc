@@ -4,7 +4,7 @@
 // ([64,1,28,28] conv5x5 1->6 SAME, [64,6,14,14] conv5x5 6->16 VALID; the
 // first runs on ops/nn/cpu/narrow_conv.h, not oneDNN), run
 //   * through a graphrt Session: _FusedConv2D (BiasAdd, Relu) with a Const
-//     filter marked `_filter_const`, as the graph pass makes it;
+//     filter marked `_weights_const`, as the graph pass makes it;
 //   * directly on oneDNN, same shapes and layouts: one primitive, weights
 //     reordered once, bias + ReLU post-op, oneDNN's own OpenMP threads;
 //   * directly on oneDNN with blocked activations (the primitive's preferred
@@ -68,7 +68,7 @@ proto::GraphDef FusedConvGraph(const ConvShape& s, bool nchw) {
       "attr { key: 'padding' value { s: '" + std::string(s.same ? "SAME" : "VALID") + "' } } "
       "attr { key: 'data_format' value { s: '" + fmt + "' } } "
       "attr { key: 'fused_ops' value { list { s: 'BiasAdd' s: 'Relu' } } } "
-      "attr { key: '_filter_const' value { b: true } } }\n";
+      "attr { key: '_weights_const' value { b: true } } }\n";
   proto::GraphDef def;
   if (!ParseGraphDefText(g, &def).ok()) std::abort();
   return def;

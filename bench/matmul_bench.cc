@@ -1,8 +1,10 @@
 // MatMul float through a Session against one direct call of oneDNN's
-// dnnl_sgemm, on 1 and 2 threads, and bfloat16 / _FusedMatMul for scale.
+// dnnl_sgemm, on 1 and 2 threads, and bfloat16 / _FusedMatMul for scale;
+// MatMul / _FusedMatMul with a Const B (packed weights).
 //
 //   build/bin/graphrt_bench_matmul
 //   build/bin/graphrt_bench_matmul --benchmark_filter='Sgemm|SessionMatMul'
+//   [GRAPHRT_MATMUL_IMPL=sgemm] build/bin/graphrt_bench_matmul --benchmark_filter=ConstB
 //
 // BM_DirectSgemm runs dnnl_sgemm with OpenMP set to `threads` (oneDNN's own
 // threading); BM_SessionMatMul runs MatMul in a session whose pool has
@@ -92,12 +94,22 @@ std::string Placeholder(const std::string& name, const std::string& dt) {
          " } } }\n";
 }
 
-// `op` on fed a [m,k], b [k,n] (and bias [n] for _FusedMatMul).
-void RunSession(benchmark::State& state, const std::string& op, DataType dt) {
+// `op` on fed a [m,k], b [k,n] (and bias [n] for _FusedMatMul). With
+// `const_b` (float only), b is a Const: the graph pass marks it
+// `_weights_const` and big enough products run with b packed once.
+void RunSession(benchmark::State& state, const std::string& op, DataType dt, bool const_b = false) {
   const int64_t m = state.range(0), k = state.range(1), n = state.range(2);
   const int threads = static_cast<int>(state.range(3));
   const std::string dts = dt == GR_FLOAT ? "DT_FLOAT" : "DT_BFLOAT16";
-  std::string g = Placeholder("a", dts) + Placeholder("b", dts);
+  std::string g = Placeholder("a", dts);
+  if (const_b) {
+    g += "node { name: 'b' op: 'Const' attr { key: 'dtype' value { type: DT_FLOAT } } "
+         "attr { key: 'value' value { tensor { dtype: DT_FLOAT " +
+         bench::TensorShapeText({k, n}) +
+         bench::FloatValText(bench::RandomFloats(static_cast<size_t>(k * n), 42)) + "} } } }\n";
+  } else {
+    g += Placeholder("b", dts);
+  }
   std::string inputs = "input: 'a' input: 'b' ";
   std::string attrs = "attr { key: 'T' value { type: " + dts + " } } ";
   if (op == "_FusedMatMul") {
@@ -128,7 +140,8 @@ void RunSession(benchmark::State& state, const std::string& op, DataType dt) {
     if (dt == GR_FLOAT) bias.data<float>()[i] = 0.5f;
     else bias.data<uint16_t>()[i] = 0x3f00;
   }
-  std::vector<std::pair<std::string, Tensor>> feeds = {{"a", a}, {"b", b}};
+  std::vector<std::pair<std::string, Tensor>> feeds = {{"a", a}};
+  if (!const_b) feeds.push_back({"b", b});
   if (op == "_FusedMatMul") feeds.push_back({"bias", bias});
   std::vector<Tensor> out;
   for (auto _ : state) {
@@ -146,6 +159,12 @@ void BM_SessionFusedMatMulRelu(benchmark::State& state) {
   RunSession(state, "_FusedMatMul", GR_FLOAT);
 }
 void BM_SessionMatMulBf16(benchmark::State& state) { RunSession(state, "MatMul", GR_BFLOAT16); }
+void BM_SessionMatMulConstB(benchmark::State& state) {
+  RunSession(state, "MatMul", GR_FLOAT, /*const_b=*/true);
+}
+void BM_SessionFusedMatMulReluConstB(benchmark::State& state) {
+  RunSession(state, "_FusedMatMul", GR_FLOAT, /*const_b=*/true);
+}
 
 // {m, k, n, threads}: 256^3, 1024^3 and 4096 x 4096 x 1024 (m x n x k).
 void Shapes(benchmark::internal::Benchmark* b) {
@@ -162,6 +181,24 @@ BENCHMARK(BM_DirectSgemmFreshOutput)->Apply(Shapes);
 BENCHMARK(BM_SessionMatMul)->Apply(Shapes);
 BENCHMARK(BM_SessionFusedMatMulRelu)->Apply(Shapes);
 BENCHMARK(BM_SessionMatMulBf16)->Apply(Shapes);
+
+// Constant weights: W2's layers (batch 64) and shapes either side of the
+// packed/sgemm rule. Compare with GRAPHRT_MATMUL_IMPL=sgemm (the same
+// graphs on sgemm, as before packed weights).
+void ConstBShapes(benchmark::internal::Benchmark* b) {
+  for (int threads : {1, 2}) {
+    b->Args({64, 784, 512, threads});
+    b->Args({64, 512, 512, threads});
+    b->Args({64, 512, 10, threads});
+    b->Args({256, 256, 256, threads});
+    b->Args({128, 1024, 1024, threads});
+    b->Args({32, 256, 256, threads});
+  }
+  b->ArgNames({"m", "k", "n", "threads"})->UseRealTime()->Unit(benchmark::kMicrosecond);
+}
+
+BENCHMARK(BM_SessionMatMulConstB)->Apply(ConstBShapes);
+BENCHMARK(BM_SessionFusedMatMulReluConstB)->Apply(ConstBShapes);
 
 }  // namespace
 }  // namespace graphrt

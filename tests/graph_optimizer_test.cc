@@ -221,23 +221,62 @@ TEST_F(GraphOptimizerTest, Conv2DFusesAndItsConstantFilterIsMarked) {
   EXPECT_EQ(FusedOps(nodes["act"]), (std::vector<std::string>{"BiasAdd", "Relu"}));
   EXPECT_EQ(Inputs(nodes["act"]), (std::vector<std::string>{"x", "filt", "bias"}));
   EXPECT_EQ(nodes["act"].attr().at("padding").s(), "SAME");
-  ASSERT_EQ(nodes["act"].attr().count("_filter_const"), 1u);
-  EXPECT_TRUE(nodes["act"].attr().at("_filter_const").b());
+  ASSERT_EQ(nodes["act"].attr().count("_weights_const"), 1u);
+  EXPECT_TRUE(nodes["act"].attr().at("_weights_const").b());
 }
 
 TEST_F(GraphOptimizerTest, FedFilterIsNotMarkedConstant) {
   auto nodes = Optimize(ConvLayer(Placeholder("filt"), "NHWC"), AllKernels);
   ASSERT_EQ(nodes["act"].op(), "_FusedConv2D");
-  EXPECT_EQ(nodes["act"].attr().count("_filter_const"), 0u);
+  EXPECT_EQ(nodes["act"].attr().count("_weights_const"), 0u);
+}
+
+// A 2x2 Const named 'w' read through Identity 'wid', and a 2x2 Placeholder 'x'.
+const char* kConstWeights =
+    "node { name: 'w' op: 'Const' attr { key: 'dtype' value { type: DT_FLOAT } } attr { key: 'value' value { "
+    "tensor { dtype: DT_FLOAT tensor_shape { dim { size: 2 } dim { size: 2 } } float_val: 1 } } } }\n"
+    "node { name: 'wid' op: 'Identity' input: 'w' attr { key: 'T' value { type: DT_FLOAT } } }\n";
+
+TEST_F(GraphOptimizerTest, MatMulWithConstantWeightsIsMarked) {
+  const std::string g = Placeholder("x") + kConstWeights + Node("mm", "MatMul", {"x", "wid"}) +
+                        Node("mm_in_b", "MatMul", {"wid", "x"});  // the Const is A: not weights
+  auto nodes = Optimize(g, AllKernels);
+  ASSERT_EQ(nodes["mm"].attr().count("_weights_const"), 1u);
+  EXPECT_TRUE(nodes["mm"].attr().at("_weights_const").b());
+  EXPECT_EQ(nodes["mm_in_b"].attr().count("_weights_const"), 0u);
+}
+
+TEST_F(GraphOptimizerTest, FusedMatMulWithConstantWeightsIsMarked) {
+  const std::string g = Placeholder("x") + kConstWeights + Placeholder("bias") + Node("mm", "MatMul", {"x", "wid"}) +
+                        Node("ba", "BiasAdd", {"mm", "bias"}) + Node("act", "Relu", {"ba"});
+  auto nodes = Optimize(g, AllKernels);
+  ASSERT_EQ(nodes["act"].op(), "_FusedMatMul");
+  ASSERT_EQ(nodes["act"].attr().count("_weights_const"), 1u);
+  EXPECT_TRUE(nodes["act"].attr().at("_weights_const").b());
+}
+
+TEST_F(GraphOptimizerTest, FedMatMulWeightsAreNotMarkedConstant) {
+  auto nodes = Optimize(MlpLayer("Relu"), AllKernels);  // w is a Placeholder
+  ASSERT_EQ(nodes["act"].op(), "_FusedMatMul");
+  EXPECT_EQ(nodes["act"].attr().count("_weights_const"), 0u);
+  nodes = Optimize(Placeholder("x") + Placeholder("w") + Node("mm", "MatMul", {"x", "w"}), AllKernels);
+  EXPECT_EQ(nodes["mm"].attr().count("_weights_const"), 0u);
+}
+
+TEST_F(GraphOptimizerTest, MarkingConstantWeightsCanBeTurnedOff) {
+  GraphOptimizerOptions off;
+  off.mark_constant_weights = false;
+  auto nodes = Optimize(Placeholder("x") + kConstWeights + Node("mm", "MatMul", {"x", "wid"}), AllKernels, off);
+  EXPECT_EQ(nodes["mm"].attr().count("_weights_const"), 0u);
 }
 
 TEST_F(GraphOptimizerTest, ConvBiasInAnotherDataFormatDoesNotFuse) {
   GraphOptimizerOptions fuse_only;
-  fuse_only.mark_constant_filters = false;
+  fuse_only.mark_constant_weights = false;
   auto nodes = Optimize(ConvLayer(kConstFilter, "NCHW"), AllKernels, fuse_only);
   EXPECT_EQ(nodes["conv"].op(), "Conv2D");
   EXPECT_EQ(nodes["ba"].op(), "BiasAdd");
-  EXPECT_EQ(nodes["conv"].attr().count("_filter_const"), 0u);
+  EXPECT_EQ(nodes["conv"].attr().count("_weights_const"), 0u);
 }
 
 }  // namespace

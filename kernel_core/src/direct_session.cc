@@ -306,11 +306,11 @@ class DirectSession final : public Session {
 
     GR_RETURN_IF_ERROR(PlaceClientGraph(&g));
 
-    // Rewrites: fusions the nodes' devices have kernels for, constant-filter
+    // Rewrites: fusions the nodes' devices have kernels for, constant-weights
     // hints. OptimizerOptions.opt_level L0 ("no optimizations") turns them off.
     GraphOptimizerOptions opt;
     if (options_.config.graph_options().optimizer_options().opt_level() == proto::OptimizerOptions::L0)
-      opt.fuse_bias_activation = opt.fuse_conv_pool = opt.mark_constant_filters = false;
+      opt.fuse_bias_activation = opt.fuse_conv_pool = opt.mark_constant_weights = false;
     GR_RETURN_IF_ERROR(OptimizeGraph(
         opt,
         [this](const proto::NodeDef& n, const std::string& assigned_device) {

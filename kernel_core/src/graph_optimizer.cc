@@ -258,7 +258,7 @@ void FuseConvPool(const KernelAvailableFn& kernel_available, Graph* g) {
   }
 }
 
-// The Const a filter input comes from, through any Identity nodes.
+// Whether input `input` of `n` comes from a Const, through any Identity nodes.
 bool ComesFromConst(const Node& n, int input) {
   const Edge* e = n.input_edge(input);
   while (e != nullptr) {
@@ -270,13 +270,15 @@ bool ComesFromConst(const Node& n, int input) {
   return false;
 }
 
-void MarkConstantFilters(Graph* g) {
-  static const std::unordered_set<std::string> kConvOps = {"Conv2D", "_FusedConv2D", "_FusedConv2DPool",
-                                                            "DepthwiseConv2dNative"};
+// Input 1 of these ops is the weights: a convolution's filter, a product's
+// B. Marked constant, a kernel may re-lay it out once instead of every Run.
+void MarkConstantWeights(Graph* g) {
+  static const std::unordered_set<std::string> kWeightsOps = {
+      "Conv2D", "_FusedConv2D", "_FusedConv2DPool", "DepthwiseConv2dNative", "MatMul", "_FusedMatMul"};
   proto::AttrValue yes;
   yes.set_b(true);
   for (Node* n : g->op_nodes())
-    if (kConvOps.count(n->op()) && ComesFromConst(*n, 1)) n->SetInternalAttr("_filter_const", yes);
+    if (kWeightsOps.count(n->op()) && ComesFromConst(*n, 1)) n->SetInternalAttr("_weights_const", yes);
 }
 
 }  // namespace
@@ -284,7 +286,7 @@ void MarkConstantFilters(Graph* g) {
 Status OptimizeGraph(const GraphOptimizerOptions& options, const KernelAvailableFn& kernel_available, Graph* g) {
   if (options.fuse_bias_activation) FuseBiasActivation(kernel_available, g);
   if (options.fuse_conv_pool) FuseConvPool(kernel_available, g);
-  if (options.mark_constant_filters) MarkConstantFilters(g);
+  if (options.mark_constant_weights) MarkConstantWeights(g);
   return Status::OK();
 }
 

@@ -759,7 +759,7 @@ void CheckFused(Ty t, const FusedCase& fc, const Dims& x_dims, const Dims& f_dim
   std::string attrs = TypeAttr("T", TyEnum(t)) + WindowAttrs(win) + IntAttr("num_args", num_args) +
                       StrListAttr("fused_ops", fc.ops) + FloatAttr("leakyrelu_alpha", fc.alpha) +
                       FloatAttr("epsilon", 0.001f);
-  if (const_filter) attrs += BoolAttr("_filter_const", true);
+  if (const_filter) attrs += BoolAttr("_weights_const", true);
   graph += NodeText("y", "_FusedConv2D", inputs, attrs);
   std::unique_ptr<Session> s = CreateSession(ParseGraph(graph), threads);
   ASSERT_NE(s, nullptr);
@@ -890,7 +890,7 @@ TEST(FusedConvTest, ConstFilterAcrossShapes) {
       ConstNode("b", "DT_FLOAT", {16}, "float_val", bv) +
       NodeText("y", "_FusedConv2D", {"x", "f", "b"},
                TypeAttr("T", "DT_FLOAT") + WindowAttrs(w) + IntAttr("num_args", 1) +
-                   StrListAttr("fused_ops", {"BiasAdd"}) + BoolAttr("_filter_const", true));
+                   StrListAttr("fused_ops", {"BiasAdd"}) + BoolAttr("_weights_const", true));
   std::unique_ptr<Session> s = CreateSession(ParseGraph(graph), 2);
   ASSERT_NE(s, nullptr);
   for (const Dims& x_dims : {Dims{2, 8, 8, 4}, Dims{5, 11, 7, 4}, Dims{2, 8, 8, 4}}) {
@@ -920,7 +920,7 @@ TEST(FusedConvTest, ConcurrentRunsShareOneKernel) {
       ConstNode("b", "DT_FLOAT", {16}, "float_val", bv) +
       NodeText("y", "_FusedConv2D", {"x", "f", "b"},
                TypeAttr("T", "DT_FLOAT") + WindowAttrs(w) + IntAttr("num_args", 1) +
-                   StrListAttr("fused_ops", {"BiasAdd", "Relu"}) + BoolAttr("_filter_const", true));
+                   StrListAttr("fused_ops", {"BiasAdd", "Relu"}) + BoolAttr("_weights_const", true));
   std::unique_ptr<Session> s = CreateSession(ParseGraph(graph), 2);
   ASSERT_NE(s, nullptr);
   std::vector<std::vector<double>> xs;

@@ -11,7 +11,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <random>
 #include <string>
@@ -612,6 +614,188 @@ TEST(FusedMatMulTest, ErrorsNameTheProblem) {
   const Tensor bias1 = MakeTensor<float>(GR_FLOAT, {2}, {1, 1});
   ASSERT_TRUE(s->Run({{"a:0", a1}, {"b:0", b1}, {"bias:0", bias1}}, {"fmm:0"}, {}, &out).ok());
   ExpectValuesEq<float>(out[0], {7, 0});
+}
+
+// ============================================ constant weights (packed B)
+//
+// A float MatMul / _FusedMatMul whose B comes from a Const is marked
+// `_weights_const` by the graph pass; products the kernels' rule finds big
+// enough (m * n * k >= 4M multiply-adds, m <= 512) then run on oneDNN's
+// matmul primitive with B packed once per shape, the others on sgemm.
+// GRAPHRT_MATMUL_IMPL=packed (the ctest matmul_test_packed) sends every
+// float product to the packed primitive.
+
+bool PackedForced() {
+  const char* v = std::getenv("GRAPHRT_MATMUL_IMPL");
+  return v != nullptr && std::string(v) == "packed";
+}
+
+// What the kernels' rule picks for a constant B.
+bool RulePacked(int64_t m, int64_t k, int64_t n) {
+  return PackedForced() || (k > 0 && m <= 512 && m * n * k >= (int64_t{4} << 20));
+}
+
+std::vector<float> ToFloats(const std::vector<double>& v) { return {v.begin(), v.end()}; }
+
+// Runs `fetch` traced; `ops` gets each node's op type by node name.
+std::vector<Tensor> RunTraced(Session* s, const Feeds& feeds, const std::string& fetch,
+                              std::map<std::string, std::string>* ops) {
+  proto::RunOptions ro;
+  ro.set_trace_level(proto::RunOptions::SOFTWARE_TRACE);
+  proto::RunMetadata md;
+  std::vector<Tensor> out;
+  Status st = s->Run(ro, feeds, {fetch}, {}, &out, &md);
+  EXPECT_TRUE(st.ok()) << st;
+  ops->clear();
+  for (const auto& dev : md.step_stats().dev_stats())
+    for (const auto& ns : dev.node_stats()) {
+      const std::string& label = ns.timeline_label();  // "name = Op"
+      (*ops)[ns.node_name()] = label.substr(label.find(" = ") + 3);
+    }
+  return out;
+}
+
+// x (fed, m varies) times Const w (k x n, or n x k with tb), then
+// optionally BiasAdd with Const bias and activation `act` (the optimizer
+// fuses them into _FusedMatMul). Runs several batches through one session.
+struct ConstWeightsCase {
+  int64_t k, n;
+  std::vector<int64_t> batches;  // m of each Run, in order
+  bool ta, tb;
+  bool bias;
+  std::string act;
+  int threads;
+};
+
+void CheckConstWeights(const ConstWeightsCase& c, std::mt19937* rng) {
+  std::string desc = "k=" + std::to_string(c.k) + " n=" + std::to_string(c.n) +
+                     (c.ta ? " ta" : "") + (c.tb ? " tb" : "") + (c.bias ? " bias" : "") +
+                     " act=" + c.act + " threads=" + std::to_string(c.threads);
+  SCOPED_TRACE(desc);
+  const std::vector<double> w = RandomFor<float>(c.k * c.n, rng);
+  const std::vector<double> bias = RandomFor<float>(c.n, rng);
+  const std::string f = TypeAttr("T", "DT_FLOAT");
+  std::string g = PlaceholderNode("x", "DT_FLOAT") +
+                  ConstFloat("w", c.tb ? Dims{c.n, c.k} : Dims{c.k, c.n}, ToFloats(w)) +
+                  NodeText("w_read", "Identity", {"w"}, f) +
+                  NodeText("mm", "MatMul", {"x", "w_read"},
+                           f + BoolAttr("transpose_a", c.ta) + BoolAttr("transpose_b", c.tb));
+  std::string last = "mm";
+  if (c.bias) {
+    g += ConstFloat("bias", {c.n}, ToFloats(bias)) + NodeText("ba", "BiasAdd", {"mm", "bias"}, f);
+    last = "ba";
+    if (!c.act.empty()) {
+      std::string attrs = f;
+      if (c.act == "LeakyRelu") attrs += "attr { key: 'alpha' value { f: 0.3 } } ";
+      g += NodeText("act", c.act, {"ba"}, attrs);
+      last = "act";
+    }
+  }
+  std::unique_ptr<Session> s = testing::CreateSession(testing::ParseGraph(g), c.threads);
+  ASSERT_NE(s, nullptr);
+  for (size_t run = 0; run < c.batches.size(); ++run) {
+    const int64_t m = c.batches[run];
+    SCOPED_TRACE("run " + std::to_string(run) + " m=" + std::to_string(m) +
+                 (RulePacked(m, c.k, c.n) ? " (packed)" : " (sgemm)"));
+    const std::vector<double> x = RandomFor<float>(m * c.k, rng);
+    std::map<std::string, std::string> ops;
+    const std::vector<Tensor> out = RunTraced(
+        s.get(), {{"x:0", ToTensor<float>(c.ta ? Dims{c.k, m} : Dims{m, c.k}, x)}}, last + ":0",
+        &ops);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(ops[last], c.bias ? "_FusedMatMul" : "MatMul");
+    Expected e = RefGemm(x, w, m, c.k, c.n, c.ta, c.tb);
+    if (c.bias) {
+      for (int64_t i = 0; i < m; ++i) {
+        for (int64_t j = 0; j < c.n; ++j) {
+          const size_t at = static_cast<size_t>(i * c.n + j);
+          e.scale[at] += std::fabs(bias[static_cast<size_t>(j)]);
+          e.values[at] = RefActivation(c.act, e.values[at] + bias[static_cast<size_t>(j)], 0.3);
+        }
+      }
+    }
+    ExpectClose<float>(out[0], e, Tolerance<float>());
+  }
+}
+
+// Shapes (k, n, batches): the first batches hit the packed path (by rows
+// when m >= n on 2 threads, else by columns, blocks of unequal width), the
+// last ones the sgemm path (too small, or m > 512), then packed again with
+// the weights packed earlier.
+struct ConstShape {
+  int64_t k, n;
+  std::vector<int64_t> batches;
+};
+const ConstShape kConstShapes[] = {
+    {300, 300, {48, 48, 64, 16, 48}},    // 2 threads: split by columns (160 + 140)
+    {120, 100, {400, 400, 360, 600, 400}},  // by rows; 600 rows: sgemm
+};
+
+TEST(ConstWeightsTest, MatMulPackedAndSgemmPaths) {
+  std::mt19937 rng(31);
+  for (const ConstShape& sh : kConstShapes)
+    for (int threads : {1, 2})
+      for (bool ta : {false, true})
+        for (bool tb : {false, true})
+          CheckConstWeights({sh.k, sh.n, sh.batches, ta, tb, false, "", threads}, &rng);
+  // A small product: sgemm / Eigen whatever the weights.
+  CheckConstWeights({20, 30, {5, 7}, false, false, false, "", 2}, &rng);
+}
+
+TEST(ConstWeightsTest, FusedMatMulEveryActivation) {
+  std::mt19937 rng(32);
+  for (const char* act : kActivations) {
+    for (const ConstShape& sh : kConstShapes)
+      CheckConstWeights({sh.k, sh.n, sh.batches, false, false, true, act, 2}, &rng);
+    CheckConstWeights({300, 300, {48, 64}, true, true, true, act, 1}, &rng);
+  }
+  for (bool ta : {false, true})
+    for (bool tb : {false, true})
+      CheckConstWeights({120, 100, {400, 16}, ta, tb, true, "Relu", 2}, &rng);
+}
+
+// `_weights_const` promises that B never changes, so a kernel on the packed
+// path reads B once per shape and then keeps its packed copy. Feeding a
+// different B to a node marked by hand breaks the promise on purpose: the
+// packed path then still computes with the first B, the sgemm path with the
+// new one. This shows which path each shape takes.
+TEST(ConstWeightsTest, MarkedWeightsAreReadOncePerShapeOnThePackedPath) {
+  std::mt19937 rng(33);
+  for (const std::string op : {"MatMul", "_FusedMatMul"}) {
+    for (int threads : {1, 2}) {
+      const int64_t k = 300, n = 300;
+      const std::string f = TypeAttr("T", "DT_FLOAT");
+      std::string g = PlaceholderNode("x", "DT_FLOAT") + PlaceholderNode("w", "DT_FLOAT");
+      std::vector<std::string> in = {"x", "w"};
+      std::string attrs = f + BoolAttr("_weights_const", true);
+      if (op == "_FusedMatMul") {
+        g += ConstFloat("bias", {n}, std::vector<float>(static_cast<size_t>(n), 0.0f));
+        in.push_back("bias");
+        attrs += FusedOpsAttr({"BiasAdd"}) + "attr { key: \"num_args\" value { i: 1 } } ";
+      }
+      g += NodeText("mm", op, in, attrs);
+      std::unique_ptr<Session> s = testing::CreateSession(testing::ParseGraph(g), threads);
+      ASSERT_NE(s, nullptr);
+      const std::vector<double> w1 = RandomFor<float>(k * n, &rng);
+      for (int64_t m : {48, 16}) {  // packed, sgemm (unless forced)
+        SCOPED_TRACE(op + " threads=" + std::to_string(threads) + " m=" + std::to_string(m));
+        const std::vector<double> x = RandomFor<float>(m * k, &rng);
+        const std::vector<double> w2 = RandomFor<float>(k * n, &rng);
+        std::vector<Tensor> out;
+        ASSERT_TRUE(s->Run({{"x:0", ToTensor<float>({m, k}, x)}, {"w:0", ToTensor<float>({k, n}, w1)}},
+                           {"mm:0"}, {}, &out)
+                        .ok());
+        ExpectClose<float>(out[0], RefGemm(x, w1, m, k, n, false, false), Tolerance<float>());
+        ASSERT_TRUE(s->Run({{"x:0", ToTensor<float>({m, k}, x)}, {"w:0", ToTensor<float>({k, n}, w2)}},
+                           {"mm:0"}, {}, &out)
+                        .ok());
+        const bool packed = RulePacked(m, k, n);
+        EXPECT_EQ(packed, m == 48 || PackedForced());
+        ExpectClose<float>(out[0], RefGemm(x, packed ? w1 : w2, m, k, n, false, false),
+                           Tolerance<float>());
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 // Shared pieces of the CPU matrix-product kernels (MatMul, BatchMatMul,
 // BatchMatMulV2, _FusedMatMul): how a product is split into blocks over the
-// session's pool, one block on oneDNN's sgemm or on Eigen, and the oneDNN
-// matmul primitive for bfloat16.
+// session's pool, one block on oneDNN's sgemm or on Eigen, the oneDNN
+// matmul primitive for bfloat16, and for float with constant (packed)
+// weights.
 //
 // Threads: every oneDNN call runs under SingleOmpThread (see
 // common/cpu/dnnl_util.h); the kernels split the work over parallel_for.
@@ -15,9 +16,12 @@
 #include "common/cpu/scratch.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -215,15 +219,18 @@ inline dnnl::algorithm DnnlActivation(Activation act, float* alpha, float* beta)
 }
 
 // m, n: the full product's rows/cols (for strides); rows, cols: the block.
+// `packed_b`: B in the layout the primitive prefers (format any; b_md is
+// then that layout, and B must be reordered into it, see PackedPlan).
 inline std::shared_ptr<DnnlMatMul> MakeDnnlMatMul(dnnl::memory::data_type dt, bool ta, bool tb,
                                                   int64_t m, int64_t n, int64_t k, int64_t rows,
                                                   int64_t cols, bool bias, Activation act,
-                                                  float leaky_alpha) {
+                                                  float leaky_alpha, bool packed_b = false) {
   using md = dnnl::memory::desc;
   using dims = dnnl::memory::dims;
   auto p = std::make_shared<DnnlMatMul>();
   p->a_md = md({rows, k}, dt, ta ? dims{1, m} : dims{k, 1});
-  p->b_md = md({k, cols}, dt, tb ? dims{1, k} : dims{n, 1});
+  p->b_md = packed_b ? md({k, cols}, dt, dnnl::memory::format_tag::any)
+                     : md({k, cols}, dt, tb ? dims{1, k} : dims{n, 1});
   p->c_md = md({rows, cols}, dt, dims{n, 1});
   p->has_bias = bias;
   if (bias) p->bias_md = md({1, cols}, dt, dims{n, 1});
@@ -242,6 +249,7 @@ inline std::shared_ptr<DnnlMatMul> MakeDnnlMatMul(dnnl::memory::data_type dt, bo
                      : dnnl::matmul::desc(p->a_md, p->b_md, p->c_md);
     dnnl::matmul::primitive_desc pd(desc, attr, DnnlCpuEngine());
     p->scratch_md = pd.scratchpad_desc();
+    if (packed_b) p->b_md = pd.weights_desc();
     p->prim = dnnl::matmul(pd);
   } catch (const dnnl::error&) {
     return nullptr;
@@ -250,15 +258,16 @@ inline std::shared_ptr<DnnlMatMul> MakeDnnlMatMul(dnnl::memory::data_type dt, bo
 }
 
 // Runs block `blk` of the product with primitive `p` (made for the block's
-// size); false if oneDNN failed.
+// size); false if oneDNN failed. `b_is_block`: b is already this block's
+// weights (packed), not the whole of B.
 inline bool DnnlMatMulBlock(const DnnlMatMul& p, bool ta, bool tb, int64_t n, int64_t k,
                             const void* a, const void* b, const void* bias, void* c,
-                            size_t elem_size, const Block& blk) {
+                            size_t elem_size, const Block& blk, bool b_is_block = false) {
   const auto* ac = static_cast<const char*>(a);
   const auto* bc = static_cast<const char*>(b);
   auto* cc = static_cast<char*>(c);
   const int64_t a_off = ta ? blk.r0 : blk.r0 * k;
-  const int64_t b_off = tb ? blk.c0 * k : blk.c0;
+  const int64_t b_off = b_is_block ? 0 : tb ? blk.c0 * k : blk.c0;
   const int64_t c_off = blk.r0 * n + blk.c0;
   const dnnl::engine& eng = DnnlCpuEngine();
   SingleOmpThread one_thread;
@@ -286,6 +295,178 @@ inline bool DnnlMatMulBlock(const DnnlMatMul& p, bool ta, bool tb, int64_t n, in
   }
   return true;
 }
+
+// ------------------------------------- float with packed (constant) weights
+//
+// dnnl_sgemm packs B into its blocked layout again on every call. When B is
+// a constant (`_weights_const`, set by the graph pass for MatMul and
+// _FusedMatMul whose B comes from a Const), the float kernels instead run
+// oneDNN's matmul primitive with B reordered ONCE into the layout the
+// primitive prefers, and bias + activation as post-ops.
+//
+// When it wins, measured single-threaded on a 2-core AVX-512 machine
+// (oneDNN 2.6 brgemm matmul with packed B vs dnnl_sgemm, time ratio, m x k x n):
+// 64x784x512 0.92, 64x512x512 0.94, 256^3 0.91, 128x1024x1024 0.91,
+// 8x784x512 0.97, 1x784x512 0.98; but 32x256x256 1.06, 64x120x84 1.08,
+// 8x128x1000 1.02 (small products: the primitive's fixed cost) and
+// 1024^3 1.01 (tall: sgemm's packing is amortized over many rows). Hence
+// the rule: at least kPackedMinMacs multiply-adds and at most
+// kPackedMaxRows rows; sgemm elsewhere. Through a session (1 thread, Const
+// B, graphrt_bench_matmul --benchmark_filter=ConstB, vs
+// GRAPHRT_MATMUL_IMPL=sgemm): 64x784x512 0.98, 64x512x512 0.97, 256^3
+// 0.99, 128x1024x1024 0.92 (the session's fixed cost per Run dilutes it).
+constexpr int64_t kPackedMinMacs = int64_t{4} << 20;
+constexpr int64_t kPackedMaxRows = 512;
+
+// GRAPHRT_MATMUL_IMPL=packed runs every float product with k > 0 on the
+// packed primitive (B reordered every Run when it is not constant), =sgemm
+// never: for tests (the packed path on every shape) and benchmarks.
+enum class FloatImpl { kAuto, kSgemm, kPacked };
+inline FloatImpl FloatImplFromEnv() {
+  static const FloatImpl impl = [] {
+    const char* v = std::getenv("GRAPHRT_MATMUL_IMPL");
+    if (v != nullptr && std::strcmp(v, "packed") == 0) return FloatImpl::kPacked;
+    if (v != nullptr && std::strcmp(v, "sgemm") == 0) return FloatImpl::kSgemm;
+    return FloatImpl::kAuto;
+  }();
+  return impl;
+}
+
+inline bool UsePackedWeights(bool weights_const, int64_t m, int64_t n, int64_t k) {
+  if (k == 0) return false;
+  switch (FloatImplFromEnv()) {
+    case FloatImpl::kPacked: return true;
+    case FloatImpl::kSgemm: return false;
+    case FloatImpl::kAuto: break;
+  }
+  return weights_const && m <= kPackedMaxRows && m * n * k >= kPackedMinMacs;
+}
+
+// B's columns [c0, c0 + cols) in a primitive's packed layout. Row blocks of
+// one split share one (same columns, same layout); column blocks each have
+// their own.
+struct PackedWeights {
+  int64_t c0 = 0, cols = 0;
+  dnnl::memory::desc md;
+  AlignedBuffer buf;  // constant weights, reordered once
+};
+
+// Everything one (m, n, k, threads) needs: the split, one primitive per
+// block, the packed weights. Built once per shape by the kernel.
+struct PackedPlan {
+  Split split;
+  std::vector<std::shared_ptr<DnnlMatMul>> prims;  // per block
+  std::vector<size_t> weights_of;                  // per block: index into weights
+  std::vector<std::unique_ptr<PackedWeights>> weights;
+  std::mutex const_mu;  // the one-time reorder of constant weights
+  std::atomic<bool> const_ready{false};
+};
+
+inline std::shared_ptr<PackedPlan> MakePackedPlan(const Split& split, bool ta, bool tb, int64_t m,
+                                                  int64_t n, int64_t k, bool bias, Activation act,
+                                                  float leaky_alpha) {
+  auto plan = std::make_shared<PackedPlan>();
+  plan->split = split;
+  for (int64_t i = 0; i < split.count; ++i) {
+    const Block blk = split.block(i, m, n);
+    const int64_t cols = blk.c1 - blk.c0;
+    std::shared_ptr<DnnlMatMul> p =
+        MakeDnnlMatMul(dnnl::memory::data_type::f32, ta, tb, m, n, k, blk.r1 - blk.r0, cols, bias,
+                       act, leaky_alpha, /*packed_b=*/true);
+    if (!p) return nullptr;
+    size_t w = 0;
+    while (w < plan->weights.size() &&
+           !(plan->weights[w]->c0 == blk.c0 && plan->weights[w]->cols == cols &&
+             plan->weights[w]->md == p->b_md))
+      ++w;
+    if (w == plan->weights.size()) {
+      auto pw = std::make_unique<PackedWeights>();
+      pw->c0 = blk.c0;
+      pw->cols = cols;
+      pw->md = p->b_md;
+      plan->weights.push_back(std::move(pw));
+    }
+    plan->prims.push_back(std::move(p));
+    plan->weights_of.push_back(w);
+  }
+  return plan;
+}
+
+// Reorders B's columns of `w` (B row-major, k x n, or n x k when
+// transposed) into `dst` (w.md.get_size() bytes); false if oneDNN failed.
+inline bool PackWeights(const PackedWeights& w, bool tb, int64_t n, int64_t k, const float* b,
+                        char* dst) {
+  using dims = dnnl::memory::dims;
+  const dnnl::memory::desc src_md({k, w.cols}, dnnl::memory::data_type::f32,
+                                  tb ? dims{1, k} : dims{n, 1});
+  const float* src = tb ? b + w.c0 * k : b + w.c0;
+  const dnnl::engine& eng = DnnlCpuEngine();
+  SingleOmpThread one_thread;
+  try {
+    dnnl::memory sm(src_md, eng, const_cast<float*>(src));
+    dnnl::memory dm(w.md, eng, dst);
+    dnnl::stream& s = DnnlThreadStream();
+    dnnl::reorder(sm, dm).execute(s, sm, dm);
+    s.wait();
+  } catch (const dnnl::error&) {
+    return false;
+  }
+  return true;
+}
+
+// The float product c = act(op(A) op(B) [+ bias]) on packed plans, one per
+// (m, n, k, threads), cached by the kernel instance.
+class PackedMatMul {
+ public:
+  // false if oneDNN failed (the caller reports the op and shapes).
+  bool Run(OpKernelContext* ctx, bool weights_const, bool ta, bool tb, int64_t m, int64_t n,
+           int64_t k, const float* a, const float* b, const float* bias, Activation act,
+           float leaky_alpha, float* c) {
+    const int threads = std::max(1, ctx->num_threads());
+    const std::shared_ptr<PackedPlan> plan = cache_.GetOrCreate({m, n, k, threads}, [&] {
+      return MakePackedPlan(PlanSplit(threads, m, n, k), ta, tb, m, n, k, bias != nullptr, act,
+                            leaky_alpha);
+    });
+    if (!plan) return false;
+    if (weights_const && !plan->const_ready.load(std::memory_order_acquire)) {
+      std::lock_guard<std::mutex> lock(plan->const_mu);
+      if (!plan->const_ready.load(std::memory_order_relaxed)) {
+        for (const auto& w : plan->weights)
+          if (!PackWeights(*w, tb, n, k, b, w->buf.Get(w->md.get_size()))) return false;
+        plan->const_ready.store(true, std::memory_order_release);
+      }
+    }
+    const Split& split = plan->split;
+    std::atomic<bool> ok{true};  // blocks may fail on several threads
+    RunBlocks(ctx, split, m, n, k, [&](const Block& blk) {
+      const int64_t i = split.count == 1 ? 0 : (split.by_rows ? blk.r0 : blk.c0) / split.chunk;
+      const DnnlMatMul& p = *plan->prims[static_cast<size_t>(i)];
+      const PackedWeights& w = *plan->weights[plan->weights_of[static_cast<size_t>(i)]];
+      auto run = [&](const char* wp) {
+        if (!DnnlMatMulBlock(p, ta, tb, n, k, a, wp, bias, c, sizeof(float), blk,
+                             /*b_is_block=*/true))
+          ok.store(false, std::memory_order_relaxed);
+      };
+      if (weights_const) {
+        run(w.buf.data());
+        return;
+      }
+      // B is not constant (GRAPHRT_MATMUL_IMPL=packed only): pack it anew.
+      BufferPool::Lease lease = pool_.Acquire();
+      char* packed = lease.Get(w.md.get_size());
+      if (!PackWeights(w, tb, n, k, b, packed)) {
+        ok.store(false, std::memory_order_relaxed);
+        return;
+      }
+      run(packed);
+    });
+    return ok.load();
+  }
+
+ private:
+  ShapeKeyedCache<PackedPlan> cache_;
+  BufferPool pool_;  // packed copies of a B that is not constant
+};
 
 }  // namespace matmul
 }  // namespace sdk

@@ -363,9 +363,9 @@ class ConvKernelBase : public OpKernel {
           "dimensions."));
       return;
     }
-    if (c->HasAttr("_filter_const")) {
+    if (c->HasAttr("_weights_const")) {
       bool v = false;
-      if (c->GetAttr("_filter_const", &v).ok()) filter_const_ = v;
+      if (c->GetAttr("_weights_const", &v).ok()) weights_const_ = v;
     }
   }
 
@@ -390,7 +390,7 @@ class ConvKernelBase : public OpKernel {
   const char* PlanWeights(const Plan& plan_c, const TensorView& filter, BufferPool::Lease* lease) {
     Plan& plan = const_cast<Plan&>(plan_c);
     if (!plan.reorder_w) return static_cast<const char*>(filter.raw_data());
-    if (filter_const_) {
+    if (weights_const_) {
       if (!plan.const_ready.load(std::memory_order_acquire)) {
         std::lock_guard<std::mutex> lock(plan.const_mu);
         if (!plan.const_ready.load(std::memory_order_relaxed)) {
@@ -412,7 +412,7 @@ class ConvKernelBase : public OpKernel {
   }
 
   cu::Conv2DWindow win_;
-  bool filter_const_ = false;
+  bool weights_const_ = false;
   ShapeKeyedCache<Plan> cache_;
   BufferPool pool_;
 };

@@ -11,7 +11,7 @@
 //    kernels take nhwc activations); NCHW tensors are reordered into the
 //    blocked layout the primitive picks and back. Weights always take the
 //    primitive's preferred (blocked) layout: reordered once per Plan when
-//    the filter is a constant (`_filter_const` attr, set by the graph pass
+//    the filter is a constant (`_weights_const` attr, set by the graph pass
 //    that makes _FusedConv2D), otherwise once per Run.
 //  * A pooled plan (_FusedConv2DPool) pools each chunk's output with a
 //    oneDNN pooling primitive while it is in cache; only the pooled output

@@ -20,10 +20,12 @@ struct GraphOptimizerOptions {
   // (SAME or VALID, H and W only, same data_format) into graphrt's
   // _FusedConv2DPool, whose kernel may pool rows while they are in cache.
   bool fuse_conv_pool = true;
-  // Mark convolution filters that come from a Const (possibly through
-  // Identity nodes) with the attr `_filter_const: true`, so a kernel may
-  // re-lay them out once per session instead of once per Run.
-  bool mark_constant_filters = true;
+  // Mark the nodes whose weights input (input 1 of Conv2D, _FusedConv2D,
+  // _FusedConv2DPool, DepthwiseConv2dNative, MatMul, _FusedMatMul) comes
+  // from a Const (possibly through Identity nodes) with the attr
+  // `_weights_const: true`, so a kernel may re-lay the weights out once per
+  // session instead of once per Run.
+  bool mark_constant_weights = true;
 };
 
 // Whether the device a rewritten node would run on (the assigned device of
