@@ -718,16 +718,17 @@ void CheckConstWeights(const ConstWeightsCase& c, std::mt19937* rng) {
   }
 }
 
-// Shapes (k, n, batches): the first batches hit the packed path (by rows
-// when m >= n on 2 threads, else by columns, blocks of unequal width), the
-// last ones the sgemm path (too small, or m > 512), then packed again with
-// the weights packed earlier.
+// Shapes (k, n, batches): the first batches hit the packed path (on 2
+// threads by rows when there are at least 16 rows per thread, else by
+// columns, blocks of unequal width), the later ones the sgemm path (too
+// small, or m > 512), then packed again with the weights packed earlier.
 struct ConstShape {
   int64_t k, n;
   std::vector<int64_t> batches;
 };
 const ConstShape kConstShapes[] = {
-    {300, 300, {48, 48, 64, 16, 48}},    // 2 threads: split by columns (160 + 140)
+    {300, 300, {48, 48, 64, 16, 48}},       // 2 threads: by rows; 16 rows: sgemm
+    {600, 600, {24, 24, 8, 24}},            // 2 threads: by columns (304 + 296); 8 rows: sgemm
     {120, 100, {400, 400, 360, 600, 400}},  // by rows; 600 rows: sgemm
 };
 

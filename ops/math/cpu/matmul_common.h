@@ -362,6 +362,20 @@ struct PackedPlan {
   std::atomic<bool> const_ready{false};
 };
 
+// A packed product splits by rows wherever each block keeps at least
+// kColumnGrain rows, so that every block reads the one packed B (W2 at 2
+// threads: 0.2285 ms by rows vs 0.2340 ms by columns, medians of 6 runs;
+// column blocks pack their own parts of B, 64 columns at a time).
+inline Split PackedSplit(int threads, int64_t m, int64_t n, int64_t k) {
+  Split s = PlanSplit(threads, m, n, k);
+  if (s.count > 1 && !s.by_rows && m >= kColumnGrain * threads) {
+    s.by_rows = true;
+    s.chunk = (m + threads - 1) / threads;
+    s.count = (m + s.chunk - 1) / s.chunk;
+  }
+  return s;
+}
+
 inline std::shared_ptr<PackedPlan> MakePackedPlan(const Split& split, bool ta, bool tb, int64_t m,
                                                   int64_t n, int64_t k, bool bias, Activation act,
                                                   float leaky_alpha) {
@@ -424,7 +438,7 @@ class PackedMatMul {
            float leaky_alpha, float* c) {
     const int threads = std::max(1, ctx->num_threads());
     const std::shared_ptr<PackedPlan> plan = cache_.GetOrCreate({m, n, k, threads}, [&] {
-      return MakePackedPlan(PlanSplit(threads, m, n, k), ta, tb, m, n, k, bias != nullptr, act,
+      return MakePackedPlan(PackedSplit(threads, m, n, k), ta, tb, m, n, k, bias != nullptr, act,
                             leaky_alpha);
     });
     if (!plan) return false;
