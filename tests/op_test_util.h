@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <random>
 #include <sstream>
@@ -121,6 +122,38 @@ inline std::vector<Tensor> RunOps(const std::string& pbtxt, const Feeds& feeds,
   Status st = s->Run(feeds, fetches, {}, &out);
   EXPECT_TRUE(st.ok()) << st;
   return out;
+}
+
+// Runs `fetch` with a software trace; `ops` gets the op type of each node
+// that ran, by node name (after the optimizer's rewrites). Returns the
+// fetched tensor, or an empty one on error.
+inline Tensor RunTraced(Session* s, const Feeds& feeds, const std::string& fetch,
+                        std::map<std::string, std::string>* ops, proto::RunMetadata* md_out = nullptr) {
+  proto::RunOptions ro;
+  ro.set_trace_level(proto::RunOptions::SOFTWARE_TRACE);
+  proto::RunMetadata md;
+  std::vector<Tensor> out;
+  Status st = s->Run(ro, feeds, {fetch}, {}, &out, &md);
+  EXPECT_TRUE(st.ok()) << st;
+  ops->clear();
+  for (const auto& dev : md.step_stats().dev_stats())
+    for (const auto& ns : dev.node_stats()) {
+      const std::string& label = ns.timeline_label();  // "name = Op"
+      (*ops)[ns.node_name()] = label.substr(label.find(" = ") + 3);
+    }
+  if (md_out) *md_out = md;
+  return out.empty() ? Tensor() : out[0];
+}
+
+// The address of output 0 of each node in a traced Run
+// (AllocationDescription.ptr), by node name.
+inline std::map<std::string, uint64_t> TracedOutputPtrs(const proto::RunMetadata& md) {
+  std::map<std::string, uint64_t> ptrs;
+  for (const auto& dev : md.step_stats().dev_stats())
+    for (const auto& ns : dev.node_stats())
+      for (const auto& o : ns.output())
+        if (o.slot() == 0) ptrs[ns.node_name()] = o.tensor_description().allocation_description().ptr();
+  return ptrs;
 }
 
 // Create + Run, returning the first error.

@@ -32,23 +32,6 @@ std::unique_ptr<Session> NewSessionWith(const std::string& pbtxt, bool optimize,
   return s;
 }
 
-// Runs `fetch` traced; returns the output and the ops that ran, by node name.
-Tensor RunTraced(Session* s, const Feeds& feeds, const std::string& fetch, std::map<std::string, std::string>* ops) {
-  proto::RunOptions ro;
-  ro.set_trace_level(proto::RunOptions::SOFTWARE_TRACE);
-  proto::RunMetadata md;
-  std::vector<Tensor> out;
-  Status st = s->Run(ro, feeds, {fetch}, {}, &out, &md);
-  EXPECT_TRUE(st.ok()) << st;
-  ops->clear();
-  for (const auto& dev : md.step_stats().dev_stats())
-    for (const auto& ns : dev.node_stats()) {
-      const std::string& label = ns.timeline_label();  // "name = Op"
-      (*ops)[ns.node_name()] = label.substr(label.find(" = ") + 3);
-    }
-  return out.empty() ? Tensor() : out[0];
-}
-
 void ExpectClose(const Tensor& got, const Tensor& want, double rel) {
   ASSERT_EQ(got.shape(), want.shape());
   for (int64_t i = 0; i < want.NumElements(); ++i) {

@@ -632,17 +632,6 @@ TEST(MathCwiseArithmeticTest, FanOutIsNotClobberedByInPlaceReuse) {
   }
 }
 
-// The output of each node in a traced Run: the address of its first element
-// (AllocationDescription.ptr), by node name.
-std::map<std::string, uint64_t> TracedOutputPtrs(const proto::RunMetadata& md) {
-  std::map<std::string, uint64_t> ptrs;
-  for (const auto& dev : md.step_stats().dev_stats())
-    for (const auto& ns : dev.node_stats())
-      for (const auto& o : ns.output())
-        if (o.slot() == 0) ptrs[ns.node_name()] = o.tensor_description().allocation_description().ptr();
-  return ptrs;
-}
-
 // A binary op takes over whichever same-shape operand is dying (here the
 // second: the first is a feed the caller holds), and AddN any of its
 // inputs: the trace shows the output at the operand's address.
