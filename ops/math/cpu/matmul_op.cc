@@ -2,9 +2,10 @@
 // bfloat16 (f32 accumulation, bf16 result), Eigen for double/int32/int64.
 // Float with a constant B (`_weights_const`) big enough to gain (see
 // UsePackedWeights) runs on oneDNN's matmul primitive with B packed once
-// per shape: W2 (MLP 784-512-512-10, batch 64) at 1 thread 0.426 vs 0.435
-// ms/batch before (medians of 10 alternating runs, shared 2-core machine;
-// more in matmul_common.h).
+// per shape: W2 (MLP 784-512-512-10, batch 64) at 1 thread 0.390 vs 0.404
+// ms/batch on sgemm (GRAPHRT_MATMUL_IMPL=sgemm), medians of 5 alternating
+// runs on an idle machine; at 2 threads equal within noise (more in
+// matmul_common.h).
 //
 // Threads: each oneDNN call runs single-threaded (see common/cpu/dnnl_util.h)
 // and the product is split into blocks of rows (or of columns, when the
