@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 
 #include "core_api_internal.h"
 #include "executor.h"
@@ -377,14 +378,10 @@ int32_t CtxSetOutputFromInputRange(GR_KernelContext* ctx, int32_t out, int32_t i
     SetCallError(ctx->call, s);
     return static_cast<int32_t>(s.code());
   }
-  const size_t elem = input.dtype() == GR_STRING ? sizeof(GR_StringElem) : DataTypeSize(input.dtype());
-  char* start = static_cast<char*>(input.raw_data()) + offset * static_cast<int64_t>(elem);
-  if (IsRefType(item.input_types[in]) || input.buffer() == nullptr ||
-      reinterpret_cast<uintptr_t>(start) % kTensorAlignment != 0) {
-    return GR_UNAVAILABLE;
-  }
-  input.buffer()->Ref();
-  ctx->call.outputs[out] = Tensor(input.dtype(), shape, input.buffer(), start);
+  if (IsRefType(item.input_types[in]) || input.buffer() == nullptr) return GR_UNAVAILABLE;
+  Tensor part = input.Range(offset, shape);
+  if (reinterpret_cast<uintptr_t>(part.raw_data()) % kTensorAlignment != 0) return GR_UNAVAILABLE;
+  ctx->call.outputs[out] = std::move(part);
   return GR_OK;
 }
 

@@ -155,9 +155,13 @@ Tensor Tensor::Slice(int64_t begin, int64_t end) const {
   TensorShape s = shape_;
   const int64_t row = shape_.dim_size(0) == 0 ? 0 : NumElements() / shape_.dim_size(0);
   s.set_dim(0, end - begin);
+  return Range(begin * row, s);
+}
+
+Tensor Tensor::Range(int64_t offset, const TensorShape& shape) const {
   const size_t elem = dtype_ == GR_STRING ? sizeof(GR_StringElem) : DataTypeSize(dtype_);
   if (buf_) buf_->Ref();
-  return Tensor(dtype_, s, buf_, static_cast<char*>(data_) + begin * row * elem);
+  return Tensor(dtype_, shape, buf_, static_cast<char*>(data_) + offset * static_cast<int64_t>(elem));
 }
 
 Tensor Tensor::DeepCopy() const {

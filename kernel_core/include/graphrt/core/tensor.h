@@ -144,6 +144,9 @@ class Tensor {
   Status Reshaped(const TensorShape& shape, Tensor* out) const;
   // Zero-copy rows [begin, end) of dim 0.
   Tensor Slice(int64_t begin, int64_t end) const;
+  // Zero-copy: the `shape`-d run of elements starting `offset` elements in
+  // (the caller keeps it inside this tensor).
+  Tensor Range(int64_t offset, const TensorShape& shape) const;
   // Deep copy into a new host tensor.
   Tensor DeepCopy() const;
 
