@@ -64,6 +64,14 @@ struct Split {
   }
 };
 
+// Rows of C in one block per thread, a multiple of `row_grain` each.
+inline void SplitRows(int threads, int64_t m, int64_t row_grain, Split* s) {
+  s->by_rows = true;
+  s->chunk = (m + threads - 1) / threads;
+  s->chunk = (s->chunk + row_grain - 1) / row_grain * row_grain;
+  s->count = (m + s->chunk - 1) / s->chunk;
+}
+
 // One block per thread, along the longer side of C (rows unless C is
 // wide); a single block below kParallelMinMacs or on one thread.
 // `row_grain` keeps row blocks a multiple of it (for primitives whose cache
@@ -73,10 +81,7 @@ inline Split PlanSplit(int threads, int64_t m, int64_t n, int64_t k, int64_t row
   s.chunk = m;
   if (m * n * k < kParallelMinMacs || threads <= 1) return s;
   if (m >= n) {
-    s.by_rows = true;
-    s.chunk = (m + threads - 1) / threads;
-    s.chunk = (s.chunk + row_grain - 1) / row_grain * row_grain;
-    s.count = (m + s.chunk - 1) / s.chunk;
+    SplitRows(threads, m, row_grain, &s);
   } else {
     s.by_rows = false;
     s.chunk = (n + threads - 1) / threads;
@@ -368,11 +373,7 @@ struct PackedPlan {
 // column blocks pack their own parts of B, 64 columns at a time).
 inline Split PackedSplit(int threads, int64_t m, int64_t n, int64_t k) {
   Split s = PlanSplit(threads, m, n, k);
-  if (s.count > 1 && !s.by_rows && m >= kColumnGrain * threads) {
-    s.by_rows = true;
-    s.chunk = (m + threads - 1) / threads;
-    s.count = (m + s.chunk - 1) / s.chunk;
-  }
+  if (s.count > 1 && !s.by_rows && m >= kColumnGrain * threads) SplitRows(threads, m, 1, &s);
   return s;
 }
 
