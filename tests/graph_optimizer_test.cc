@@ -37,8 +37,18 @@ const OpText kOps[] = {
     {"Tanh", {"x: T"}, {"y: T"}, {"T: {float, double}"}},
     {"LeakyRelu", {"features: T"}, {"activations: T"}, {"alpha: float = 0.2", "T: {float, double}"}},
     {"Conv2D", {"input: T", "filter: T"}, {"output: T"},
-     {"T: {float, double}", "strides: list(int)", "padding: {'SAME', 'VALID'}",
-      "data_format: {'NHWC', 'NCHW'} = 'NHWC'", "dilations: list(int) = [1, 1, 1, 1]"}},
+     {"T: {float, double}", "strides: list(int)", "padding: {'SAME', 'VALID', 'EXPLICIT'}",
+      "explicit_paddings: list(int) = []", "data_format: {'NHWC', 'NCHW'} = 'NHWC'",
+      "dilations: list(int) = [1, 1, 1, 1]"}},
+    {"Transpose", {"x: T", "perm: Tperm"}, {"y: T"}, {"T: type", "Tperm: {int32, int64} = DT_INT32"}},
+    {"MaxPool", {"input: T"}, {"output: T"},
+     {"T: {float, double}", "ksize: list(int) >= 4", "strides: list(int) >= 4", "padding: {'SAME', 'VALID'}",
+      "data_format: {'NHWC', 'NCHW', 'NCHW_VECT_C'} = 'NHWC'"}},
+    {"Mean", {"input: T", "reduction_indices: Tidx"}, {"output: T"},
+     {"keep_dims: bool = false", "T: {float, double}", "Tidx: {int32, int64} = DT_INT32"}},
+    {"Add", {"x: T", "y: T"}, {"z: T"}, {"T: {float, double}"}},
+    // Stands for any op the layout pass does not know.
+    {"Tap", {"input: T"}, {"output: T"}, {"T: type"}},
     {"_FusedMatMul", {"a: T", "b: T", "args: num_args * T"}, {"product: T"},
      {"transpose_a: bool = false", "transpose_b: bool = false", "T: {float, double}", "num_args: int >= 0",
       "fused_ops: list(string) = []", "epsilon: float = 0.0001", "leakyrelu_alpha: float = 0.2"}},
@@ -277,6 +287,195 @@ TEST_F(GraphOptimizerTest, ConvBiasInAnotherDataFormatDoesNotFuse) {
   EXPECT_EQ(nodes["conv"].op(), "Conv2D");
   EXPECT_EQ(nodes["ba"].op(), "BiasAdd");
   EXPECT_EQ(nodes["conv"].attr().count("_weights_const"), 0u);
+}
+
+// ------------------------------------------------------------- layout pass
+
+GraphOptimizerOptions LayoutOnly() {
+  GraphOptimizerOptions o;
+  o.prefers_nhwc = [](const std::string&) { return true; };
+  o.fuse_bias_activation = o.fuse_conv_pool = o.mark_constant_weights = false;
+  return o;
+}
+
+std::string Ints(const std::string& key, const std::vector<int>& v) {
+  std::string s = " attr { key: '" + key + "' value { list {";
+  for (int x : v) s += " i: " + std::to_string(x);
+  return s + " } } }";
+}
+
+std::string Format(const std::string& f) { return " attr { key: 'data_format' value { s: '" + f + "' } }"; }
+
+std::string NchwConv(const std::string& name, const std::string& input, bool explicit_padding = true) {
+  std::string attrs = std::string(kFloat) + Ints("strides", {1, 1, 2, 3}) + Format("NCHW");
+  if (explicit_padding)
+    attrs += " attr { key: 'padding' value { s: 'EXPLICIT' } }" + Ints("explicit_paddings", {0, 0, 0, 0, 1, 2, 3, 4});
+  else
+    attrs += " attr { key: 'padding' value { s: 'SAME' } }";
+  return Node(name, "Conv2D", {input, "filt"}, attrs);
+}
+
+std::string IntConst(const std::string& name, const std::vector<int>& values, bool scalar = false) {
+  std::string s = "node { name: '" + name + "' op: 'Const' attr { key: 'dtype' value { type: DT_INT32 } } "
+                  "attr { key: 'value' value { tensor { dtype: DT_INT32 tensor_shape { ";
+  if (!scalar) s += "dim { size: " + std::to_string(values.size()) + " } ";
+  s += "} ";
+  for (int v : values) s += "int_val: " + std::to_string(v) + " ";
+  return s + "} } } }\n";
+}
+
+std::vector<int64_t> IntList(const proto::NodeDef& n, const std::string& key) {
+  const auto& l = n.attr().at(key).list().i();
+  return {l.begin(), l.end()};
+}
+
+std::vector<int> ConstValues(const proto::NodeDef& n) {
+  const auto& v = n.attr().at("value").tensor().int_val();
+  return {v.begin(), v.end()};
+}
+
+int CountOp(const std::map<std::string, proto::NodeDef>& nodes, const std::string& op) {
+  int k = 0;
+  for (const auto& [name, n] : nodes) k += n.op() == op;
+  return k;
+}
+
+TEST_F(GraphOptimizerTest, LayoutPassRunsAnNchwChainInNhwcWithOneTranspose) {
+  const std::string g =
+      Placeholder("x") + Placeholder("filt") + Placeholder("bias") + NchwConv("conv", "x") +
+      Node("ba", "BiasAdd", {"conv", "bias"}, std::string(kFloat) + Format("NCHW")) + Node("act", "Relu", {"ba"}) +
+      Node("pool", "MaxPool", {"act"},
+           std::string(kFloat) + Ints("ksize", {1, 1, 2, 3}) + Ints("strides", {1, 1, 4, 5}) + Format("NCHW") +
+               " attr { key: 'padding' value { s: 'VALID' } }") +
+      IntConst("axes", {2, 3}) + Node("mean", "Mean", {"pool", "axes"}) + Node("out", "Tap", {"mean"});
+  auto nodes = Optimize(g, AllKernels, LayoutOnly());
+  const proto::NodeDef& conv = nodes["conv"];
+  EXPECT_EQ(conv.attr().at("data_format").s(), "NHWC");
+  EXPECT_EQ(IntList(conv, "strides"), (std::vector<int64_t>{1, 2, 3, 1}));
+  EXPECT_EQ(IntList(conv, "explicit_paddings"), (std::vector<int64_t>{0, 0, 1, 2, 3, 4, 0, 0}));
+  ASSERT_EQ(Inputs(conv), (std::vector<std::string>{"conv/input_to_nhwc", "filt"}));
+  const proto::NodeDef& in_t = nodes["conv/input_to_nhwc"];
+  EXPECT_EQ(in_t.op(), "Transpose");
+  ASSERT_EQ(in_t.input_size(), 2);
+  EXPECT_EQ(in_t.input(0), "x");
+  EXPECT_EQ(ConstValues(nodes[in_t.input(1)]), (std::vector<int>{0, 2, 3, 1}));
+  // The chain reads the NHWC tensors directly.
+  EXPECT_EQ(nodes["ba"].attr().at("data_format").s(), "NHWC");
+  EXPECT_EQ(Inputs(nodes["ba"]), (std::vector<std::string>{"conv", "bias"}));
+  EXPECT_EQ(Inputs(nodes["act"]), (std::vector<std::string>{"ba"}));
+  EXPECT_EQ(nodes["pool"].attr().at("data_format").s(), "NHWC");
+  EXPECT_EQ(IntList(nodes["pool"], "ksize"), (std::vector<int64_t>{1, 2, 3, 1}));
+  EXPECT_EQ(IntList(nodes["pool"], "strides"), (std::vector<int64_t>{1, 4, 5, 1}));
+  EXPECT_EQ(Inputs(nodes["pool"]), (std::vector<std::string>{"act"}));
+  // Mean over H, W of NCHW = over axes 1, 2 of NHWC, [N, C] either way: no
+  // transpose after it.
+  ASSERT_EQ(Inputs(nodes["mean"]), (std::vector<std::string>{"pool", "mean/nhwc_axes"}));
+  EXPECT_EQ(ConstValues(nodes["mean/nhwc_axes"]), (std::vector<int>{1, 2}));
+  EXPECT_EQ(Inputs(nodes["out"]), (std::vector<std::string>{"mean"}));
+  EXPECT_EQ(CountOp(nodes, "Transpose"), 1);
+  // The new axes and one perm: the old axes, the bypassed transposes back
+  // to NCHW and their perm are gone.
+  EXPECT_EQ(nodes.count("axes"), 0u);
+  EXPECT_EQ(CountOp(nodes, "Const"), 2);
+}
+
+TEST_F(GraphOptimizerTest, LayoutPassGivesOtherConsumersNchwThroughOneTranspose) {
+  const std::string g = Placeholder("x") + Placeholder("filt") + NchwConv("conv", "x") + Node("tap", "Tap", {"conv"}) +
+                        Node("tap2", "Tap", {"conv"}) + Node("act", "Relu", {"conv"}) + Node("after", "Tap", {"act"});
+  auto nodes = Optimize(g, AllKernels, LayoutOnly());
+  EXPECT_EQ(Inputs(nodes["tap"]), (std::vector<std::string>{"conv/output_to_nchw"}));
+  EXPECT_EQ(Inputs(nodes["tap2"]), (std::vector<std::string>{"conv/output_to_nchw"}));
+  const proto::NodeDef& back = nodes["conv/output_to_nchw"];
+  EXPECT_EQ(back.op(), "Transpose");
+  ASSERT_EQ(back.input_size(), 2);
+  EXPECT_EQ(back.input(0), "conv");
+  EXPECT_EQ(ConstValues(nodes[back.input(1)]), (std::vector<int>{0, 3, 1, 2}));
+  EXPECT_EQ(Inputs(nodes["act"]), (std::vector<std::string>{"conv"}));
+  EXPECT_EQ(Inputs(nodes["after"]), (std::vector<std::string>{"act/output_to_nchw"}));
+  EXPECT_EQ(CountOp(nodes, "Transpose"), 3);
+}
+
+TEST_F(GraphOptimizerTest, LayoutPassMapsReductionAxesOnlyWhereTheResultNeedsNoTranspose) {
+  const std::string g =
+      Placeholder("x") + Placeholder("filt") + NchwConv("conv", "x") + IntConst("c", {-3}) + IntConst("h", {2}, true) +
+      IntConst("hw", {2, 3}) + Node("over_c", "Mean", {"conv", "c"}) + Node("over_h", "Mean", {"conv", "h"}) +
+      Node("kept", "Mean", {"conv", "hw"}, std::string(kFloat) + " attr { key: 'keep_dims' value { b: true } }") +
+      Node("t1", "Tap", {"over_c"}) + Node("t2", "Tap", {"over_h"}) + Node("t3", "Tap", {"kept"});
+  auto nodes = Optimize(g, AllKernels, LayoutOnly());
+  // Over C: [N, H, W] either way.
+  EXPECT_EQ(Inputs(nodes["over_c"]), (std::vector<std::string>{"conv", "over_c/nhwc_axes"}));
+  EXPECT_EQ(ConstValues(nodes["over_c/nhwc_axes"]), (std::vector<int>{3}));
+  EXPECT_EQ(Inputs(nodes["t1"]), (std::vector<std::string>{"over_c"}));
+  // Over H alone: NHWC would give [N, W, C], not [N, C, W]: stays NCHW.
+  EXPECT_EQ(Inputs(nodes["over_h"]), (std::vector<std::string>{"conv/output_to_nchw", "h"}));
+  // keep_dims: a 4-d NHWC result, transposed back for its consumer.
+  EXPECT_EQ(Inputs(nodes["kept"]), (std::vector<std::string>{"conv", "kept/nhwc_axes"}));
+  EXPECT_EQ(ConstValues(nodes["kept/nhwc_axes"]), (std::vector<int>{1, 2}));
+  EXPECT_EQ(Inputs(nodes["t3"]), (std::vector<std::string>{"kept/output_to_nchw"}));
+}
+
+TEST_F(GraphOptimizerTest, LayoutPassConvertsBinaryOpsOnlyOverKnownLayouts) {
+  const std::string g = Placeholder("x") + Placeholder("y") + Placeholder("filt") + NchwConv("a", "x") +
+                        NchwConv("b", "x") +
+                        "node { name: 'two' op: 'Const' attr { key: 'dtype' value { type: DT_FLOAT } } attr { key: "
+                        "'value' value { tensor { dtype: DT_FLOAT tensor_shape { } float_val: 2 } } } }\n" + Node("both", "Add", {"a", "b"}) +
+                        Node("scalar", "Add", {"two", "a"}) + Node("fed", "Add", {"a", "y"}) +
+                        Node("t1", "Tap", {"both"}) + Node("t2", "Tap", {"scalar"}) + Node("t3", "Tap", {"fed"});
+  auto nodes = Optimize(g, AllKernels, LayoutOnly());
+  // One transpose of x serves both convolutions.
+  EXPECT_EQ(Inputs(nodes["a"])[0], "a/input_to_nhwc");
+  EXPECT_EQ(Inputs(nodes["b"])[0], "a/input_to_nhwc");
+  EXPECT_EQ(Inputs(nodes["both"]), (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(Inputs(nodes["t1"]), (std::vector<std::string>{"both/output_to_nchw"}));
+  EXPECT_EQ(Inputs(nodes["scalar"]), (std::vector<std::string>{"two", "a"}));
+  // y's layout is unknown (it could broadcast along any dim): stays NCHW.
+  EXPECT_EQ(Inputs(nodes["fed"]), (std::vector<std::string>{"a/output_to_nchw", "y"}));
+}
+
+TEST_F(GraphOptimizerTest, LayoutPassLeavesWhatItCannotOrNeedNotConvert) {
+  const std::string pool_attrs = std::string(kFloat) + Ints("ksize", {1, 1, 2, 2}) + Ints("strides", {1, 1, 2, 2}) +
+                                 Format("NCHW") + " attr { key: 'padding' value { s: 'VALID' } }";
+  const std::string g = Placeholder("x") + Placeholder("filt") + NchwConv("conv", "x") +
+                        Node("pool", "MaxPool", {"x"}, pool_attrs) + Node("t", "Tap", {"conv"});
+  // A pool of a fed NCHW tensor alone would only add two transposes.
+  auto nodes = Optimize(g, AllKernels, LayoutOnly());
+  EXPECT_EQ(nodes["pool"].attr().at("data_format").s(), "NCHW");
+  EXPECT_EQ(Inputs(nodes["pool"]), (std::vector<std::string>{"x"}));
+  EXPECT_EQ(nodes["conv"].attr().at("data_format").s(), "NHWC");
+  // No NHWC kernel on the device, a device that prefers NCHW, or the pass
+  // off: nothing changes.
+  auto no_nhwc = [](const proto::NodeDef& n, const std::string&) {
+    const auto it = n.attr().find("data_format");
+    return it == n.attr().end() || it->second.s() != "NHWC";
+  };
+  GraphOptimizerOptions nchw_device = LayoutOnly();
+  nchw_device.prefers_nhwc = [](const std::string&) { return false; };
+  GraphOptimizerOptions off = LayoutOnly();
+  off.prefers_nhwc = nullptr;
+  for (const auto& [options, available] : std::vector<std::pair<GraphOptimizerOptions, KernelAvailableFn>>{
+           {LayoutOnly(), no_nhwc}, {nchw_device, AllKernels}, {off, AllKernels}}) {
+    nodes = Optimize(g, available, options);
+    EXPECT_EQ(nodes["conv"].attr().at("data_format").s(), "NCHW");
+    EXPECT_EQ(Inputs(nodes["conv"]), (std::vector<std::string>{"x", "filt"}));
+    EXPECT_EQ(Inputs(nodes["t"]), (std::vector<std::string>{"conv"}));
+    EXPECT_EQ(CountOp(nodes, "Transpose"), 0);
+    EXPECT_EQ(CountOp(nodes, "Const"), 0);
+  }
+}
+
+TEST_F(GraphOptimizerTest, LayoutPassRunsBeforeTheFusionsSoTheyFuseNhwc) {
+  GraphOptimizerOptions all;
+  all.prefers_nhwc = [](const std::string&) { return true; };
+  const std::string g = Placeholder("x") + Placeholder("filt") + Placeholder("bias") +
+                        NchwConv("conv", "x", /*explicit_padding=*/false) +
+                        Node("ba", "BiasAdd", {"conv", "bias"}, std::string(kFloat) + Format("NCHW")) +
+                        Node("act", "Relu", {"ba"}) + Node("out", "Tap", {"act"});
+  auto nodes = Optimize(g, AllKernels, all);
+  ASSERT_EQ(nodes["act"].op(), "_FusedConv2D");
+  EXPECT_EQ(nodes["act"].attr().at("data_format").s(), "NHWC");
+  EXPECT_EQ(IntList(nodes["act"], "strides"), (std::vector<int64_t>{1, 2, 3, 1}));
+  EXPECT_EQ(Inputs(nodes["act"]), (std::vector<std::string>{"conv/input_to_nhwc", "filt", "bias"}));
+  EXPECT_EQ(Inputs(nodes["out"]), (std::vector<std::string>{"act/output_to_nchw"}));
 }
 
 }  // namespace

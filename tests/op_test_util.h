@@ -228,6 +228,24 @@ std::vector<T> RefBinary(const std::vector<T>& x, const Dims& xd, const std::vec
   return out;
 }
 
+// `n` floats uniform in [lo, hi), from a generator seeded with `seed`.
+inline std::vector<float> UniformFloats(int64_t n, uint32_t seed, float lo = -1, float hi = 1) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> d(lo, hi);
+  std::vector<float> v(static_cast<size_t>(n));
+  for (float& x : v) x = d(rng);
+  return v;
+}
+
+// Float tensors of one shape, equal within rel * max(1, |want|) per element.
+inline void ExpectCloseFloats(const Tensor& got, const Tensor& want, double rel, const std::string& what = "") {
+  ASSERT_EQ(got.shape(), want.shape()) << what;
+  for (int64_t i = 0; i < want.NumElements(); ++i) {
+    const double w = want.data<float>()[i];
+    ASSERT_NEAR(got.data<float>()[i], w, rel * std::max(1.0, std::fabs(w))) << what << " at " << i;
+  }
+}
+
 template <typename T>
 std::vector<T> RandomValues(int64_t n, std::mt19937* rng, bool nonzero_denominator = false) {
   std::vector<T> v(static_cast<size_t>(n));

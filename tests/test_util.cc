@@ -40,13 +40,18 @@ proto::GraphDef ParseGraph(const std::string& pbtxt) {
   return g;
 }
 
-std::unique_ptr<Session> CreateSession(const proto::GraphDef& graph, int threads) {
-  LoadStandardPlugins();
+SessionOptions OpTestOptions(int threads) {
   SessionOptions opts;
   opts.config.set_intra_op_parallelism_threads(threads);
   opts.config.set_inter_op_parallelism_threads(threads);
+  opts.config.mutable_graph_options()->mutable_rewrite_options()->set_layout_optimizer(proto::RewriterConfig::OFF);
+  return opts;
+}
+
+std::unique_ptr<Session> CreateSession(const proto::GraphDef& graph, int threads) {
+  LoadStandardPlugins();
   std::unique_ptr<Session> s;
-  Status st = NewSession(opts, &s);
+  Status st = NewSession(OpTestOptions(threads), &s);
   EXPECT_TRUE(st.ok()) << st;
   if (!st.ok()) return nullptr;
   st = s->Create(graph);
@@ -60,7 +65,7 @@ Status TryRunGraph(const std::string& pbtxt, const std::vector<std::pair<std::st
   proto::GraphDef g;
   GR_RETURN_IF_ERROR(ParseGraphDefText(pbtxt, &g));
   std::unique_ptr<Session> s;
-  GR_RETURN_IF_ERROR(NewSession(SessionOptions(), &s));
+  GR_RETURN_IF_ERROR(NewSession(OpTestOptions(), &s));
   GR_RETURN_IF_ERROR(s->Create(g));
   return s->Run(feeds, fetches, {}, out);
 }

@@ -21,7 +21,13 @@ void LoadStandardPlugins();
 // Text GraphDef -> proto (fails the test on a parse error).
 proto::GraphDef ParseGraph(const std::string& pbtxt);
 
-// A DirectSession created on `graph` with `threads` intra/inter-op threads.
+// The session options of the op tests: `threads` intra/inter-op threads
+// (0: the default) and the layout pass off, so an NCHW op runs on its NCHW
+// kernel rather than as NHWC between Transposes (the pass has its own tests:
+// graph_optimizer_test, fusion_test's Layout*).
+SessionOptions OpTestOptions(int threads = 0);
+
+// A DirectSession with OpTestOptions(threads) created on `graph`.
 std::unique_ptr<Session> CreateSession(const proto::GraphDef& graph, int threads = 1);
 
 // Runs a one-shot session; fails the test if Create or Run fails.

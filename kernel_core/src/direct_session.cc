@@ -306,11 +306,24 @@ class DirectSession final : public Session {
 
     GR_RETURN_IF_ERROR(PlaceClientGraph(&g));
 
-    // Rewrites: fusions the nodes' devices have kernels for, constant-weights
-    // hints. OptimizerOptions.opt_level L0 ("no optimizations") turns them off.
+    // Rewrites: NHWC for CPU convolution chains, fusions the nodes' devices
+    // have kernels for, constant-weights hints. OptimizerOptions.opt_level L0
+    // ("no optimizations") turns them all off; RewriterConfig's
+    // layout_optimizer and remapping toggles, set OFF, the layout pass and
+    // the fusions.
     GraphOptimizerOptions opt;
-    if (options_.config.graph_options().optimizer_options().opt_level() == proto::OptimizerOptions::L0)
+    const proto::GraphOptions& graph_options = options_.config.graph_options();
+    const proto::RewriterConfig& rewrites = graph_options.rewrite_options();
+    if (rewrites.layout_optimizer() != proto::RewriterConfig::OFF)
+      opt.prefers_nhwc = [this](const std::string& assigned_device) {
+        Device* d = DeviceNamed(assigned_device);
+        return d != nullptr && d->type() == "CPU";
+      };
+    if (rewrites.remapping() == proto::RewriterConfig::OFF) opt.fuse_bias_activation = opt.fuse_conv_pool = false;
+    if (graph_options.optimizer_options().opt_level() == proto::OptimizerOptions::L0) {
+      opt.prefers_nhwc = nullptr;
       opt.fuse_bias_activation = opt.fuse_conv_pool = opt.mark_constant_weights = false;
+    }
     GR_RETURN_IF_ERROR(OptimizeGraph(
         opt,
         [this](const proto::NodeDef& n, const std::string& assigned_device) {

@@ -225,6 +225,19 @@ Node* Graph::AddInternalNode(proto::NodeDef def, std::vector<DataType> inputs, s
   return nodes_.back().get();
 }
 
+Status Graph::SetAttrs(Node* n, const google::protobuf::Map<std::string, proto::AttrValue>& attrs) {
+  if (n->op_def_ == nullptr) return errors::Internal(NodePrefix(n->def_), ": not an op node");
+  proto::NodeDef def = n->def_;
+  *def.mutable_attr() = attrs;
+  GR_RETURN_IF_ERROR(AddDefaultsAndValidate(*n->op_def_, &def));
+  std::vector<DataType> in, outs;
+  GR_RETURN_IF_ERROR(InputOutputTypes(def, *n->op_def_, &in, &outs));
+  if (in != n->input_types_ || outs != n->output_types_)
+    return errors::InvalidArgument(NodePrefix(n->def_), ": new attrs would change its input or output types");
+  n->def_ = std::move(def);
+  return Status::OK();
+}
+
 const Edge* Graph::AddEdge(Node* src, int src_output, Node* dst, int dst_input) {
   auto e = std::make_unique<Edge>();
   e->id_ = static_cast<int>(edges_.size());

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "graphrt/core/op_registry.h"
+#include "layout_pass.h"
 #include "node_def_util.h"
 
 namespace graphrt {
@@ -284,6 +285,7 @@ void MarkConstantWeights(Graph* g) {
 }  // namespace
 
 Status OptimizeGraph(const GraphOptimizerOptions& options, const KernelAvailableFn& kernel_available, Graph* g) {
+  ConvertNchwToNhwc(options.prefers_nhwc, kernel_available, g);
   if (options.fuse_bias_activation) FuseBiasActivation(kernel_available, g);
   if (options.fuse_conv_pool) FuseConvPool(kernel_available, g);
   if (options.mark_constant_weights) MarkConstantWeights(g);

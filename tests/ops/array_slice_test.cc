@@ -798,7 +798,8 @@ TEST(TransposeTest, AllPermutationsRank3AndDtypes) {
 
 TEST(TransposeTest, BlockedPathsLargeAndOdd) {
   // 2-D, batched last-two-dims, NHWC<->NCHW, and a rank-4 general perm, with
-  // odd sizes that leave partial tiles; big enough to split over the pool.
+  // odd sizes that leave partial tiles, and narrow innermost dims; big
+  // enough to split over the pool.
   struct Case {
     Dims dims, perm;
     DataType dt;
@@ -808,7 +809,10 @@ TEST(TransposeTest, BlockedPathsLargeAndOdd) {
       {{2, 17, 19, 33}, {0, 3, 1, 2}, GR_FLOAT}, {{2, 33, 17, 19}, {0, 2, 3, 1}, GR_DOUBLE},
       {{31, 9, 65}, {2, 1, 0}, GR_INT8},    {{129, 130}, {1, 0}, GR_BFLOAT16},
       {{40, 41}, {1, 0}, GR_COMPLEX128},    {{5, 300, 40}, {1, 0, 2}, GR_INT32},
-      {{23, 29}, {1, 0}, GR_STRING}};
+      {{23, 29}, {1, 0}, GR_STRING},
+      // Narrow innermost dims (NCHW -> NHWC of 3 channels, 2 and 5 columns).
+      {{3, 3, 37, 41}, {0, 2, 3, 1}, GR_FLOAT}, {{2, 300, 2}, {0, 2, 1}, GR_INT8}, {{2, 5, 300}, {0, 2, 1}, GR_INT64},
+      {{5, 600}, {1, 0}, GR_HALF}};
   int n = 0;
   for (const Case& c : cases) {
     const Tensor x = Random(c.dt, c.dims, 950 + n++);

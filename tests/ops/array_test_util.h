@@ -204,11 +204,8 @@ inline Status CreateAndRun(const std::string& pbtxt, const Feeds& feeds,
   LoadStandardPlugins();
   proto::GraphDef g;
   GR_RETURN_IF_ERROR(ParseGraphDefText(pbtxt, &g));
-  SessionOptions opts;
-  opts.config.set_intra_op_parallelism_threads(threads);
-  opts.config.set_inter_op_parallelism_threads(threads);
   std::unique_ptr<Session> s;
-  GR_RETURN_IF_ERROR(NewSession(opts, &s));
+  GR_RETURN_IF_ERROR(NewSession(OpTestOptions(threads), &s));
   GR_RETURN_IF_ERROR(s->Create(g));
   return s->Run(feeds, fetches, {}, out);
 }

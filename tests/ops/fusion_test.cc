@@ -18,11 +18,14 @@ namespace {
 
 using namespace ::graphrt::testing;  // NOLINT: the op-test vocabulary
 
-std::unique_ptr<Session> NewSessionWith(const std::string& pbtxt, bool optimize, int threads) {
+// A session on `pbtxt`: with the fusions (`optimize`) or none of the
+// rewrites (opt_level L0). The layout pass stays off unless asked for, so
+// NCHW graphs reach the NCHW fused kernels.
+std::unique_ptr<Session> NewSessionWith(const std::string& pbtxt, bool optimize, int threads, bool layout = false) {
   LoadStandardPlugins();
-  SessionOptions opts;
-  opts.config.set_intra_op_parallelism_threads(threads);
-  opts.config.set_inter_op_parallelism_threads(threads);
+  SessionOptions opts = OpTestOptions(threads);
+  if (layout)
+    opts.config.mutable_graph_options()->mutable_rewrite_options()->set_layout_optimizer(proto::RewriterConfig::ON);
   if (!optimize)
     opts.config.mutable_graph_options()->mutable_optimizer_options()->set_opt_level(proto::OptimizerOptions::L0);
   std::unique_ptr<Session> s;
@@ -30,22 +33,6 @@ std::unique_ptr<Session> NewSessionWith(const std::string& pbtxt, bool optimize,
   Status st = s->Create(ParseGraph(pbtxt));
   EXPECT_TRUE(st.ok()) << st;
   return s;
-}
-
-void ExpectClose(const Tensor& got, const Tensor& want, double rel) {
-  ASSERT_EQ(got.shape(), want.shape());
-  for (int64_t i = 0; i < want.NumElements(); ++i) {
-    const double w = want.data<float>()[i];
-    ASSERT_NEAR(got.data<float>()[i], w, rel * std::max(1.0, std::fabs(w))) << "at " << i;
-  }
-}
-
-std::vector<float> Random(int64_t n, uint32_t seed, float lo = -1, float hi = 1) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> d(lo, hi);
-  std::vector<float> v(static_cast<size_t>(n));
-  for (float& x : v) x = d(rng);
-  return v;
 }
 
 std::string ActivationNode(const std::string& act, const std::string& input) {
@@ -63,13 +50,13 @@ TEST_P(MatMulFusion, FusedEqualsUnfused) {
   // with the weights packed once (twice run: the second reuses them).
   for (const Dims& mkn : {Dims{37, 129, 65}, Dims{64, 256, 300}}) {
     const int64_t m = mkn[0], k = mkn[1], n = mkn[2];
-    std::string g = PlaceholderNode("x", "DT_FLOAT") + ConstFloat("w", {k, n}, Random(k * n, 2)) +
-                    ConstFloat("bias", {n}, Random(n, 3)) +
+    std::string g = PlaceholderNode("x", "DT_FLOAT") + ConstFloat("w", {k, n}, UniformFloats(k * n, 2)) +
+                    ConstFloat("bias", {n}, UniformFloats(n, 3)) +
                     NodeText("mm", "MatMul", {"x", "w"}, TypeAttr("T", "DT_FLOAT")) +
                     NodeText("ba", "BiasAdd", {"mm", "bias"}, TypeAttr("T", "DT_FLOAT"));
     const std::string last = act.empty() ? "ba" : "act";
     if (!act.empty()) g += ActivationNode(act, "ba");
-    const Feeds feeds = {{"x", MakeTensor<float>(GR_FLOAT, {m, k}, Random(m * k, 1, -2, 2))}};
+    const Feeds feeds = {{"x", MakeTensor<float>(GR_FLOAT, {m, k}, UniformFloats(m * k, 1, -2, 2))}};
     for (int threads : {1, 2}) {
       std::map<std::string, std::string> fused_ops, plain_ops;
       auto fused = NewSessionWith(g, true, threads);
@@ -80,7 +67,7 @@ TEST_P(MatMulFusion, FusedEqualsUnfused) {
         EXPECT_EQ(fused_ops[last], "_FusedMatMul") << "threads " << threads << " m " << m;
         EXPECT_EQ(fused_ops.count("mm"), 0u);
         EXPECT_EQ(plain_ops["mm"], "MatMul");
-        ExpectClose(a, b, 1e-5);
+        ExpectCloseFloats(a, b, 1e-5);
       }
     }
   }
@@ -105,14 +92,14 @@ TEST_P(ConvFusion, FusedEqualsUnfused) {
                                  "attr { key: 'strides' value { list { i: 1 i: 1 i: 1 i: 1 } } } "
                                  "attr { key: 'padding' value { s: 'SAME' } } "
                                  "attr { key: 'data_format' value { s: '" + c.data_format + "' } } ";
-  std::string g = PlaceholderNode("x", "DT_FLOAT") + ConstFloat("filt", {3, 3, cin, cout}, Random(9 * cin * cout, 5)) +
-                  ConstFloat("bias", {cout}, Random(cout, 6)) + NodeText("conv", "Conv2D", {"x", "filt"}, conv_attrs) +
+  std::string g = PlaceholderNode("x", "DT_FLOAT") + ConstFloat("filt", {3, 3, cin, cout}, UniformFloats(9 * cin * cout, 5)) +
+                  ConstFloat("bias", {cout}, UniformFloats(cout, 6)) + NodeText("conv", "Conv2D", {"x", "filt"}, conv_attrs) +
                   NodeText("ba", "BiasAdd", {"conv", "bias"},
                            TypeAttr("T", "DT_FLOAT") + "attr { key: 'data_format' value { s: '" + c.data_format +
                                "' } } ");
   const std::string last = c.act.empty() ? "ba" : "act";
   if (!c.act.empty()) g += ActivationNode(c.act, "ba");
-  const Feeds feeds = {{"x", MakeTensor<float>(GR_FLOAT, in_dims, Random(NumElements(in_dims), 4, -2, 2))}};
+  const Feeds feeds = {{"x", MakeTensor<float>(GR_FLOAT, in_dims, UniformFloats(NumElements(in_dims), 4, -2, 2))}};
   std::map<std::string, std::string> fused_ops, plain_ops;
   auto fused = NewSessionWith(g, true, 2);
   auto plain = NewSessionWith(g, false, 2);
@@ -122,7 +109,7 @@ TEST_P(ConvFusion, FusedEqualsUnfused) {
     const Tensor b = RunTraced(plain.get(), feeds, last + ":0", &plain_ops);
     EXPECT_EQ(fused_ops[last], "_FusedConv2D");
     EXPECT_EQ(plain_ops["conv"], "Conv2D");
-    ExpectClose(a, b, 1e-5);
+    ExpectCloseFloats(a, b, 1e-5);
   }
 }
 
@@ -175,8 +162,8 @@ std::string ConvReluPoolGraph(const ConvPoolCase& c, int64_t cin, const std::str
   const std::string conv_strides = nchw ? "i: 1 i: 1 i: " + sh + " i: 1" : "i: 1 i: " + sh + " i: 1 i: 1";
   const std::string conv_attrs = TypeAttr("T", "DT_FLOAT") + "attr { key: 'strides' value { list { " +
                                  conv_strides + " } } } attr { key: 'padding' value { s: 'SAME' } } " + fmt;
-  return PlaceholderNode("x", "DT_FLOAT") + ConstFloat("filt", {5, 5, cin, c.cout}, Random(25 * cin * c.cout, 7)) +
-         ConstFloat("bias", {c.cout}, Random(c.cout, 8)) + NodeText("conv", "Conv2D", {"x", "filt"}, conv_attrs) +
+  return PlaceholderNode("x", "DT_FLOAT") + ConstFloat("filt", {5, 5, cin, c.cout}, UniformFloats(25 * cin * c.cout, 7)) +
+         ConstFloat("bias", {c.cout}, UniformFloats(c.cout, 8)) + NodeText("conv", "Conv2D", {"x", "filt"}, conv_attrs) +
          NodeText("ba", "BiasAdd", {"conv", "bias"}, TypeAttr("T", "DT_FLOAT") + fmt) +
          NodeText("act", c.act, {"ba"}, TypeAttr("T", "DT_FLOAT")) +
          NodeText("pool", c.pool_op, {"act"},
@@ -191,7 +178,7 @@ TEST_P(ConvPoolFusion, FusedEqualsUnfused) {
   const int64_t batch = 3, cin = 2;
   const Dims in_dims = nchw ? Dims{batch, cin, c.h, c.w} : Dims{batch, c.h, c.w, cin};
   const std::string g = ConvReluPoolGraph(c, cin, c.padding);
-  const Feeds feeds = {{"x", MakeTensor<float>(GR_FLOAT, in_dims, Random(NumElements(in_dims), 9, -2, 2))}};
+  const Feeds feeds = {{"x", MakeTensor<float>(GR_FLOAT, in_dims, UniformFloats(NumElements(in_dims), 9, -2, 2))}};
   for (int threads : {1, 2}) {
     std::map<std::string, std::string> fused_ops, plain_ops;
     auto fused = NewSessionWith(g, true, threads);
@@ -202,7 +189,7 @@ TEST_P(ConvPoolFusion, FusedEqualsUnfused) {
       EXPECT_EQ(fused_ops["pool"], "_FusedConv2DPool");
       EXPECT_EQ(fused_ops.count("conv"), 0u);
       EXPECT_EQ(plain_ops["pool"], c.pool_op);
-      ExpectClose(a, b, 1e-5);
+      ExpectCloseFloats(a, b, 1e-5);
     }
   }
 }
@@ -241,8 +228,8 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(ConvPoolFusionTest, BadInputFailsLikeTheUnfusedConvAndTheSessionGoesOn) {
   const ConvPoolCase c{"MaxPool", "NHWC", 0, 0, 6, {2, 2}, {2, 2}, "VALID"};
   const std::string g = ConvReluPoolGraph(c, 2, "VALID");
-  const Feeds small = {{"x", MakeTensor<float>(GR_FLOAT, {1, 8, 16, 3}, Random(384, 11))}};
-  const Feeds good = {{"x", MakeTensor<float>(GR_FLOAT, {1, 8, 16, 2}, Random(256, 12))}};
+  const Feeds small = {{"x", MakeTensor<float>(GR_FLOAT, {1, 8, 16, 3}, UniformFloats(384, 11))}};
+  const Feeds good = {{"x", MakeTensor<float>(GR_FLOAT, {1, 8, 16, 2}, UniformFloats(256, 12))}};
   auto fused = NewSessionWith(g, true, 1);
   auto plain = NewSessionWith(g, false, 1);
   std::vector<Tensor> out;
@@ -257,7 +244,7 @@ TEST(ConvPoolFusionTest, BadInputFailsLikeTheUnfusedConvAndTheSessionGoesOn) {
   const Tensor a = RunTraced(fused.get(), good, "pool:0", &ops);
   EXPECT_EQ(ops["pool"], "_FusedConv2DPool");
   const Tensor b = RunTraced(plain.get(), good, "pool:0", &ops);
-  ExpectClose(a, b, 1e-5);
+  ExpectCloseFloats(a, b, 1e-5);
 }
 
 // Not fused: the convolution's output read twice (fetched as well), and a
@@ -266,7 +253,7 @@ TEST(ConvPoolFusionTest, BadInputFailsLikeTheUnfusedConvAndTheSessionGoesOn) {
 TEST(ConvPoolFusionTest, NotFusedWhenTheConvolutionIsReadElsewhere) {
   const ConvPoolCase c{"MaxPool", "NHWC", 12, 12, 6, {2, 2}, {2, 2}, "VALID"};
   const std::string g = ConvReluPoolGraph(c, 2, "VALID") + NodeText("other", "Identity", {"act"}, TypeAttr("T", "DT_FLOAT"));
-  const Feeds feeds = {{"x", MakeTensor<float>(GR_FLOAT, {2, 12, 12, 2}, Random(2 * 12 * 12 * 2, 10))}};
+  const Feeds feeds = {{"x", MakeTensor<float>(GR_FLOAT, {2, 12, 12, 2}, UniformFloats(2 * 12 * 12 * 2, 10))}};
   auto s = NewSessionWith(g, true, 1);
   proto::RunOptions ro;
   ro.set_trace_level(proto::RunOptions::SOFTWARE_TRACE);
@@ -278,6 +265,31 @@ TEST(ConvPoolFusionTest, NotFusedWhenTheConvolutionIsReadElsewhere) {
     for (const auto& ns : dev.node_stats()) ops[ns.node_name()] = ns.timeline_label().substr(ns.timeline_label().find(" = ") + 3);
   EXPECT_EQ(ops["pool"], "MaxPool");
   EXPECT_EQ(ops["act"], "_FusedConv2D");
+}
+
+// RewriterConfig.remapping = OFF (TensorFlow's switch for its remapper's
+// fusions) leaves the ops as they are; the constant-weights hint stays.
+TEST(FusionTest, RemappingOffTurnsTheFusionsOff) {
+  LoadStandardPlugins();
+  const std::string g = PlaceholderNode("x", "DT_FLOAT") + ConstFloat("w", {3, 2}, UniformFloats(6, 1)) +
+                        ConstFloat("bias", {2}, UniformFloats(2, 2)) +
+                        NodeText("mm", "MatMul", {"x", "w"}, TypeAttr("T", "DT_FLOAT")) +
+                        NodeText("ba", "BiasAdd", {"mm", "bias"}, TypeAttr("T", "DT_FLOAT")) +
+                        NodeText("act", "Relu", {"ba"}, TypeAttr("T", "DT_FLOAT"));
+  const Feeds feeds = {{"x", MakeTensor<float>(GR_FLOAT, {4, 3}, UniformFloats(12, 3))}};
+  SessionOptions opts = OpTestOptions(1);
+  opts.config.mutable_graph_options()->mutable_rewrite_options()->set_remapping(proto::RewriterConfig::OFF);
+  std::unique_ptr<Session> off;
+  ASSERT_TRUE(NewSession(opts, &off).ok());
+  ASSERT_TRUE(off->Create(ParseGraph(g)).ok());
+  auto fused = NewSessionWith(g, true, 1);
+  std::map<std::string, std::string> off_ops, fused_ops;
+  const Tensor a = RunTraced(off.get(), feeds, "act:0", &off_ops);
+  const Tensor b = RunTraced(fused.get(), feeds, "act:0", &fused_ops);
+  EXPECT_EQ(off_ops["mm"], "MatMul");
+  EXPECT_EQ(off_ops["act"], "Relu");
+  EXPECT_EQ(fused_ops["act"], "_FusedMatMul");
+  ExpectCloseFloats(a, b, 1e-5);
 }
 
 }  // namespace

@@ -273,9 +273,11 @@ void StridedCopyTyped(OpKernelContext* ctx, CopyBox box, const E* src, int64_t s
   const int64_t total = box.NumElements();
   if constexpr (!std::is_same_v<E, GR_StringElem>) {
     // Transposing copy: the innermost dim is strided in the source, and
-    // another dim is contiguous there.
+    // another dim is contiguous there. A narrow innermost dim (NCHW -> NHWC
+    // with 3 channels) is swept along `a` too: a few source streams, one
+    // contiguous destination, instead of rows of 3 elements.
     if (r >= 2 && box.dst_strides[r - 1] == 1 && box.src_strides[r - 1] != 1 &&
-        box.src_strides[r - 1] != 0 && box.dims[r - 1] >= 8) {
+        box.src_strides[r - 1] != 0) {
       int a = -1;
       for (int d = 0; d < r - 1; ++d)
         if (box.src_strides[d] == 1 && box.dims[d] >= 8) a = d;

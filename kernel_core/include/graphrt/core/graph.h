@@ -95,6 +95,10 @@ class Graph {
   Status AddNode(proto::NodeDef def, Node** out);
   // A core-internal node (e.g. _Arg/_Retval) with explicit dtypes.
   Node* AddInternalNode(proto::NodeDef def, std::vector<DataType> inputs, std::vector<DataType> outputs);
+  // Replaces the attrs of op node `n`, as a graph pass may (a data_format,
+  // say). They are validated against its OpDef (adding defaults) and must
+  // leave its input and output types as they are; otherwise nothing changes.
+  Status SetAttrs(Node* n, const google::protobuf::Map<std::string, proto::AttrValue>& attrs);
   const Edge* AddEdge(Node* src, int src_output, Node* dst, int dst_input);
   const Edge* AddControlEdge(Node* src, Node* dst);
   void RemoveEdge(const Edge* e);

@@ -12,6 +12,13 @@
 namespace graphrt {
 
 struct GraphOptimizerOptions {
+  // Devices (by assigned name) whose convolutions run faster on NHWC than
+  // on NCHW activations (CPU: oneDNN's kernels take NHWC as it is and reach
+  // NCHW through reorders). Their NCHW convolution chains are converted to
+  // NHWC, with Transposes only where a chain begins and ends (layout_pass.h
+  // says which ops). Runs before the fusions, so those see NHWC chains.
+  // Empty: no conversion.
+  std::function<bool(const std::string& assigned_device)> prefers_nhwc;
   // Fuse MatMul / Conv2D with the BiasAdd and the activation that follow
   // into TensorFlow's _FusedMatMul / _FusedConv2D: one pass over the output
   // while it is hot in cache (oneDNN post-ops for convolutions).
