@@ -432,6 +432,20 @@ TEST_F(GraphOptimizerTest, LayoutPassConvertsBinaryOpsOnlyOverKnownLayouts) {
   EXPECT_EQ(Inputs(nodes["fed"]), (std::vector<std::string>{"a/output_to_nchw", "y"}));
 }
 
+// An NHWC tensor the graph itself transposes to NCHW for the layer is read
+// directly; a Transpose by another perm is not.
+TEST_F(GraphOptimizerTest, LayoutPassReadsThroughTheGraphsOwnTransposeToNchw) {
+  const std::string g = Placeholder("x") + Placeholder("filt") + IntConst("to_nchw", {0, 3, 1, 2}) +
+                        IntConst("other", {0, 3, 2, 1}) + Node("xt", "Transpose", {"x", "to_nchw"}) +
+                        Node("xo", "Transpose", {"x", "other"}) + NchwConv("a", "xt") + NchwConv("b", "xo") +
+                        Node("t1", "Tap", {"a"}) + Node("t2", "Tap", {"b"});
+  auto nodes = Optimize(g, AllKernels, LayoutOnly());
+  EXPECT_EQ(Inputs(nodes["a"]), (std::vector<std::string>{"x", "filt"}));
+  EXPECT_EQ(Inputs(nodes["b"]), (std::vector<std::string>{"b/input_to_nhwc", "filt"}));
+  EXPECT_EQ(Inputs(nodes["b/input_to_nhwc"])[0], "xo");
+  EXPECT_EQ(nodes.count("xt"), 0u);  // no longer read: its output was never fetched
+}
+
 TEST_F(GraphOptimizerTest, LayoutPassLeavesWhatItCannotOrNeedNotConvert) {
   const std::string pool_attrs = std::string(kFloat) + Ints("ksize", {1, 1, 2, 2}) + Ints("strides", {1, 1, 2, 2}) +
                                  Format("NCHW") + " attr { key: 'padding' value { s: 'VALID' } }";

@@ -284,6 +284,9 @@ class DirectSession final : public Session {
         continue;
       }
       keep.push_back(it->second);
+      // A target's edge to the sink keeps it live through graph rewrites
+      // that drop nodes nothing reads any more.
+      g.AddControlEdge(it->second, g.sink_node());
     }
     if (!missing.empty()) return errors::NotFound("PruneForTargets: Some target nodes not found: ", missing);
 

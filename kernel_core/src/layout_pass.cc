@@ -1,5 +1,6 @@
 #include "layout_pass.h"
 
+#include <iterator>
 #include <map>
 #include <string>
 #include <tuple>
@@ -78,6 +79,17 @@ bool ConstInts(const Node& n, std::vector<int64_t>* values, DataType* dtype) {
   return true;
 }
 
+// A Transpose by a Const perm NHWC -> NCHW (as graphs converted from
+// NHWC models hold in front of NCHW layers): its input is the NHWC tensor.
+bool IsTransposeToNchw(const Node& n) {
+  if (n.op() != "Transpose") return false;
+  const Edge* perm = n.input_edge(1);
+  std::vector<int64_t> values;
+  DataType type;
+  return perm != nullptr && n.input_edge(0) != nullptr && ConstInts(*perm->src(), &values, &type) &&
+         values == std::vector<int64_t>(std::begin(kNhwcToNchw), std::end(kNhwcToNchw));
+}
+
 bool IsScalarConst(const Node& n) {
   if (n.op() != "Const") return false;
   const proto::AttrValue* v = FindAttr(n.def(), "value");
@@ -113,17 +125,28 @@ class LayoutPass {
         ConvertReduction(n);
       }
     }
-    // Transposes back to NCHW that every consumer bypassed, then perm
-    // Consts left without a Transpose.
-    for (int id : to_nchw_) {
-      Node* t = g_->FindNodeId(id);
-      if (t != nullptr && t->out_edges().empty()) g_->RemoveNode(t);
-    }
-    for (const auto& [key, c] : perm_consts_)
-      if (c->out_edges().empty()) g_->RemoveNode(c);
+    RemoveBypassedNodes();
   }
 
  private:
+  // Removes the nodes that the rewiring left with nothing to feed (a
+  // Transpose back to NCHW whose consumers were all converted, the graph's
+  // own Transpose to NCHW, old reduction axes), and then what fed only
+  // them. Stateful nodes stay; so do targets, which keep an edge to the sink.
+  void RemoveBypassedNodes() {
+    std::vector<int> work = bypassed_;
+    while (!work.empty()) {
+      Node* n = g_->FindNodeId(work.back());
+      work.pop_back();
+      // Core-internal nodes (_Arg, no OpDef) stay too.
+      if (n == nullptr || !n->IsOp() || n->op_def() == nullptr || n->IsStateful() || !n->out_edges().empty())
+        continue;
+      for (const Edge* e : n->in_edges())
+        if (!e->src()->IsSource()) work.push_back(e->src()->id());
+      g_->RemoveNode(n);
+    }
+  }
+
   // Whether input `i` of `n` is the NCHW view of a converted node's output.
   bool FromConverted(const Node& n, int i) const {
     const Edge* e = n.input_edge(i);
@@ -187,12 +210,7 @@ class LayoutPass {
     Node* axes_const = nullptr;
     if (!g_->AddNode(std::move(def), &axes_const).ok()) return;
     axes_const->set_assigned_device(n->assigned_device());
-    Node* old_axes = axes_in->src();
-    if (!Convert(n, n->def().attr(), {0}, {{1, {axes_const, 0}}}, keep_dims)) {
-      g_->RemoveNode(axes_const);
-      return;
-    }
-    if (old_axes->out_edges().empty()) g_->RemoveNode(old_axes);  // nothing else read it
+    if (!Convert(n, n->def().attr(), {0}, {{1, {axes_const, 0}}}, keep_dims)) g_->RemoveNode(axes_const);
   }
 
   // Gives `n` the NHWC `attrs`, reads its `layout_inputs` in NHWC and the
@@ -226,7 +244,9 @@ class LayoutPass {
   }
 
   void Rewire(Node* n, int input, Endpoint src) {
-    g_->RemoveEdge(n->input_edge(input));
+    const Edge* old = n->input_edge(input);
+    bypassed_.push_back(old->src()->id());
+    g_->RemoveEdge(old);
     g_->AddEdge(src.node, src.slot, n, input);
   }
 
@@ -236,7 +256,7 @@ class LayoutPass {
   Endpoint NhwcSource(Node* n, int i) {
     const Edge* e = n->input_edge(i);
     Node* src = e->src();
-    if (to_nchw_.count(src->id())) {
+    if (to_nchw_.count(src->id()) || IsTransposeToNchw(*src)) {
       const Edge* in = src->input_edge(0);
       return {in->src(), in->src_output()};
     }
@@ -327,6 +347,7 @@ class LayoutPass {
   Graph* g_;
   std::unordered_set<std::string> names_;
   std::unordered_set<int> to_nchw_;  // ids of the Transposes back to NCHW
+  std::vector<int> bypassed_;        // ids of nodes that lost a consumer
   std::map<std::tuple<int, int, std::string>, Node*> to_nhwc_;
   std::map<std::pair<bool, std::string>, Node*> perm_consts_;
   std::map<std::pair<std::string, DataType>, bool> transpose_available_;

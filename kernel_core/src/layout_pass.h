@@ -17,9 +17,11 @@ namespace graphrt {
 //    Const, and reductions over Const axes, when their 4-d input comes out
 //    of a node converted before them (they continue a chain; alone, two
 //    Transposes would cost more than the NCHW kernel).
-// A converted node keeps its name, attrs in NHWC order and its device; its
-// 4-d output reaches unconverted consumers (fetches included) through a
-// Transpose back to NCHW, and converted consumers directly. Nodes whose NHWC
+// A converted node keeps its name and device and gets its attrs in NHWC
+// order. It reads an NCHW input through a Transpose to NHWC, or directly
+// what a converted node or a Transpose NHWC -> NCHW of the graph's own was
+// given. Its 4-d output reaches unconverted consumers (fetches included)
+// through a Transpose back to NCHW, and converted consumers directly. Nodes whose NHWC
 // form has no kernel on their device stay as they are.
 void ConvertNchwToNhwc(const std::function<bool(const std::string& assigned_device)>& prefers_nhwc,
                        const KernelAvailableFn& kernel_available, Graph* g);

@@ -155,5 +155,36 @@ TEST(LayoutTest, BadInputNamesTheConvolutionAndTheSessionGoesOn) {
   for (size_t i = 0; i < a.size(); ++i) ExpectCloseFloats(a[i], b[i], 1e-5, kFetches[i]);
 }
 
+// The graph's own Transpose NHWC -> NCHW in front of the convolution is read
+// through and, unless it is a target, no longer runs.
+TEST(LayoutTest, TheGraphsOwnTransposeToNchwIsBypassedUnlessATarget) {
+  const std::string g = PlaceholderNode("x", "DT_FLOAT") + ConstInt32("perm", {0, 3, 1, 2}) +
+                        ConstFloat("f", {3, 3, 5, 6}, UniformFloats(90 * 3, 1)) +
+                        NodeText("xt", "Transpose", {"x", "perm"}, kF) +
+                        NodeText("conv", "Conv2D", {"xt", "f"},
+                                 kF + kNchw + Ints("strides", {1, 1, 1, 1}) + Str("padding", "VALID"));
+  const Feeds feeds = {{"x", MakeTensor<float>(GR_FLOAT, {2, 9, 7, 5}, UniformFloats(2 * 9 * 7 * 5, 2))}};
+  auto converted = NewSessionWith(g, Layout::kDefault, 1);
+  auto plain = NewSessionWith(g, Layout::kNoRewrites, 1);
+  for (const std::vector<std::string>& targets : {std::vector<std::string>{}, std::vector<std::string>{"xt"}}) {
+    proto::RunOptions ro;
+    ro.set_trace_level(proto::RunOptions::SOFTWARE_TRACE);
+    proto::RunMetadata md;
+    std::vector<Tensor> a, b;
+    ASSERT_TRUE(converted->Run(ro, feeds, {"conv:0"}, targets, &a, &md).ok());
+    ASSERT_TRUE(plain->Run(feeds, {"conv:0"}, targets, &b).ok());
+    std::vector<std::string> transposes;
+    for (const auto& dev : md.step_stats().dev_stats())
+      for (const auto& ns : dev.node_stats())
+        if (ns.timeline_label().find(" = Transpose") != std::string::npos) transposes.push_back(ns.node_name());
+    std::sort(transposes.begin(), transposes.end());
+    if (targets.empty())
+      EXPECT_EQ(transposes, std::vector<std::string>{"conv/output_to_nchw"});
+    else
+      EXPECT_EQ(transposes, (std::vector<std::string>{"conv/output_to_nchw", "xt"}));
+    ExpectCloseFloats(a[0], b[0], 1e-5, "conv");
+  }
+}
+
 }  // namespace
 }  // namespace graphrt
