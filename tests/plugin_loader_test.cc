@@ -52,6 +52,49 @@ TEST_F(PluginLoader, PluginBuiltWithOldCxx11AbiRuns) {
   EXPECT_NE(s.message().find("Node 'y' (op 'OldAbiAddOne'): asked to fail by label 'fail'"), std::string::npos) << s;
 }
 
+// ctx_set_output_from_input_range (ABI 1.1): an aligned run is shared, an
+// unaligned one copied; a run outside the input is OutOfRange naming the
+// node, and the session goes on.
+TEST_F(PluginLoader, OutputRangeOfAnInputSharesCopiesOrRefuses) {
+  ASSERT_TRUE(Load("output_range").ok());
+  auto graph = [](int offset, int count) {
+    return testing::ParseGraph(
+        "node { name: 'x' op: 'Placeholder' attr { key: 'dtype' value { type: DT_FLOAT } } }"
+        "node { name: 'y' op: 'TestOutputRange' input: 'x' attr { key: 'offset' value { i: " +
+        std::to_string(offset) + " } } attr { key: 'count' value { i: " + std::to_string(count) + " } } }");
+  };
+  std::vector<float> values(40);
+  for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i);
+  const Tensor x = testing::MakeTensor<float>(GR_FLOAT, {40}, values);
+  // 16 floats = 64 bytes in: shared; 3 floats in: copied.
+  for (const auto& [offset, shared] : std::vector<std::pair<int, bool>>{{16, true}, {3, false}}) {
+    auto s = testing::CreateSession(graph(offset, 5));
+    ASSERT_NE(s, nullptr);
+    std::vector<Tensor> out;
+    ASSERT_TRUE(s->Run({{"x", x}}, {"y"}, {}, &out).ok());
+    std::vector<float> want(values.begin() + offset, values.begin() + offset + 5);
+    EXPECT_EQ(testing::ToVector<float>(out[0]), want);
+    EXPECT_EQ(out[0].raw_data() == x.data<float>() + offset, shared) << "offset " << offset;
+  }
+  for (const auto& [offset, count] : std::vector<std::pair<int, int>>{{38, 3}, {-1, 2}, {41, 0}}) {
+    auto s = testing::CreateSession(graph(offset, count));
+    ASSERT_NE(s, nullptr);
+    std::vector<Tensor> out;
+    const Status st = s->Run({{"x", x}}, {"y"}, {}, &out);
+    EXPECT_EQ(st.code(), Code::kOutOfRange) << st;
+    EXPECT_NE(st.message().find("Node 'y' (op 'TestOutputRange')"), std::string::npos) << st;
+    EXPECT_NE(st.message().find("not inside input 0 of 40 elements"), std::string::npos) << st;
+    if (offset < 0) continue;  // outside any input
+    // A feed the run fits in works on the same session.
+    std::vector<float> more(100);
+    for (size_t i = 0; i < more.size(); ++i) more[i] = static_cast<float>(i);
+    const Status again = s->Run({{"x", testing::MakeTensor<float>(GR_FLOAT, {100}, more)}}, {"y"}, {}, &out);
+    ASSERT_TRUE(again.ok()) << again;
+    EXPECT_EQ(testing::ToVector<float>(out[0]),
+              std::vector<float>(more.begin() + offset, more.begin() + offset + count));
+  }
+}
+
 TEST_F(PluginLoader, PluginBuiltWithClangAndLibcxxRuns) {
   std::ifstream f(TestPlugin("libcxx"));
   if (!f) GTEST_SKIP() << "clang++/libc++ not installed; libc++ plugin not built";
