@@ -368,6 +368,34 @@ TEST(SelectTest, LargeInPlaceAndErrors) {
                Code::kInvalidArgument, "must have the same size and shape");
 }
 
+// The output takes over whichever of 'then' / 'else' dies there (here
+// 'else', computed in the graph; the fed 'then' is held by the caller).
+TEST(SelectTest, OutputReusesADyingElseInPlace) {
+  const std::string f = TAttr(GR_FLOAT);
+  for (const std::string op : {"Select", "SelectV2"}) {
+    const std::string g = NodeText("c", "Placeholder", {}, TypeAttr("dtype", "DT_BOOL")) +
+                          NodeText("t", "Placeholder", {}, TypeAttr("dtype", "DT_FLOAT")) +
+                          NodeText("b", "Placeholder", {}, TypeAttr("dtype", "DT_FLOAT")) +
+                          NodeText("e", "Neg", {"b"}, f) + NodeText("s", op, {"c", "t", "e"}, f);
+    std::unique_ptr<Session> s = CreateSession(ParseGraph(g), 1);
+    ASSERT_TRUE(s);
+    proto::RunOptions ro;
+    ro.set_trace_level(proto::RunOptions::SOFTWARE_TRACE);
+    proto::RunMetadata md;
+    std::vector<Tensor> out;
+    const Status st = s->Run(ro,
+                             {{"c", BoolTensor({4}, {true, false, false, true})},
+                              {"t", MakeTensor<float>(GR_FLOAT, {4}, {1, 2, 3, 4})},
+                              {"b", MakeTensor<float>(GR_FLOAT, {4}, {10, 20, 30, 40})}},
+                             {"s:0"}, {}, &out, &md);
+    ASSERT_TRUE(st.ok()) << st;
+    EXPECT_EQ(ToVector<float>(out[0]), (std::vector<float>{1, -20, -30, 4})) << op;
+    const std::map<std::string, uint64_t> ptr = TracedOutputPtrs(md);
+    ASSERT_TRUE(ptr.count("e") && ptr.count("s")) << op;
+    EXPECT_EQ(ptr.at("s"), ptr.at("e")) << op;
+  }
+}
+
 TEST(SelectV2Test, BroadcastingAllThree) {
   std::mt19937 rng(6);
   struct Case {

@@ -84,11 +84,12 @@ bool DispatchBySize(int32_t dtype, Fn&& fn) {
   }
 }
 
-// Output 0 for a select of `dims` shape: in place of t when possible.
+// Output 0 for a select of `dims` shape: in place of t or e when possible
+// (each element is read before it is written).
 bool AllocateSelectOutput(OpKernelContext* ctx, const TensorView& t, const int64_t* dims, int rank,
                           TensorView* out) {
   if (t.dtype() == GR_STRING) return ctx->allocate_output(0, dims, rank, out).ok();
-  return ctx->forward_input_or_allocate_output(1, 0, dims, rank, out).ok();
+  return ctx->forward_input_or_allocate_output({1, 2}, 0, dims, rank, out).ok();
 }
 
 class SelectOp : public OpKernel {
