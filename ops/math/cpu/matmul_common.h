@@ -347,13 +347,17 @@ inline bool UsePackedWeights(bool weights_const, int64_t m, int64_t n, int64_t k
   return weights_const && m <= kPackedMaxRows && m * n * k >= kPackedMinMacs;
 }
 
-// B's columns [c0, c0 + cols) in a primitive's packed layout. Row blocks of
-// one split share one (same columns, same layout); column blocks each have
-// their own.
+// B's columns [c0, c0 + cols) in a primitive's packed layout. Every block
+// of every plan of one kernel that reads these columns in this layout shares
+// one: the row blocks of a split, and the plans of other batch sizes m
+// (oneDNN picks B's layout from n and k), so a kernel keeps one packed copy
+// of its constant weights however many batch sizes it sees.
 struct PackedWeights {
   int64_t c0 = 0, cols = 0;
   dnnl::memory::desc md;
   AlignedBuffer buf;  // constant weights, reordered once
+  std::mutex mu;      // the one-time reorder
+  std::atomic<bool> ready{false};
 };
 
 // Everything one (m, n, k, threads) needs: the split, one primitive per
@@ -362,9 +366,31 @@ struct PackedPlan {
   Split split;
   std::vector<std::shared_ptr<DnnlMatMul>> prims;  // per block
   std::vector<size_t> weights_of;                  // per block: index into weights
-  std::vector<std::unique_ptr<PackedWeights>> weights;
-  std::mutex const_mu;  // the one-time reorder of constant weights
-  std::atomic<bool> const_ready{false};
+  std::vector<std::shared_ptr<PackedWeights>> weights;
+};
+
+// The kernel's packed weights by (columns, layout).
+class PackedWeightsStore {
+ public:
+  std::shared_ptr<PackedWeights> FindOrAdd(int64_t c0, int64_t cols, const dnnl::memory::desc& md) {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& w : all_)
+      if (w->c0 == c0 && w->cols == cols && w->md == md) return w;
+    auto w = std::make_shared<PackedWeights>();
+    w->c0 = c0;
+    w->cols = cols;
+    w->md = md;
+    all_.push_back(w);
+    return w;
+  }
+  size_t size() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return all_.size();
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::vector<std::shared_ptr<PackedWeights>> all_;
 };
 
 // A packed product splits by rows wherever each block keeps at least
@@ -379,7 +405,7 @@ inline Split PackedSplit(int threads, int64_t m, int64_t n, int64_t k) {
 
 inline std::shared_ptr<PackedPlan> MakePackedPlan(const Split& split, bool ta, bool tb, int64_t m,
                                                   int64_t n, int64_t k, bool bias, Activation act,
-                                                  float leaky_alpha) {
+                                                  float leaky_alpha, PackedWeightsStore* store) {
   auto plan = std::make_shared<PackedPlan>();
   plan->split = split;
   for (int64_t i = 0; i < split.count; ++i) {
@@ -389,18 +415,10 @@ inline std::shared_ptr<PackedPlan> MakePackedPlan(const Split& split, bool ta, b
         MakeDnnlMatMul(dnnl::memory::data_type::f32, ta, tb, m, n, k, blk.r1 - blk.r0, cols, bias,
                        act, leaky_alpha, /*packed_b=*/true);
     if (!p) return nullptr;
+    std::shared_ptr<PackedWeights> pw = store->FindOrAdd(blk.c0, cols, p->b_md);
     size_t w = 0;
-    while (w < plan->weights.size() &&
-           !(plan->weights[w]->c0 == blk.c0 && plan->weights[w]->cols == cols &&
-             plan->weights[w]->md == p->b_md))
-      ++w;
-    if (w == plan->weights.size()) {
-      auto pw = std::make_unique<PackedWeights>();
-      pw->c0 = blk.c0;
-      pw->cols = cols;
-      pw->md = p->b_md;
-      plan->weights.push_back(std::move(pw));
-    }
+    while (w < plan->weights.size() && plan->weights[w] != pw) ++w;
+    if (w == plan->weights.size()) plan->weights.push_back(std::move(pw));
     plan->prims.push_back(std::move(p));
     plan->weights_of.push_back(w);
   }
@@ -429,6 +447,16 @@ inline bool PackWeights(const PackedWeights& w, bool tb, int64_t n, int64_t k, c
   return true;
 }
 
+// Packs constant weights `w` once (the first caller does; the rest wait).
+inline bool EnsurePacked(PackedWeights* w, bool tb, int64_t n, int64_t k, const float* b) {
+  if (w->ready.load(std::memory_order_acquire)) return true;
+  std::lock_guard<std::mutex> lock(w->mu);
+  if (w->ready.load(std::memory_order_relaxed)) return true;
+  if (!PackWeights(*w, tb, n, k, b, w->buf.Get(w->md.get_size()))) return false;
+  w->ready.store(true, std::memory_order_release);
+  return true;
+}
+
 // The float product c = act(op(A) op(B) [+ bias]) on packed plans, one per
 // (m, n, k, threads), cached by the kernel instance.
 class PackedMatMul {
@@ -440,17 +468,12 @@ class PackedMatMul {
     const int threads = std::max(1, ctx->num_threads());
     const std::shared_ptr<PackedPlan> plan = cache_.GetOrCreate({m, n, k, threads}, [&] {
       return MakePackedPlan(PackedSplit(threads, m, n, k), ta, tb, m, n, k, bias != nullptr, act,
-                            leaky_alpha);
+                            leaky_alpha, &weights_);
     });
     if (!plan) return false;
-    if (weights_const && !plan->const_ready.load(std::memory_order_acquire)) {
-      std::lock_guard<std::mutex> lock(plan->const_mu);
-      if (!plan->const_ready.load(std::memory_order_relaxed)) {
-        for (const auto& w : plan->weights)
-          if (!PackWeights(*w, tb, n, k, b, w->buf.Get(w->md.get_size()))) return false;
-        plan->const_ready.store(true, std::memory_order_release);
-      }
-    }
+    if (weights_const)
+      for (const auto& w : plan->weights)
+        if (!EnsurePacked(w.get(), tb, n, k, b)) return false;
     const Split& split = plan->split;
     std::atomic<bool> ok{true};  // blocks may fail on several threads
     RunBlocks(ctx, split, m, n, k, [&](const Block& blk) {
@@ -480,6 +503,7 @@ class PackedMatMul {
 
  private:
   ShapeKeyedCache<PackedPlan> cache_;
+  PackedWeightsStore weights_;
   BufferPool pool_;  // packed copies of a B that is not constant
 };
 
