@@ -47,6 +47,10 @@ const OpText kOps[] = {
     {"Mean", {"input: T", "reduction_indices: Tidx"}, {"output: T"},
      {"keep_dims: bool = false", "T: {float, double}", "Tidx: {int32, int64} = DT_INT32"}},
     {"Add", {"x: T", "y: T"}, {"z: T"}, {"T: {float, double}"}},
+    {"ConcatV2", {"values: N * T", "axis: Tidx"}, {"output: T"},
+     {"N: int >= 2", "T: type", "Tidx: {int32, int64} = DT_INT32"}},
+    {"Pad", {"input: T", "paddings: Tpaddings"}, {"output: T"},
+     {"T: type", "Tpaddings: {int32, int64} = DT_INT32"}},
     // Stands for any op the layout pass does not know.
     {"Tap", {"input: T"}, {"output: T"}, {"T: type"}},
     {"_FusedMatMul", {"a: T", "b: T", "args: num_args * T"}, {"product: T"},
@@ -430,6 +434,29 @@ TEST_F(GraphOptimizerTest, LayoutPassConvertsBinaryOpsOnlyOverKnownLayouts) {
   EXPECT_EQ(Inputs(nodes["scalar"]), (std::vector<std::string>{"two", "a"}));
   // y's layout is unknown (it could broadcast along any dim): stays NCHW.
   EXPECT_EQ(Inputs(nodes["fed"]), (std::vector<std::string>{"a/output_to_nchw", "y"}));
+}
+
+TEST_F(GraphOptimizerTest, LayoutPassMapsConcatAxisAndPaddings) {
+  const std::string n2 = " attr { key: 'N' value { i: 2 } }";
+  const std::string g =
+      Placeholder("x") + Placeholder("filt") + NchwConv("a", "x") + NchwConv("b", "x") + IntConst("axis", {1}, true) +
+      Node("cat", "ConcatV2", {"a", "b", "axis"}, std::string(kFloat) + n2) +
+      Node("cat_fed", "ConcatV2", {"a", "x", "axis"}, std::string(kFloat) + n2) +
+      "node { name: 'pads' op: 'Const' attr { key: 'dtype' value { type: DT_INT32 } } attr { key: 'value' value { "
+      "tensor { dtype: DT_INT32 tensor_shape { dim { size: 4 } dim { size: 2 } } int_val: 0 int_val: 0 int_val: 1 "
+      "int_val: 2 int_val: 3 int_val: 4 int_val: 5 int_val: 6 } } } }\n" +
+      Node("pad", "Pad", {"cat", "pads"}) + Node("t1", "Tap", {"pad"}) + Node("t2", "Tap", {"cat_fed"});
+  auto nodes = Optimize(g, AllKernels, LayoutOnly());
+  // Channels: NCHW axis 1 is NHWC axis 3.
+  ASSERT_EQ(Inputs(nodes["cat"]), (std::vector<std::string>{"a", "b", "cat/nhwc_axis"}));
+  EXPECT_EQ(ConstValues(nodes["cat/nhwc_axis"]), (std::vector<int>{3}));
+  EXPECT_EQ(nodes["cat/nhwc_axis"].attr().at("value").tensor().tensor_shape().dim_size(), 0);
+  // Rows of [[N], [C], [H], [W]] become [[N], [H], [W], [C]].
+  ASSERT_EQ(Inputs(nodes["pad"]), (std::vector<std::string>{"cat", "pad/nhwc_paddings"}));
+  EXPECT_EQ(ConstValues(nodes["pad/nhwc_paddings"]), (std::vector<int>{0, 0, 3, 4, 5, 6, 1, 2}));
+  EXPECT_EQ(Inputs(nodes["t1"]), (std::vector<std::string>{"pad/output_to_nchw"}));
+  // x's layout is NCHW as fed: that concat stays NCHW.
+  EXPECT_EQ(Inputs(nodes["cat_fed"]), (std::vector<std::string>{"a/output_to_nchw", "x", "axis"}));
 }
 
 // An NHWC tensor the graph itself transposes to NCHW for the layer is read

@@ -60,12 +60,12 @@ void PermuteListAttr(AttrMap* attrs, const char* name) {
     for (int k = 0; k < per_dim; ++k) list->set_i(d * per_dim + k, old[kNchwToNhwc[d] * per_dim + k]);
 }
 
-// The int values of a Const holding a scalar or vector of int32/int64.
+// The int values (row-major) of a Const of int32/int64.
 bool ConstInts(const Node& n, std::vector<int64_t>* values, DataType* dtype) {
   if (n.op() != "Const") return false;
   const proto::AttrValue* v = FindAttr(n.def(), "value");
   Tensor t;
-  if (v == nullptr || !Tensor::FromProto(v->tensor(), &t).ok() || t.dims() > 1) return false;
+  if (v == nullptr || !Tensor::FromProto(v->tensor(), &t).ok()) return false;
   values->clear();
   for (int64_t i = 0; i < t.NumElements(); ++i) {
     if (t.dtype() == GR_INT32)
@@ -123,6 +123,10 @@ class LayoutPass {
         ConvertBinary(n);
       } else if (kReductions.count(op) && n->num_inputs() == 2 && FromConverted(*n, 0)) {
         ConvertReduction(n);
+      } else if (op == "ConcatV2") {
+        ConvertConcat(n);
+      } else if (op == "Pad" || op == "PadV2" || op == "MirrorPad") {
+        ConvertPad(n);
       }
     }
     RemoveBypassedNodes();
@@ -192,25 +196,71 @@ class LayoutPass {
         last = kNhwcToNchw[d];
       }
     }
-    const proto::AttrValue* old_value = FindAttr(axes_in->src()->def(), "value");
-    proto::NodeDef def;
-    def.set_name(UniqueName(n->name() + "/nhwc_axes"));
-    def.set_op("Const");
-    def.set_device(n->requested_device());
-    (*def.mutable_attr())["dtype"].set_type(static_cast<proto::DataType>(axes_type));
-    proto::TensorProto* value = (*def.mutable_attr())["value"].mutable_tensor();
-    value->set_dtype(static_cast<proto::DataType>(axes_type));
-    *value->mutable_tensor_shape() = old_value->tensor().tensor_shape();
-    for (int64_t a : nhwc_axes) {
-      if (axes_type == GR_INT32)
-        value->add_int_val(static_cast<int32_t>(a));
-      else
-        value->add_int64_val(a);
-    }
-    Node* axes_const = nullptr;
-    if (!g_->AddNode(std::move(def), &axes_const).ok()) return;
-    axes_const->set_assigned_device(n->assigned_device());
+    Node* axes_const = AddIntConstLike(n->name() + "/nhwc_axes", *axes_in->src(), nhwc_axes, *n);
+    if (axes_const == nullptr) return;
     if (!Convert(n, n->def().attr(), {0}, {{1, {axes_const, 0}}}, keep_dims)) g_->RemoveNode(axes_const);
+  }
+
+  // ConcatV2 of converted tensors along NCHW axis a: along NHWC axis
+  // kNhwcToNchw[a].
+  void ConvertConcat(Node* n) {
+    const int num_values = n->num_inputs() - 1;
+    std::vector<int> values;
+    for (int i = 0; i < num_values; ++i) {
+      if (!FromConverted(*n, i)) return;
+      values.push_back(i);
+    }
+    const Edge* axis_in = n->input_edge(num_values);
+    std::vector<int64_t> axis;
+    DataType type;
+    if (values.empty() || axis_in == nullptr || !ConstInts(*axis_in->src(), &axis, &type) || axis.size() != 1 ||
+        axis[0] < -4 || axis[0] >= 4)
+      return;
+    Node* c = AddIntConstLike(n->name() + "/nhwc_axis", *axis_in->src(),
+                              {kNhwcToNchw[axis[0] < 0 ? axis[0] + 4 : axis[0]]}, *n);
+    if (c != nullptr && !Convert(n, n->def().attr(), values, {{num_values, {c, 0}}}, true)) g_->RemoveNode(c);
+  }
+
+  // Pad / PadV2 / MirrorPad of a converted tensor: the paddings' rows (one
+  // per dim, [4, 2]) in NHWC order.
+  void ConvertPad(Node* n) {
+    const Edge* pad_in = n->input_edge(1);
+    std::vector<int64_t> pads;
+    DataType type;
+    if (!FromConverted(*n, 0) || pad_in == nullptr || !ConstInts(*pad_in->src(), &pads, &type) || pads.size() != 8)
+      return;
+    std::vector<int64_t> nhwc(8);
+    for (int d = 0; d < 4; ++d) {
+      nhwc[2 * d] = pads[2 * kNchwToNhwc[d]];
+      nhwc[2 * d + 1] = pads[2 * kNchwToNhwc[d] + 1];
+    }
+    Node* c = AddIntConstLike(n->name() + "/nhwc_paddings", *pad_in->src(), nhwc, *n);
+    if (c != nullptr && !Convert(n, n->def().attr(), {0}, {{1, {c, 0}}}, true)) g_->RemoveNode(c);
+  }
+
+  // A Const of `like_const`'s dtype and shape holding `values`, on `user`'s
+  // device; null if the graph refuses it.
+  Node* AddIntConstLike(const std::string& base, const Node& like_const, const std::vector<int64_t>& values,
+                        const Node& user) {
+    const proto::TensorProto& old_value = FindAttr(like_const.def(), "value")->tensor();
+    proto::NodeDef def;
+    def.set_name(UniqueName(base));
+    def.set_op("Const");
+    def.set_device(user.requested_device());
+    (*def.mutable_attr())["dtype"].set_type(old_value.dtype());
+    proto::TensorProto* value = (*def.mutable_attr())["value"].mutable_tensor();
+    value->set_dtype(old_value.dtype());
+    *value->mutable_tensor_shape() = old_value.tensor_shape();
+    for (int64_t v : values) {
+      if (old_value.dtype() == proto::DT_INT32)
+        value->add_int_val(static_cast<int32_t>(v));
+      else
+        value->add_int64_val(v);
+    }
+    Node* c = nullptr;
+    if (!g_->AddNode(std::move(def), &c).ok()) return nullptr;
+    c->set_assigned_device(user.assigned_device());
+    return c;
   }
 
   // Gives `n` the NHWC `attrs`, reads its `layout_inputs` in NHWC and the

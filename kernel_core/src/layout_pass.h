@@ -14,9 +14,10 @@ namespace graphrt {
 //    which `prefers_nhwc` holds, always;
 //  * MaxPool, AvgPool, BiasAdd and FusedBatchNorm/V2/V3 (NCHW), elementwise
 //    unary ops, binary ops whose other operand is converted too or a scalar
-//    Const, and reductions over Const axes, when their 4-d input comes out
-//    of a node converted before them (they continue a chain; alone, two
-//    Transposes would cost more than the NCHW kernel).
+//    Const, reductions over Const axes, ConcatV2 of converted tensors along
+//    a Const axis, and Pad/PadV2/MirrorPad with Const paddings, when their
+//    4-d input comes out of a node converted before them (they continue a
+//    chain; alone, two Transposes would cost more than the NCHW kernel).
 // A converted node keeps its name and device and gets its attrs in NHWC
 // order. It reads an NCHW input through a Transpose to NHWC, or directly
 // what a converted node or a Transpose NHWC -> NCHW of the graph's own was

@@ -51,7 +51,8 @@ const std::string kF = TypeAttr("T", "DT_FLOAT");
 const std::string kNchw = Str("data_format", "NCHW");
 
 // conv 3x3 (SAME) + bias + relu, maxpool, depthwise 3x3, batch norm, a
-// residual Add, conv 1x1 with explicit padding and stride 2 in H, avgpool,
+// residual Add, a channel concat, a mirror pad, conv 1x1 with explicit
+// padding and stride 2 in H, avgpool,
 // then a Mean over H and W ([N, C] in both layouts) and a Mean over C with
 // keep_dims (4-d: transposed back). r1 is fetched mid-chain.
 std::string NchwNet() {
@@ -60,7 +61,9 @@ std::string NchwNet() {
          ConstFloat("bias1", {c1}, UniformFloats(c1, 2)) + ConstFloat("fdw", {3, 3, c1, 1}, UniformFloats(9 * c1, 3)) +
          ConstFloat("scale", {c1}, UniformFloats(c1, 4, 0.5, 2)) + ConstFloat("offset", {c1}, UniformFloats(c1, 5)) +
          ConstFloat("mean_in", {c1}, UniformFloats(c1, 6)) + ConstFloat("var_in", {c1}, UniformFloats(c1, 7, 0.5, 2)) +
-         ConstFloat("f2", {1, 1, c1, c2}, UniformFloats(c1 * c2, 8)) + ConstInt32("hw", {2, 3}) + ConstInt32("c", {1}) +
+         ConstFloat("f2", {1, 1, 2 * c1, c2}, UniformFloats(2 * c1 * c2, 8)) + ConstInt32("hw", {2, 3}) +
+         ConstInt32("c", {1}) + ConstNode("axis", "DT_INT32", {}, "int_val", {"1"}) +
+         ConstNode("pads", "DT_INT32", {4, 2}, "int_val", {"0", "0", "0", "0", "1", "1", "2", "1"}) +
          NodeText("conv1", "Conv2D", {"x", "f1"}, kF + kNchw + Ints("strides", {1, 1, 1, 1}) + Str("padding", "SAME")) +
          NodeText("b1", "BiasAdd", {"conv1", "bias1"}, kF + kNchw) + NodeText("r1", "Relu", {"b1"}, kF) +
          NodeText("p1", "MaxPool", {"r1"},
@@ -70,7 +73,9 @@ std::string NchwNet() {
          NodeText("bn", "FusedBatchNormV3", {"dw", "scale", "offset", "mean_in", "var_in"},
                   kF + TypeAttr("U", "DT_FLOAT") + kNchw + "attr { key: 'is_training' value { b: false } } ") +
          NodeText("sum", "AddV2", {"bn", "p1"}, kF) +
-         NodeText("conv2", "Conv2D", {"sum", "f2"},
+         NodeText("cat", "ConcatV2", {"sum", "p1", "axis"}, kF + "attr { key: 'N' value { i: 2 } } ") +
+         NodeText("padded", "MirrorPad", {"cat", "pads"}, kF + Str("mode", "REFLECT")) +
+         NodeText("conv2", "Conv2D", {"padded", "f2"},
                   kF + kNchw + Ints("strides", {1, 1, 2, 1}) + Str("padding", "EXPLICIT") +
                       Ints("explicit_paddings", {0, 0, 0, 0, 1, 1, 2, 0})) +
          NodeText("avg", "AvgPool", {"conv2"},
