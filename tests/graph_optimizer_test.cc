@@ -399,6 +399,15 @@ TEST_F(GraphOptimizerTest, LayoutPassGivesOtherConsumersNchwThroughOneTranspose)
   EXPECT_EQ(CountOp(nodes, "Transpose"), 3);
 }
 
+TEST_F(GraphOptimizerTest, LayoutPassAddsNoTransposeForAnOutputNobodyReads) {
+  const std::string g = Placeholder("x") + Placeholder("filt") + NchwConv("conv", "x") +
+                        Node("after", "NoOp", {"^conv"}, "");
+  auto nodes = Optimize(g, AllKernels, LayoutOnly());
+  EXPECT_EQ(nodes["conv"].attr().at("data_format").s(), "NHWC");
+  EXPECT_EQ(Inputs(nodes["after"]), (std::vector<std::string>{"^conv"}));
+  EXPECT_EQ(CountOp(nodes, "Transpose"), 1);  // conv/input_to_nhwc only
+}
+
 TEST_F(GraphOptimizerTest, LayoutPassMapsReductionAxesOnlyWhereTheResultNeedsNoTranspose) {
   const std::string g =
       Placeholder("x") + Placeholder("filt") + NchwConv("conv", "x") + IntConst("c", {-3}) + IntConst("h", {2}, true) +

@@ -286,6 +286,7 @@ class LayoutPass {
       consumers.push_back({e->dst(), e->dst_input()});
       edges.push_back(e);
     }
+    if (edges.empty()) return true;  // nothing reads output 0
     for (const Edge* e : edges) g_->RemoveEdge(e);
     Node* back = AddTranspose(n->name() + "/output_to_nchw", {n, 0}, kNhwcToNchw, *n);
     to_nchw_.insert(back->id());
