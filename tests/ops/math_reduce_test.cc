@@ -30,28 +30,9 @@ using namespace ::graphrt::testing;  // NOLINT: the op-test vocabulary
 
 // ------------------------------------------------------------------ helpers
 
+// op_test_util's dtype map, plus bool data held as one byte per element.
 template <typename T>
-struct DtOf;
-template <>
-struct DtOf<float> {
-  static constexpr DataType value = GR_FLOAT;
-  static constexpr const char* name = "DT_FLOAT";
-};
-template <>
-struct DtOf<double> {
-  static constexpr DataType value = GR_DOUBLE;
-  static constexpr const char* name = "DT_DOUBLE";
-};
-template <>
-struct DtOf<int32_t> {
-  static constexpr DataType value = GR_INT32;
-  static constexpr const char* name = "DT_INT32";
-};
-template <>
-struct DtOf<int64_t> {
-  static constexpr DataType value = GR_INT64;
-  static constexpr const char* name = "DT_INT64";
-};
+struct DtOf : Dt<T> {};
 template <>
 struct DtOf<uint8_t> {  // bool data, one byte per element
   static constexpr DataType value = GR_BOOL;

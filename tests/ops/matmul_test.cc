@@ -53,31 +53,12 @@ float FromBf16Bits(uint16_t b) {
   return f;
 }
 
+// op_test_util's dtype map, plus bfloat16.
 template <typename T>
-struct TypeInfo;
-template <>
-struct TypeInfo<float> {
-  static constexpr DataType dt = GR_FLOAT;
-  static constexpr const char* name = "DT_FLOAT";
-};
-template <>
-struct TypeInfo<double> {
-  static constexpr DataType dt = GR_DOUBLE;
-  static constexpr const char* name = "DT_DOUBLE";
-};
-template <>
-struct TypeInfo<int32_t> {
-  static constexpr DataType dt = GR_INT32;
-  static constexpr const char* name = "DT_INT32";
-};
-template <>
-struct TypeInfo<int64_t> {
-  static constexpr DataType dt = GR_INT64;
-  static constexpr const char* name = "DT_INT64";
-};
+struct TypeInfo : Dt<T> {};
 template <>
 struct TypeInfo<Bf16> {
-  static constexpr DataType dt = GR_BFLOAT16;
+  static constexpr DataType value = GR_BFLOAT16;
   static constexpr const char* name = "DT_BFLOAT16";
 };
 
@@ -102,7 +83,7 @@ std::vector<double> RandomFor(int64_t n, std::mt19937* rng) {
 
 template <typename T>
 Tensor ToTensor(const Dims& dims, const std::vector<double>& v) {
-  Tensor t(TypeInfo<T>::dt, TensorShape(dims));
+  Tensor t(TypeInfo<T>::value, TensorShape(dims));
   EXPECT_EQ(t.NumElements(), static_cast<int64_t>(v.size()));
   for (size_t i = 0; i < v.size(); ++i) {
     if constexpr (std::is_same_v<T, Bf16>) {
@@ -132,7 +113,7 @@ struct Expected {
 
 template <typename T>
 void ExpectClose(const Tensor& got, const Expected& want, double rel) {
-  ASSERT_EQ(got.dtype(), TypeInfo<T>::dt);
+  ASSERT_EQ(got.dtype(), TypeInfo<T>::value);
   ASSERT_EQ(DimsOf(got), want.dims);
   for (size_t i = 0; i < want.values.size(); ++i) {
     const double g = ValueAt<T>(got, static_cast<int64_t>(i));
