@@ -193,6 +193,13 @@ void ConstBShapes(benchmark::internal::Benchmark* b) {
     b->Args({256, 256, 256, threads});
     b->Args({128, 1024, 1024, threads});
     b->Args({32, 256, 256, threads});
+    // Narrow outputs (classifier heads) and LeNet's small dense layers.
+    b->Args({64, 120, 84, threads});
+    b->Args({64, 84, 10, threads});
+    b->Args({64, 400, 120, threads});
+    b->Args({256, 512, 10, threads});
+    b->Args({64, 1024, 16, threads});
+    b->Args({8, 128, 1000, threads});
   }
   b->ArgNames({"m", "k", "n", "threads"})->UseRealTime()->Unit(benchmark::kMicrosecond);
 }

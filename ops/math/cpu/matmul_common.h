@@ -320,6 +320,10 @@ inline bool DnnlMatMulBlock(const DnnlMatMul& p, bool ta, bool tb, int64_t n, in
 // B, graphrt_bench_matmul --benchmark_filter=ConstB, vs
 // GRAPHRT_MATMUL_IMPL=sgemm): 64x784x512 0.98, 64x512x512 0.97, 256^3
 // 0.99, 128x1024x1024 0.92 (the session's fixed cost per Run dilutes it).
+// Below the rule, narrow outputs go either way (2026-11-24, _FusedMatMul
+// + Relu, 1 thread): 64x512x10 0.78 and 256x512x10 0.69, but 64x84x10
+// 1.12, 64x1024x16 1.58, 64x120x84 1.05, 8x128x1000 1.07: no simple rule
+// picks the winners, and W2's 64x512x10 head is 2% of W2, so sgemm stays.
 constexpr int64_t kPackedMinMacs = int64_t{4} << 20;
 constexpr int64_t kPackedMaxRows = 512;
 
