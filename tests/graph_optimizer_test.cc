@@ -482,6 +482,22 @@ TEST_F(GraphOptimizerTest, LayoutPassReadsThroughTheGraphsOwnTransposeToNchw) {
   EXPECT_EQ(nodes.count("xt"), 0u);  // no longer read: its output was never fetched
 }
 
+// A chain op behind the graph's own Transpose to NCHW continues the NHWC
+// tensor as it would a converted node's output.
+TEST_F(GraphOptimizerTest, LayoutPassContinuesFromTheGraphsOwnTransposeToNchw) {
+  const std::string g = Placeholder("x") + IntConst("to_nchw", {0, 3, 1, 2}) + Node("xt", "Transpose", {"x", "to_nchw"}) +
+                        Node("pool", "MaxPool", {"xt"},
+                             std::string(kFloat) + Ints("ksize", {1, 1, 2, 2}) + Ints("strides", {1, 1, 2, 2}) +
+                                 Format("NCHW") + " attr { key: 'padding' value { s: 'VALID' } }") +
+                        Node("t", "Tap", {"pool"});
+  auto nodes = Optimize(g, AllKernels, LayoutOnly());
+  EXPECT_EQ(nodes["pool"].attr().at("data_format").s(), "NHWC");
+  EXPECT_EQ(Inputs(nodes["pool"]), (std::vector<std::string>{"x"}));
+  EXPECT_EQ(Inputs(nodes["t"]), (std::vector<std::string>{"pool/output_to_nchw"}));
+  EXPECT_EQ(nodes.count("xt"), 0u);
+  EXPECT_EQ(CountOp(nodes, "Transpose"), 1);
+}
+
 TEST_F(GraphOptimizerTest, LayoutPassLeavesWhatItCannotOrNeedNotConvert) {
   const std::string pool_attrs = std::string(kFloat) + Ints("ksize", {1, 1, 2, 2}) + Ints("strides", {1, 1, 2, 2}) +
                                  Format("NCHW") + " attr { key: 'padding' value { s: 'VALID' } }";

@@ -151,10 +151,11 @@ class LayoutPass {
     }
   }
 
-  // Whether input `i` of `n` is the NCHW view of a converted node's output.
+  // Whether input `i` of `n` is the NCHW view of an NHWC tensor: a
+  // converted node's output, or one the graph itself transposes to NCHW.
   bool FromConverted(const Node& n, int i) const {
     const Edge* e = n.input_edge(i);
-    return e != nullptr && to_nchw_.count(e->src()->id()) > 0;
+    return e != nullptr && (to_nchw_.count(e->src()->id()) > 0 || IsTransposeToNchw(*e->src()));
   }
 
   void ConvertBinary(Node* n) {

@@ -16,14 +16,19 @@ namespace graphrt {
 //    unary ops, binary ops whose other operand is converted too or a scalar
 //    Const, reductions over Const axes, ConcatV2 of converted tensors along
 //    a Const axis, and Pad/PadV2/MirrorPad with Const paddings, when their
-//    4-d input comes out of a node converted before them (they continue a
-//    chain; alone, two Transposes would cost more than the NCHW kernel).
+//    4-d input comes out of a node converted before them or out of the
+//    graph's own Transpose NHWC -> NCHW (they continue a chain; alone, two
+//    Transposes would cost more than the NCHW kernel).
 // A converted node keeps its name and device and gets its attrs in NHWC
 // order. It reads an NCHW input through a Transpose to NHWC, or directly
 // what a converted node or a Transpose NHWC -> NCHW of the graph's own was
 // given. Its 4-d output reaches unconverted consumers (fetches included)
-// through a Transpose back to NCHW, and converted consumers directly. Nodes whose NHWC
-// form has no kernel on their device stay as they are.
+// through a Transpose back to NCHW, and converted consumers directly. Nodes
+// whose NHWC form has no kernel on their device stay as they are.
+// No cost model: a node that continues a chain is converted even when none
+// of its consumers is, which moves a Transpose back rather than saving one,
+// and when its producer is also read by an unconverted op, both outputs
+// get a Transpose back where one would do.
 void ConvertNchwToNhwc(const std::function<bool(const std::string& assigned_device)>& prefers_nhwc,
                        const KernelAvailableFn& kernel_available, Graph* g);
 
