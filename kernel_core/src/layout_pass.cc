@@ -244,16 +244,23 @@ class LayoutPass {
   Node* AddIntConstLike(const std::string& base, const Node& like_const, const std::vector<int64_t>& values,
                         const Node& user) {
     const proto::TensorProto& old_value = FindAttr(like_const.def(), "value")->tensor();
+    return AddIntConst(base, old_value.dtype(), old_value.tensor_shape(), values, user);
+  }
+
+  // A Const of int32 or int64 `dtype` holding `values` in `shape`, on
+  // `user`'s device; null if the graph refuses it.
+  Node* AddIntConst(const std::string& base, proto::DataType dtype, const proto::TensorShapeProto& shape,
+                    const std::vector<int64_t>& values, const Node& user) {
     proto::NodeDef def;
     def.set_name(UniqueName(base));
     def.set_op("Const");
     def.set_device(user.requested_device());
-    (*def.mutable_attr())["dtype"].set_type(old_value.dtype());
+    (*def.mutable_attr())["dtype"].set_type(dtype);
     proto::TensorProto* value = (*def.mutable_attr())["value"].mutable_tensor();
-    value->set_dtype(old_value.dtype());
-    *value->mutable_tensor_shape() = old_value.tensor_shape();
+    value->set_dtype(dtype);
+    *value->mutable_tensor_shape() = shape;
     for (int64_t v : values) {
-      if (old_value.dtype() == proto::DT_INT32)
+      if (dtype == proto::DT_INT32)
         value->add_int_val(static_cast<int32_t>(v));
       else
         value->add_int64_val(v);
@@ -344,24 +351,12 @@ class LayoutPass {
     auto key = std::make_pair(to_nhwc, like.assigned_device());
     auto it = perm_consts_.find(key);
     if (it != perm_consts_.end()) return it->second;
-    proto::NodeDef def = PermConstDef(perm, like);
-    Node* c = nullptr;
-    if (!g_->AddNode(std::move(def), &c).ok()) std::abort();  // a valid Const
-    c->set_assigned_device(like.assigned_device());
+    proto::TensorShapeProto shape;
+    shape.add_dim()->set_size(4);
+    Node* c = AddIntConst(to_nhwc ? "LayoutPass/nchw_to_nhwc_perm" : "LayoutPass/nhwc_to_nchw_perm", proto::DT_INT32,
+                          shape, std::vector<int64_t>(std::begin(perm), std::end(perm)), like);
+    if (c == nullptr) std::abort();  // a valid Const
     return perm_consts_.emplace(key, c).first->second;
-  }
-
-  proto::NodeDef PermConstDef(const int (&perm)[4], const Node& like) {
-    proto::NodeDef def;
-    def.set_name(UniqueName(perm[1] == kNchwToNhwc[1] ? "LayoutPass/nchw_to_nhwc_perm" : "LayoutPass/nhwc_to_nchw_perm"));
-    def.set_op("Const");
-    def.set_device(like.requested_device());
-    (*def.mutable_attr())["dtype"].set_type(proto::DT_INT32);
-    proto::TensorProto* value = (*def.mutable_attr())["value"].mutable_tensor();
-    value->set_dtype(proto::DT_INT32);
-    value->mutable_tensor_shape()->add_dim()->set_size(4);
-    for (int p : perm) value->add_int_val(p);
-    return def;
   }
 
   // Whether `device` has Transpose (and Const) kernels for `type`.
