@@ -28,6 +28,7 @@ TEST(PackedWeightsStoreTest, EveryBatchSizeSharesOnePackedCopy) {
   for (int64_t m : {64, 1, 3, 8, 33, 256, 512}) {
     const std::shared_ptr<PackedPlan> plan = Plan(1, m, 512, 784, &store);
     ASSERT_TRUE(plan) << m;
+    ASSERT_EQ(plan->prims.size(), 1u) << m;
     ASSERT_EQ(plan->weights.size(), 1u) << m;
     if (!first) first = plan->weights[0];
     EXPECT_EQ(plan->weights[0], first) << m;
@@ -44,14 +45,16 @@ TEST(PackedWeightsStoreTest, RowBlocksShareAndColumnBlocksHaveTheirOwn) {
   ASSERT_TRUE(rows);
   ASSERT_TRUE(rows->split.by_rows);
   ASSERT_EQ(rows->prims.size(), 2u);
-  EXPECT_EQ(rows->weights.size(), 1u);
+  ASSERT_EQ(rows->weights.size(), 2u);
+  EXPECT_EQ(rows->weights[0], rows->weights[1]);
   EXPECT_EQ(store.size(), 1u);
   // 8 rows on 2 threads: column blocks, each its own columns of B; the
   // full-width copy above stays shared with 1-thread plans.
   const std::shared_ptr<PackedPlan> cols = Plan(2, 8, 512, 784, &store);
   ASSERT_TRUE(cols);
   ASSERT_FALSE(cols->split.by_rows);
-  EXPECT_EQ(cols->weights.size(), cols->prims.size());
+  ASSERT_EQ(cols->weights.size(), cols->prims.size());
+  for (size_t i = 1; i < cols->weights.size(); ++i) EXPECT_NE(cols->weights[i], cols->weights[0]) << i;
   EXPECT_EQ(store.size(), 1u + cols->weights.size());
   const std::shared_ptr<PackedPlan> one = Plan(1, 8, 512, 784, &store);
   ASSERT_TRUE(one);

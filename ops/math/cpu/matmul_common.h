@@ -368,9 +368,8 @@ struct PackedWeights {
 // block, the packed weights. Built once per shape by the kernel.
 struct PackedPlan {
   Split split;
-  std::vector<std::shared_ptr<DnnlMatMul>> prims;  // per block
-  std::vector<size_t> weights_of;                  // per block: index into weights
-  std::vector<std::shared_ptr<PackedWeights>> weights;
+  std::vector<std::shared_ptr<DnnlMatMul>> prims;       // per block
+  std::vector<std::shared_ptr<PackedWeights>> weights;  // per block (shared)
 };
 
 // The kernel's packed weights by (columns, layout).
@@ -419,12 +418,8 @@ inline std::shared_ptr<PackedPlan> MakePackedPlan(const Split& split, bool ta, b
         MakeDnnlMatMul(dnnl::memory::data_type::f32, ta, tb, m, n, k, blk.r1 - blk.r0, cols, bias,
                        act, leaky_alpha, /*packed_b=*/true);
     if (!p) return nullptr;
-    std::shared_ptr<PackedWeights> pw = store->FindOrAdd(blk.c0, cols, p->b_md);
-    size_t w = 0;
-    while (w < plan->weights.size() && plan->weights[w] != pw) ++w;
-    if (w == plan->weights.size()) plan->weights.push_back(std::move(pw));
+    plan->weights.push_back(store->FindOrAdd(blk.c0, cols, p->b_md));
     plan->prims.push_back(std::move(p));
-    plan->weights_of.push_back(w);
   }
   return plan;
 }
@@ -476,14 +471,14 @@ class PackedMatMul {
     });
     if (!plan) return false;
     if (weights_const)
-      for (const auto& w : plan->weights)
+      for (const auto& w : plan->weights)  // blocks sharing one pack it once
         if (!EnsurePacked(w.get(), tb, n, k, b)) return false;
     const Split& split = plan->split;
     std::atomic<bool> ok{true};  // blocks may fail on several threads
     RunBlocks(ctx, split, m, n, k, [&](const Block& blk) {
       const int64_t i = split.count == 1 ? 0 : (split.by_rows ? blk.r0 : blk.c0) / split.chunk;
       const DnnlMatMul& p = *plan->prims[static_cast<size_t>(i)];
-      const PackedWeights& w = *plan->weights[plan->weights_of[static_cast<size_t>(i)]];
+      const PackedWeights& w = *plan->weights[static_cast<size_t>(i)];
       auto run = [&](const char* wp) {
         if (!DnnlMatMulBlock(p, ta, tb, n, k, a, wp, bias, c, sizeof(float), blk,
                              /*b_is_block=*/true))
