@@ -19,13 +19,11 @@ namespace {
 using namespace ::graphrt::testing;  // NOLINT: the op-test vocabulary
 
 // A session on `pbtxt`: with the fusions (`optimize`) or none of the
-// rewrites (opt_level L0). The layout pass stays off unless asked for, so
+// rewrites (opt_level L0). The layout pass stays off (OpTestOptions), so
 // NCHW graphs reach the NCHW fused kernels.
-std::unique_ptr<Session> NewSessionWith(const std::string& pbtxt, bool optimize, int threads, bool layout = false) {
+std::unique_ptr<Session> NewSessionWith(const std::string& pbtxt, bool optimize, int threads) {
   LoadStandardPlugins();
   SessionOptions opts = OpTestOptions(threads);
-  if (layout)
-    opts.config.mutable_graph_options()->mutable_rewrite_options()->set_layout_optimizer(proto::RewriterConfig::ON);
   if (!optimize)
     opts.config.mutable_graph_options()->mutable_optimizer_options()->set_opt_level(proto::OptimizerOptions::L0);
   std::unique_ptr<Session> s;

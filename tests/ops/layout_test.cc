@@ -87,13 +87,15 @@ std::string NchwNet() {
 const std::vector<std::string> kFetches = {"mean:0", "kept:0", "r1:0", "sum:0"};
 
 // Runs with a software trace; `transposes` gets the names of the Transpose
-// nodes that ran.
-std::vector<Tensor> RunTracedAll(Session* s, const Feeds& feeds, std::vector<std::string>* transposes) {
+// nodes that ran, sorted.
+std::vector<Tensor> RunTracedAll(Session* s, const Feeds& feeds, std::vector<std::string>* transposes,
+                                 const std::vector<std::string>& fetches = kFetches,
+                                 const std::vector<std::string>& targets = {}) {
   proto::RunOptions ro;
   ro.set_trace_level(proto::RunOptions::SOFTWARE_TRACE);
   proto::RunMetadata md;
   std::vector<Tensor> out;
-  Status st = s->Run(ro, feeds, kFetches, {}, &out, &md);
+  Status st = s->Run(ro, feeds, fetches, targets, &out, &md);
   EXPECT_TRUE(st.ok()) << st;
   transposes->clear();
   for (const auto& dev : md.step_stats().dev_stats())
@@ -172,17 +174,11 @@ TEST(LayoutTest, TheGraphsOwnTransposeToNchwIsBypassedUnlessATarget) {
   auto converted = NewSessionWith(g, Layout::kDefault, 1);
   auto plain = NewSessionWith(g, Layout::kNoRewrites, 1);
   for (const std::vector<std::string>& targets : {std::vector<std::string>{}, std::vector<std::string>{"xt"}}) {
-    proto::RunOptions ro;
-    ro.set_trace_level(proto::RunOptions::SOFTWARE_TRACE);
-    proto::RunMetadata md;
-    std::vector<Tensor> a, b;
-    ASSERT_TRUE(converted->Run(ro, feeds, {"conv:0"}, targets, &a, &md).ok());
-    ASSERT_TRUE(plain->Run(feeds, {"conv:0"}, targets, &b).ok());
-    std::vector<std::string> transposes;
-    for (const auto& dev : md.step_stats().dev_stats())
-      for (const auto& ns : dev.node_stats())
-        if (ns.timeline_label().find(" = Transpose") != std::string::npos) transposes.push_back(ns.node_name());
-    std::sort(transposes.begin(), transposes.end());
+    std::vector<std::string> transposes, plain_transposes;
+    const std::vector<Tensor> a = RunTracedAll(converted.get(), feeds, &transposes, {"conv:0"}, targets);
+    const std::vector<Tensor> b = RunTracedAll(plain.get(), feeds, &plain_transposes, {"conv:0"}, targets);
+    ASSERT_EQ(a.size(), 1u);
+    ASSERT_EQ(b.size(), 1u);
     if (targets.empty())
       EXPECT_EQ(transposes, std::vector<std::string>{"conv/output_to_nchw"});
     else
