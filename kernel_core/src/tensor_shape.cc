@@ -1,5 +1,7 @@
 #include "graphrt/core/tensor_shape.h"
 
+#include <graphrt/shape_limits.h>
+
 #include "graphrt/proto/tensor_shape.pb.h"
 
 namespace graphrt {
@@ -51,13 +53,15 @@ void TensorShape::AsProto(proto::TensorShapeProto* p) const {
 }
 
 Status TensorShape::FromDims(const int64_t* dims, int rank, TensorShape* out) {
-  if (rank < 0) return errors::InvalidArgument("shape has unknown rank");
-  int64_t n = 1;
-  for (int i = 0; i < rank; ++i) {
-    if (dims[i] < 0) return errors::InvalidArgument("shape has unknown or negative dimension ", dims[i]);
-    if (dims[i] != 0 && n > (int64_t{1} << 62) / dims[i])
-      return errors::InvalidArgument("shape is too large (more than 2**62 elements)");
-    n *= dims[i];
+  int64_t n;
+  if (gr_shape_num_elements(dims, rank, &n) != GR_OK) {
+    if (rank < 0) return errors::InvalidArgument("shape has unknown rank");
+    std::string s = "[";
+    for (int i = 0; i < rank; ++i) s += (i ? "," : "") + std::to_string(dims[i]);
+    s += "]";
+    for (int i = 0; i < rank; ++i)
+      if (dims[i] < 0) return errors::InvalidArgument("shape ", s, " has an unknown or negative dimension");
+    return errors::InvalidArgument("shape ", s, " has more than 2^58 elements");
   }
   *out = TensorShape(dims, rank);
   return Status::OK();

@@ -10,6 +10,7 @@
 #define GRAPHRT_SDK_SDK_H_
 
 #include <graphrt/c_api.h>
+#include <graphrt/shape_limits.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -84,6 +85,34 @@ GR_SDK_ERROR_FN(ResourceExhausted, GR_RESOURCE_EXHAUSTED)
 GR_SDK_ERROR_FN(Unavailable, GR_UNAVAILABLE)
 #undef GR_SDK_ERROR_FN
 }  // namespace errors
+
+// ------------------------------------------------------------ sizes
+
+// The element count of `dims` under graphrt's one size rule
+// (graphrt/shape_limits.h): every dim >= 0 and the nonzero dims' product at
+// most 2^58, so byte sizes and offsets derived from it cannot overflow.
+// Kernels and shape functions call this (or MultiplyDims) instead of
+// multiplying dims themselves.
+inline Status NumElementsOf(const int64_t* dims, int rank, int64_t* num_elements) {
+  if (gr_shape_num_elements(dims, rank, num_elements) == GR_OK) return Status();
+  std::string shape = "[";
+  for (int i = 0; i < rank; ++i) shape += (i ? "," : "") + std::to_string(dims[i]);
+  shape += "]";
+  for (int i = 0; i < rank; ++i)
+    if (dims[i] < 0) return errors::InvalidArgument("shape ", shape, " has a negative dimension");
+  return errors::InvalidArgument("shape ", shape, " has more than 2^58 elements");
+}
+inline Status NumElementsOf(const std::vector<int64_t>& dims, int64_t* num_elements) {
+  return NumElementsOf(dims.data(), static_cast<int>(dims.size()), num_elements);
+}
+
+// *out = a * b for dims (Tile's dim * multiple, a product of dims) under
+// the same rule.
+inline Status MultiplyDims(int64_t a, int64_t b, int64_t* out) {
+  if (gr_mul_dims(a, b, out)) return Status();
+  if (a < 0 || b < 0) return errors::InvalidArgument("negative dimension in ", a, " * ", b);
+  return errors::InvalidArgument("dimension ", a, " * ", b, " exceeds 2^58 elements");
+}
 
 // ------------------------------------------------------------ data types
 
