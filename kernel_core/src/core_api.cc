@@ -12,6 +12,8 @@
 #include "executor.h"
 #include "node_def_util.h"
 
+#include <graphrt/shape_limits.h>
+
 namespace graphrt {
 namespace {
 
@@ -50,7 +52,15 @@ int32_t RegisterKernel(GR_Registrar* reg, const GR_KernelSpec* spec) {
   for (int i = 0; i < spec->num_constraints; ++i) {
     const GR_TypeConstraint& c = spec->constraints[i];
     std::vector<DataType> allowed;
-    for (int j = 0; j < c.num_allowed; ++j) allowed.push_back(static_cast<DataType>(c.allowed[j]));
+    for (int j = 0; j < c.num_allowed; ++j) {
+      DataType t;
+      Status s = ValidateDataType(c.allowed[j], /*allow_ref=*/false,
+                                  "register_kernel: op " + k->op + " constraint '" +
+                                      (c.attr_name ? c.attr_name : "<null>") + "'",
+                                  &t);
+      if (!s.ok()) return Fail(reg, s);
+      allowed.push_back(t);
+    }
     k->constraints.emplace_back(c.attr_name, std::move(allowed));
   }
   for (int i = 0; i < spec->num_host_memory_args; ++i) k->host_memory_args.emplace_back(spec->host_memory_args[i]);
@@ -204,9 +214,11 @@ int32_t AttrTensor(const GR_Attrs* a, const char* name, GR_Tensor** out, GR_Stat
   const AttrValue* v = Attr(a, name, AttrValue::kTensor, &c);
   if (v == nullptr) return c;
   Tensor t;
-  Status s = Tensor::FromProto(v->tensor(), &t);
+  Status s = Tensor::FromProto(v->tensor(), &t, a->allocator ? a->allocator : HostAllocator());
   if (!s.ok()) {
-    if (status) status->status = s.WithContext("attr '" + std::string(name) + "'");
+    s = s.WithContext("attr '" + std::string(name) + "'");
+    if (status) status->status = s;
+    else if (a->error && a->error->ok()) *a->error = s;
     return static_cast<int32_t>(s.code());
   }
   auto* gt = new GR_Tensor();
@@ -267,32 +279,14 @@ bool CheckOutputIndex(GR_KernelContext* ctx, int32_t index) {
 
 int32_t AllocateInto(GR_KernelContext* ctx, int32_t index, int32_t rank, const int64_t* dims, GR_TensorView* view) {
   TensorShape shape;
+  const NodeItem& item = *ctx->call.item;
+  Tensor& out = ctx->call.outputs[index];
   Status s = TensorShape::FromDims(dims, rank, &shape);
+  if (s.ok()) s = Tensor::Allocate(item.allocator, BaseType(item.output_types[index]), shape, &out);
   if (!s.ok()) {
-    SetCallError(ctx->call, s.WithContext("allocating output " + std::to_string(index)));
+    SetCallError(ctx->call, s.WithContext("output " + std::to_string(index)));
     return static_cast<int32_t>(s.code());
   }
-  const NodeItem& item = *ctx->call.item;
-  const DataType dtype = BaseType(item.output_types[index]);
-  const size_t elem = dtype == GR_STRING ? sizeof(GR_StringElem) : DataTypeSize(dtype);
-  if (elem == 0) {
-    SetCallError(ctx->call, errors::Unimplemented("cannot allocate a tensor of dtype ", DataTypeString(dtype)));
-    return GR_UNIMPLEMENTED;
-  }
-  const size_t bytes = elem * static_cast<size_t>(shape.num_elements());
-  Allocator* a = item.device ? item.device->allocator() : HostAllocator();
-  TensorBuffer* buf = TensorBuffer::Create(a, bytes);
-  if (buf == nullptr) {
-    SetCallError(ctx->call, errors::ResourceExhausted("OOM allocating output ", index, " of shape ",
-                                                      shape.DebugString(), " (", bytes, " bytes) on ", a->Name()));
-    return GR_RESOURCE_EXHAUSTED;
-  }
-  if (dtype == GR_STRING && bytes > 0) {
-    std::memset(buf->data(), 0, bytes);
-    buf->set_owns_strings(shape.num_elements());
-  }
-  Tensor& out = ctx->call.outputs[index];
-  out = Tensor(dtype, shape, buf, buf->data());
   if (view) FillView(out, view);
   return GR_OK;
 }
@@ -314,9 +308,8 @@ bool TryForwardInput(GR_KernelContext* ctx, int32_t in, int32_t out, int32_t ran
   const DataType dtype = BaseType(item.output_types[out]);
   if (!input.RefCountIsOne() || IsRefType(item.input_types[in]) || input.dtype() != dtype || !DataTypeIsPod(dtype))
     return false;
-  int64_t n = 1;
-  for (int i = 0; i < rank; ++i) n *= dims[i];
-  if (n != input.NumElements()) return false;
+  int64_t n;
+  if (gr_shape_num_elements(dims, rank, &n) != GR_OK || n != input.NumElements()) return false;
   Tensor& o = ctx->call.outputs[out];
   o = Tensor(dtype, TensorShape(dims, rank), input.buffer(), input.raw_data());
   input.buffer()->Ref();
@@ -415,17 +408,12 @@ void CtxParallelFor(GR_KernelContext* ctx, int64_t total, int64_t cost_per_unit,
 
 GR_Tensor* TensorNew(int32_t dtype, int32_t rank, const int64_t* dims) {
   TensorShape shape;
-  if (!TensorShape::FromDims(dims, rank, &shape).ok()) return nullptr;
-  const DataType dt = static_cast<DataType>(dtype);
-  if (dt != GR_STRING && !DataTypeIsPod(dt)) return nullptr;
-  auto* t = new GR_Tensor();
-  try {
-    t->tensor = Tensor(dt, shape);
-  } catch (const std::bad_alloc&) {
-    delete t;
-    return nullptr;
-  }
-  return t;
+  if (!IsSupportedDataTypeValue(dtype) || !TensorShape::FromDims(dims, rank, &shape).ok()) return nullptr;
+  Tensor t;
+  if (!Tensor::Allocate(HostAllocator(), static_cast<DataType>(dtype), shape, &t).ok()) return nullptr;
+  auto* gt = new GR_Tensor();
+  gt->tensor = std::move(t);
+  return gt;
 }
 void TensorRetain(GR_Tensor* t) { t->refs.fetch_add(1, std::memory_order_relaxed); }
 void TensorRelease(GR_Tensor* t) {

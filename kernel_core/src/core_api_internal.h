@@ -31,6 +31,12 @@ struct GR_Registrar {
 
 struct GR_Attrs {
   const graphrt::proto::NodeDef* node;
+  // Where attr tensors' memory comes from (the session's budgeted host
+  // allocator; null: the plain host allocator) and where an attr_tensor
+  // failure is described when the caller passes no status sink (the kernel
+  // construction's or shape context's own status; may be null).
+  graphrt::Allocator* allocator = nullptr;
+  graphrt::Status* error = nullptr;
 };
 
 struct GR_Tensor {

@@ -5,6 +5,9 @@
 #include <atomic>
 #include <cctype>
 #include <chrono>
+#include <condition_variable>
+#include <list>
+#include <numeric>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -13,6 +16,7 @@
 
 #include "core_api_internal.h"
 #include "executor.h"
+#include "memory_budget.h"
 #include "graphrt/core/graph.h"
 #include "graphrt/core/graph_optimizer.h"
 #include "graphrt/core/runtime.h"
@@ -26,11 +30,44 @@ namespace {
 
 std::string CanonicalTensorName(const std::string& name, int index) { return name + ":" + std::to_string(index); }
 
+// One cached executor. Its feeds and fetches are in the sorted order of
+// the signature it was built for; each Run maps its own order onto them.
 struct ExecutorsAndKeys {
   std::unique_ptr<Executor> executor;
   std::vector<DataType> feed_types;
   std::vector<std::string> feed_names;
 };
+
+// A Run's feeds, fetches and targets in sorted order: the cache key (as
+// TensorFlow keys its executors), and where each sorted entry sits in the
+// caller's lists, so every ordering of one signature shares one executor.
+struct SortedSignature {
+  std::vector<int> feeds;    // feeds[k]: the caller's index of sorted feed k
+  std::vector<int> fetches;  // likewise for fetches
+  std::string key;
+
+  SortedSignature(const std::vector<std::pair<std::string, Tensor>>& inputs,
+                  const std::vector<std::string>& outputs, const std::vector<std::string>& targets)
+      : feeds(inputs.size()), fetches(outputs.size()) {
+    std::iota(feeds.begin(), feeds.end(), 0);
+    std::sort(feeds.begin(), feeds.end(), [&](int a, int b) { return inputs[a].first < inputs[b].first; });
+    std::iota(fetches.begin(), fetches.end(), 0);
+    std::stable_sort(fetches.begin(), fetches.end(), [&](int a, int b) { return outputs[a] < outputs[b]; });
+    std::vector<const std::string*> sorted_targets;
+    sorted_targets.reserve(targets.size());
+    for (const std::string& t : targets) sorted_targets.push_back(&t);
+    std::sort(sorted_targets.begin(), sorted_targets.end(),
+              [](const std::string* a, const std::string* b) { return *a < *b; });
+    // Names cannot contain '\0', so it separates them unambiguously.
+    for (int i : feeds) key.append(inputs[i].first).push_back('\0');
+    key.push_back('\1');
+    for (int i : fetches) key.append(outputs[i]).push_back('\0');
+    key.push_back('\1');
+    for (const std::string* t : sorted_targets) key.append(*t).push_back('\0');
+  }
+};
+
+constexpr int kDefaultExecutorCacheCapacity = 64;
 
 struct SharedKernel {
   const KernelRegistration* reg = nullptr;
@@ -47,14 +84,77 @@ class DirectSession final : public Session {
     if (threads <= 0 || threads > cores) threads = cores;
     num_threads_ = threads;
     if (threads > 1) arena_ = std::make_unique<tbb::task_arena>(threads);
+    const int capacity = c.graphrt_options().executor_cache_capacity();
+    cache_capacity_ = capacity > 0 ? static_cast<size_t>(capacity) : kDefaultExecutorCacheCapacity;
+    budget_ = new MemoryBudget(SessionMemoryLimit(c));
+    host_allocator_ = new BudgetedAllocator(HostAllocator(), budget_);
   }
 
+  // Waits for Runs still in progress (a caller that destroys a session it
+  // has not closed, while other threads are inside Run, breaks the contract
+  // in session.h; this at least lets those Runs finish).
   ~DirectSession() override {
+    Close().IgnoreError();
     cache_.clear();
+    cache_index_.clear();
     for (auto& [name, k] : stateful_kernels_) k.reg->destroy(k.kernel);
+    for (auto& [device, a] : device_allocators_) a->Unref();
+    host_allocator_->Unref();
+    budget_->Unref();
   }
 
   Status Create(const proto::GraphDef& def) override {
+    return StatusFromExceptions("Session::Create", [&] { return CreateImpl(def); });
+  }
+  Status Extend(const proto::GraphDef& def) override {
+    return StatusFromExceptions("Session::Extend", [&] { return ExtendImpl(def); });
+  }
+
+  Status Run(const std::vector<std::pair<std::string, Tensor>>& inputs, const std::vector<std::string>& output_names,
+             const std::vector<std::string>& target_nodes, std::vector<Tensor>* outputs) override {
+    static const proto::RunOptions kNoOptions;
+    return Run(kNoOptions, inputs, output_names, target_nodes, outputs, nullptr);
+  }
+
+  Status Run(const proto::RunOptions& run_options, const std::vector<std::pair<std::string, Tensor>>& inputs,
+             const std::vector<std::string>& output_names, const std::vector<std::string>& target_nodes,
+             std::vector<Tensor>* outputs, proto::RunMetadata* run_metadata) override {
+    // Counted before closed_ is read (both sequentially consistent): Close
+    // either sees this Run and waits for it, or this Run sees closed_.
+    active_runs_.fetch_add(1);
+    struct EndRun {
+      DirectSession* self;
+      ~EndRun() { self->FinishRun(); }
+    } end_run{this};
+    if (closed_.load()) return errors::Cancelled("Session has been closed.");
+    return StatusFromExceptions("Session::Run", [&] {
+      return RunImpl(run_options, inputs, output_names, target_nodes, outputs, run_metadata);
+    });
+  }
+
+  // Stops new Runs, ends the Runs in progress early (their remaining nodes
+  // do not run; they return CANCELLED) and waits for them to return.
+  Status Close() override {
+    closed_.store(true);
+    {
+      std::unique_lock<std::mutex> lock(run_mu_);
+      runs_done_.wait(lock, [this] { return active_runs_.load() == 0; });
+    }
+    std::lock_guard<std::mutex> lock(cache_mu_);
+    cache_.clear();
+    cache_index_.clear();
+    return Status::OK();
+  }
+
+ private:
+  void FinishRun() {
+    if (active_runs_.fetch_sub(1) == 1 && closed_.load()) {
+      std::lock_guard<std::mutex> lock(run_mu_);
+      runs_done_.notify_all();
+    }
+  }
+
+  Status CreateImpl(const proto::GraphDef& def) {
     std::lock_guard<std::mutex> lock(graph_mu_);
     if (closed_) return errors::Cancelled("Session has been closed.");
     if (graph_) return errors::AlreadyExists("Session already has a graph; use Extend() to add nodes.");
@@ -66,7 +166,7 @@ class DirectSession final : public Session {
     return Status::OK();
   }
 
-  Status Extend(const proto::GraphDef& def) override {
+  Status ExtendImpl(const proto::GraphDef& def) {
     std::lock_guard<std::mutex> lock(graph_mu_);
     if (closed_) return errors::Cancelled("Session has been closed.");
     if (!graph_) {
@@ -81,33 +181,27 @@ class DirectSession final : public Session {
     graph_ = std::move(g);
     std::lock_guard<std::mutex> cache_lock(cache_mu_);
     cache_.clear();  // new nodes may change what a signature prunes to
+    cache_index_.clear();
     return Status::OK();
   }
 
-  Status Run(const std::vector<std::pair<std::string, Tensor>>& inputs, const std::vector<std::string>& output_names,
-             const std::vector<std::string>& target_nodes, std::vector<Tensor>* outputs) override {
-    static const proto::RunOptions kNoOptions;
-    return Run(kNoOptions, inputs, output_names, target_nodes, outputs, nullptr);
-  }
-
-  Status Run(const proto::RunOptions& run_options, const std::vector<std::pair<std::string, Tensor>>& inputs,
-             const std::vector<std::string>& output_names, const std::vector<std::string>& target_nodes,
-             std::vector<Tensor>* outputs, proto::RunMetadata* run_metadata) override {
-    if (closed_.load(std::memory_order_acquire)) return errors::Cancelled("Session has been closed.");
+  Status RunImpl(const proto::RunOptions& run_options, const std::vector<std::pair<std::string, Tensor>>& inputs,
+                 const std::vector<std::string>& output_names, const std::vector<std::string>& target_nodes,
+                 std::vector<Tensor>* outputs, proto::RunMetadata* run_metadata) {
     if (output_names.empty() && target_nodes.empty())
       return errors::InvalidArgument("Must specify at least one target to fetch or execute.");
+    const SortedSignature sig(inputs, output_names, target_nodes);
     std::shared_ptr<ExecutorsAndKeys> ek;
-    GR_RETURN_IF_ERROR(GetOrCreateExecutor(inputs, output_names, target_nodes, &ek));
+    GR_RETURN_IF_ERROR(GetOrCreateExecutor(sig, inputs, output_names, target_nodes, &ek));
 
     std::vector<Tensor> feeds;
     feeds.reserve(inputs.size());
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      const Tensor& t = inputs[i].second;
-      if (!t.IsInitialized())
-        return errors::InvalidArgument("Feed '", inputs[i].first, "' is an uninitialized tensor");
-      if (t.dtype() != ek->feed_types[i])
-        return errors::InvalidArgument("Feed '", inputs[i].first, "' has dtype ", DataTypeString(t.dtype()),
-                                       " but the graph expects ", DataTypeString(ek->feed_types[i]));
+    for (size_t k = 0; k < inputs.size(); ++k) {
+      const auto& [name, t] = inputs[sig.feeds[k]];
+      if (!t.IsInitialized()) return errors::InvalidArgument("Feed '", name, "' is an uninitialized tensor");
+      if (t.dtype() != ek->feed_types[k])
+        return errors::InvalidArgument("Feed '", name, "' has dtype ", DataTypeString(t.dtype()),
+                                       " but the graph expects ", DataTypeString(ek->feed_types[k]));
       feeds.push_back(t);
     }
     std::vector<Tensor> fetched(output_names.size());
@@ -117,27 +211,26 @@ class DirectSession final : public Session {
     args.step_id = next_step_id_.fetch_add(1, std::memory_order_relaxed);
     args.num_threads = num_threads_;
     args.arena = arena_.get();
+    args.cancelled = &closed_;
     proto::StepStats step_stats;
     const bool trace = run_options.trace_level() != proto::RunOptions::NO_TRACE && run_metadata != nullptr;
     if (trace) args.stats = &step_stats;
     GR_RETURN_IF_ERROR(ek->executor->Run(args));
-    for (size_t i = 0; i < fetched.size(); ++i)
-      if (!fetched[i].IsInitialized())
+    std::vector<Tensor> results(output_names.size());
+    for (size_t k = 0; k < fetched.size(); ++k) {
+      const int i = sig.fetches[k];
+      if (!fetched[k].IsInitialized())
         return errors::Internal("Fetch '", output_names[i], "' was not produced by the step");
+      results[i] = std::move(fetched[k]);
+    }
     if (run_metadata) {
       run_metadata->Clear();
       if (trace) *run_metadata->mutable_step_stats() = std::move(step_stats);
     }
-    if (outputs) *outputs = std::move(fetched);
+    if (outputs) *outputs = std::move(results);
     return Status::OK();
   }
 
-  Status Close() override {
-    closed_.store(true, std::memory_order_release);
-    return Status::OK();
-  }
-
- private:
   Status InitDevices() {
     if (!devices_.empty()) return Status::OK();
     const auto& requested = options_.config.device_count();
@@ -158,34 +251,41 @@ class DirectSession final : public Session {
     return InferShapes(*g, &shapes);
   }
 
-  Status GetOrCreateExecutor(const std::vector<std::pair<std::string, Tensor>>& inputs,
+  Status GetOrCreateExecutor(const SortedSignature& sig, const std::vector<std::pair<std::string, Tensor>>& inputs,
                              const std::vector<std::string>& outputs, const std::vector<std::string>& targets,
                              std::shared_ptr<ExecutorsAndKeys>* out) {
-    std::string key;
-    for (const auto& in : inputs) key.append(in.first).push_back(',');
-    key.push_back('>');
-    for (const auto& o : outputs) key.append(o).push_back(',');
-    key.push_back('>');
-    for (const auto& t : targets) key.append(t).push_back(',');
     {
       std::lock_guard<std::mutex> lock(cache_mu_);
-      auto it = cache_.find(key);
-      if (it != cache_.end()) {
-        *out = it->second;
+      auto it = cache_index_.find(sig.key);
+      if (it != cache_index_.end()) {
+        cache_.splice(cache_.begin(), cache_, it->second);  // most recently used first
+        *out = it->second->second;
         return Status::OK();
       }
     }
-    std::vector<std::string> feed_names;
-    for (const auto& in : inputs) feed_names.push_back(in.first);
+    std::vector<std::string> feed_names, fetch_names;
+    for (int i : sig.feeds) feed_names.push_back(inputs[i].first);
+    for (int i : sig.fetches) fetch_names.push_back(outputs[i]);
     std::shared_ptr<ExecutorsAndKeys> ek;
     {
       std::lock_guard<std::mutex> lock(graph_mu_);
       if (!graph_) return errors::InvalidArgument("Session was not created with a graph before Run()!");
-      GR_RETURN_IF_ERROR(BuildExecutor(feed_names, outputs, targets, &ek));
+      GR_RETURN_IF_ERROR(BuildExecutor(feed_names, fetch_names, targets, &ek));
     }
     std::lock_guard<std::mutex> lock(cache_mu_);
-    auto [it, inserted] = cache_.emplace(key, ek);
-    *out = it->second;
+    auto it = cache_index_.find(sig.key);
+    if (it != cache_index_.end()) {  // another thread built it meanwhile
+      *out = it->second->second;
+      return Status::OK();
+    }
+    cache_.emplace_front(sig.key, ek);
+    cache_index_.emplace(sig.key, cache_.begin());
+    // Runs still using an evicted executor hold their own reference to it.
+    while (cache_.size() > cache_capacity_) {
+      cache_index_.erase(cache_.back().first);
+      cache_.pop_back();
+    }
+    *out = std::move(ek);
     return Status::OK();
   }
 
@@ -338,7 +438,8 @@ class DirectSession final : public Session {
     KernelProvider provider = [this](const Node& n, Device* d, const KernelRegistration** reg, void** kernel,
                                      bool* owned) { return GetKernel(n, d, reg, kernel, owned); };
     DeviceOfNode device_of = [this](const Node& n) { return DeviceNamed(n.assigned_device()); };
-    GR_RETURN_IF_ERROR(Executor::Create(g, device_of, provider, &ek->executor));
+    AllocatorOfDevice allocator_of = [this](Device* d) { return AllocatorFor(d); };
+    GR_RETURN_IF_ERROR(Executor::Create(g, device_of, allocator_of, provider, &ek->executor));
     *out = std::move(ek);
     return Status::OK();
   }
@@ -382,10 +483,29 @@ class DirectSession final : public Session {
     return nullptr;
   }
 
+  // The session's view of a device's memory: host memory counts against
+  // the session's budget. (Called with graph_mu_ held.)
+  Allocator* AllocatorFor(Device* d) {
+    if (d == nullptr || !d->host_memory()) return d ? d->allocator() : host_allocator_;
+    BudgetedAllocator*& a = device_allocators_[d];
+    if (a == nullptr) a = new BudgetedAllocator(d->allocator(), budget_);
+    return a;
+  }
+
   Status CreateKernel(const Node& n, Device* device, const KernelRegistration** reg, void** kernel) {
     GR_RETURN_IF_ERROR(Runtime::Global().kernels().FindKernel(n.def(), device->type(), reg));
-    GR_KernelConstruction kc{GR_Attrs{&n.def()}, &n.def(), &n.input_types(), &n.output_types(), device, Status()};
-    *kernel = (*reg)->create(&kc, (*reg)->user_data);
+    GR_KernelConstruction kc{GR_Attrs{&n.def(), host_allocator_, nullptr}, &n.def(), &n.input_types(),
+                             &n.output_types(), device, Status()};
+    kc.attrs.error = &kc.status;
+    // A raw C-ABI kernel's exception must not escape (SDK kernels catch their own).
+    Status thrown = StatusFromExceptions("kernel construction", [&] {
+      *kernel = (*reg)->create(&kc, (*reg)->user_data);
+      return Status::OK();
+    });
+    if (!thrown.ok()) {
+      *kernel = nullptr;
+      if (kc.status.ok()) kc.status = thrown;
+    }
     if (*kernel == nullptr) {
       Status s = kc.status.ok() ? errors::Internal("kernel creation failed without a message") : kc.status;
       return Status(s.code(), NodePrefix(n.def()) + ": " + s.message());
@@ -419,12 +539,23 @@ class DirectSession final : public Session {
   std::vector<Device*> devices_;
   std::atomic<bool> closed_{false};
   std::atomic<int64_t> next_step_id_{1};
+  std::atomic<int64_t> active_runs_{0};
+  std::mutex run_mu_;  // with runs_done_: Close waiting for active_runs_ == 0
+  std::condition_variable runs_done_;
+
+  MemoryBudget* budget_;
+  BudgetedAllocator* host_allocator_;  // attr tensors (constants) of the session's kernels
+  std::unordered_map<Device*, BudgetedAllocator*> device_allocators_;  // guarded by graph_mu_
 
   std::mutex graph_mu_;  // graph_ and executor construction
   std::unique_ptr<Graph> graph_;
 
+  // LRU cache of executors by SortedSignature key, most recent first.
   std::mutex cache_mu_;
-  std::unordered_map<std::string, std::shared_ptr<ExecutorsAndKeys>> cache_;
+  size_t cache_capacity_;
+  using CacheList = std::list<std::pair<std::string, std::shared_ptr<ExecutorsAndKeys>>>;
+  CacheList cache_;
+  std::unordered_map<std::string, CacheList::iterator> cache_index_;
 
   std::mutex kernel_mu_;
   std::unordered_map<std::string, SharedKernel> stateful_kernels_;

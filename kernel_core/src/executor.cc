@@ -60,6 +60,10 @@ class StepRunner {
         cur = stack_buf[--top];
       }
       if (s_->failed.load(std::memory_order_relaxed)) continue;
+      if (Cancelled()) {
+        RecordError(s_, errors::Cancelled("Session has been closed."));
+        continue;
+      }
       const NodeItem& item = items_[cur];
       Tensor* outs = &s_->outputs[item.output_start];
       if (!RunNode(item, outs)) {
@@ -103,6 +107,11 @@ class StepRunner {
     return p.fetch_sub(1, std::memory_order_acq_rel) == 1;
   }
 
+  bool Cancelled() const {
+    const std::atomic<bool>* c = s_->args->cancelled;
+    return c != nullptr && c->load(std::memory_order_relaxed);
+  }
+
   static void ClearOutputs(const NodeItem& item, Tensor* outs) {
     for (int i = 0; i < item.num_outputs; ++i)
       if (outs[i].IsInitialized()) outs[i] = Tensor();
@@ -127,7 +136,13 @@ class StepRunner {
         break;
       case NodeItem::Kind::kKernel: {
         GR_KernelContext ctx{KernelCall{&item, inputs, outs, s_, Status()}};
-        item.reg->compute(item.kernel, &ctx);
+        // SDK kernels catch their own exceptions; a raw C-ABI kernel's must
+        // not unwind through the executor.
+        Status thrown = StatusFromExceptions("compute", [&] {
+          item.reg->compute(item.kernel, &ctx);
+          return Status::OK();
+        });
+        if (!thrown.ok()) ctx.call.status = std::move(thrown);
         for (int i = 0; i < item.num_inputs; ++i) inputs[i] = Tensor();
         if (!ctx.call.status.ok()) {
           RecordError(s_, Status(ctx.call.status.code(), item.error_prefix + ": " + ctx.call.status.message()));
@@ -183,8 +198,8 @@ class StepRunner {
 
 }  // namespace
 
-Status Executor::Create(const Graph& graph, const DeviceOfNode& device_of, const KernelProvider& provider,
-                        std::unique_ptr<Executor>* out) {
+Status Executor::Create(const Graph& graph, const DeviceOfNode& device_of, const AllocatorOfDevice& allocator_of,
+                        const KernelProvider& provider, std::unique_ptr<Executor>* out) {
   std::unique_ptr<Executor> ex(new Executor());
   std::vector<Node*> order = graph.TopologicalOrder();
   std::vector<int> item_of(graph.num_node_ids(), -1);
@@ -202,6 +217,7 @@ Status Executor::Create(const Graph& graph, const DeviceOfNode& device_of, const
     item.output_types = n->output_types();
     Device* device = device_of(*n);
     item.device = device;
+    item.allocator = allocator_of(device);
     auto known = std::find(ex->devices_.begin(), ex->devices_.end(), device);
     item.device_index = static_cast<int>(known - ex->devices_.begin());
     if (known == ex->devices_.end()) ex->devices_.push_back(device);

@@ -52,6 +52,7 @@ struct NodeItem {
   std::vector<DataType> output_types;
   std::vector<OutEdge> out;
   Device* device = nullptr;
+  Allocator* allocator = nullptr;  // where its outputs come from
   int device_index = 0;  // into Executor::devices()
 };
 
@@ -62,6 +63,10 @@ using KernelProvider =
 // The device a node of the graph runs on.
 using DeviceOfNode = std::function<Device*(const Node& node)>;
 
+// The allocator nodes on a device allocate their outputs from (the
+// session's budgeted view of the device's memory).
+using AllocatorOfDevice = std::function<Allocator*(Device* device)>;
+
 struct RunArgs {
   const std::vector<Tensor>* feeds = nullptr;
   std::vector<Tensor>* fetches = nullptr;
@@ -69,6 +74,9 @@ struct RunArgs {
   int num_threads = 1;
   tbb::task_arena* arena = nullptr;  // required when num_threads > 1
   proto::StepStats* stats = nullptr;  // filled when tracing: one dev_stats per device
+  // Set (by Session::Close) to end the step early: nodes not yet started
+  // do not run and the step returns CANCELLED. May be null.
+  const std::atomic<bool>* cancelled = nullptr;
 };
 
 struct StepState;
@@ -78,8 +86,8 @@ class Executor {
   // Runs every node of `graph` on the device `device_of` gives it. The nodes
   // of one step may span devices that share host memory; tensors then cross
   // between them without copies.
-  static Status Create(const Graph& graph, const DeviceOfNode& device_of, const KernelProvider& provider,
-                       std::unique_ptr<Executor>* out);
+  static Status Create(const Graph& graph, const DeviceOfNode& device_of, const AllocatorOfDevice& allocator_of,
+                       const KernelProvider& provider, std::unique_ptr<Executor>* out);
   ~Executor();
   Status Run(const RunArgs& args);
 

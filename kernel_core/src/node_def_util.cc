@@ -2,6 +2,8 @@
 
 #include <google/protobuf/text_format.h>
 
+#include "graphrt/core/tensor.h"
+
 namespace graphrt {
 namespace {
 
@@ -50,6 +52,14 @@ Status CheckAttr(const proto::NodeDef& node, const proto::OpDef::AttrDef& def, c
   if (kind != def.type() && !(kind == "list" && def_is_list))
     return errors::InvalidArgument(NodePrefix(node), ": attr '", def.name(), "' is ", kind, " but the op wants ",
                                    def.type());
+  // Values from the file are checked before anything casts or prints them
+  // as a DataType or builds a tensor from them.
+  DataType checked;
+  const std::string where = NodePrefix(node) + ": attr '" + def.name() + "'";
+  if (kind == "type") GR_RETURN_IF_ERROR(ValidateDataType(v.type(), /*allow_ref=*/false, where, &checked));
+  for (int t : v.list().type()) GR_RETURN_IF_ERROR(ValidateDataType(t, /*allow_ref=*/false, where, &checked));
+  if (kind == "tensor") GR_RETURN_IF_ERROR(ValidateTensorProto(v.tensor()).WithContext(where));
+  for (const auto& t : v.list().tensor()) GR_RETURN_IF_ERROR(ValidateTensorProto(t).WithContext(where));
   if (def.has_minimum()) {
     const int64_t got = def_is_list ? ListLength(v) : v.i();
     if (got < def.minimum())

@@ -229,6 +229,10 @@ Status ParseDescr(const std::string& descr, const std::string& what, ElementForm
     size = size * 10 + static_cast<size_t>(c - '0');
   }
   f->big_endian = order == '>' || (order == '=' && !kHostLittleEndian);
+  // numpy never writes a zero-width element ('S0' / 'U0' arrays are stored as
+  // 'S1' / 'U1'); accepting one would let a few bytes of header declare any
+  // number of elements that the file does not hold.
+  if ((kind == 'S' || kind == 'U') && size == 0) return unsupported(" (zero-byte elements)");
   if (kind == 'S') {
     f->kind = ElementFormat::kBytes;
     f->dtype = GR_STRING;
@@ -387,14 +391,9 @@ Status ParseNpy(const std::string& bytes, const std::string& what, Tensor* out) 
     Status s = TensorShape::FromDims(h.shape.data(), static_cast<int>(h.shape.size()), &shape);
     if (!s.ok()) return errors::InvalidArgument(what, ": bad .npy shape: ", s.message());
   }
-  // Check the size before allocating anything: a corrupt shape must not
-  // become a huge allocation.
-  int64_t count = 1;
-  for (int64_t d : h.shape) {
-    if (d != 0 && count > std::numeric_limits<int64_t>::max() / d)
-      return errors::InvalidArgument(what, ": .npy shape ", shape.DebugString(), " is too large");
-    count *= d;
-  }
+  // The shape obeys the size rule (at most 2^58 elements), and the data it
+  // declares must be in the file: both before anything is allocated.
+  const int64_t count = shape.num_elements();
   const size_t data_avail = bytes.size() - prefix - header_len;
   const bool overflow = fmt.itemsize != 0 && static_cast<uint64_t>(count) >
                                                   std::numeric_limits<uint64_t>::max() / fmt.itemsize;
@@ -416,7 +415,8 @@ Status ParseNpy(const std::string& bytes, const std::string& what, Tensor* out) 
     if (DataTypeSize(fmt.dtype) != fmt.itemsize)
       return errors::Internal("npy: element size of ", DataTypeString(fmt.dtype), " is ",
                               DataTypeSize(fmt.dtype), ", expected ", fmt.itemsize);
-    Tensor t(fmt.dtype, shape);
+    Tensor t;
+    GR_RETURN_IF_ERROR(Tensor::Allocate(HostAllocator(), fmt.dtype, shape, &t).WithContext(what));
     char* dst = t.data<char>();
     if (data_needed > 0) {
       if (fortran) {
@@ -436,7 +436,8 @@ Status ParseNpy(const std::string& bytes, const std::string& what, Tensor* out) 
     return Status::OK();
   }
 
-  Tensor t(GR_STRING, shape);
+  Tensor t;
+  GR_RETURN_IF_ERROR(Tensor::Allocate(HostAllocator(), GR_STRING, shape, &t).WithContext(what));
   std::string value;
   Status status;
   auto convert = [&](int64_t di, int64_t si) {

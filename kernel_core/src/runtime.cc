@@ -75,12 +75,25 @@ Status Runtime::Impl::Load(const std::string& path) {
   args.core_abi_minor = GR_ABI_MINOR;
   args.api = CoreApi();
   args.registrar = &reg;
-  const int32_t rc = init(&args);
+  int32_t rc = GR_INTERNAL;
+  // A C++ exception out of a plugin's init must not cross into the caller.
+  Status thrown = StatusFromExceptions("init", [&] {
+    rc = init(&args);
+    return Status::OK();
+  });
+  if (!thrown.ok())
+    return Status(thrown.code(), "plugin '" + path + "' failed to initialise: its " + thrown.message());
   if (args.plugin_abi_major != GR_ABI_MAJOR)
     return errors::FailedPrecondition("plugin '", path, "' was built for graphrt plugin ABI ", args.plugin_abi_major,
                                       ".", args.plugin_abi_minor, " but this core provides ABI ", GR_ABI_MAJOR, ".",
                                       GR_ABI_MINOR, "; rebuild the plugin against this graphrt SDK");
   if (args.plugin_name && args.plugin_name[0]) reg.plugin = args.plugin_name;
+  // A second copy of a loaded plugin (another path, same plugin) would
+  // register every kernel twice.
+  for (const PluginInfo& info : plugins)
+    if (info.name == reg.plugin)
+      return errors::AlreadyExists("plugin '", path, "' is '", reg.plugin, "', which is already loaded from '",
+                                   info.path, "'; load only one copy of a plugin");
   if (rc != GR_OK) {
     Status why = reg.error.ok() ? Status(static_cast<Code>(rc), "init returned an error without a message")
                                 : reg.error;

@@ -7,6 +7,9 @@
 #include "node_def_util.h"
 
 namespace graphrt {
+namespace {
+constexpr int64_t kMaxConstElementsForShapeInference = int64_t{1} << 16;
+}  // namespace
 
 Status InferShapes(const Graph& g, std::vector<std::vector<PartialTensorShape>>* out) {
   out->assign(g.num_node_ids(), {});
@@ -17,7 +20,13 @@ Status InferShapes(const Graph& g, std::vector<std::vector<PartialTensorShape>>*
     std::vector<PartialTensorShape>& outputs = (*out)[n->id()];
     outputs.assign(n->num_outputs(), PartialTensorShape());
     if (n->op() == "Const") {
-      if (const proto::AttrValue* v = FindAttr(n->def(), "value")) {
+      const proto::AttrValue* v = FindAttr(n->def(), "value");
+      TensorShape shape;
+      // Shape functions read small constants (shapes, axes, paddings); a
+      // large one is left to its kernel, which allocates it within the
+      // session's memory budget, rather than materialised here.
+      if (v != nullptr && TensorShape::FromProto(v->tensor().tensor_shape(), &shape).ok() &&
+          shape.num_elements() <= kMaxConstElementsForShapeInference) {
         auto t = std::make_unique<Tensor>();
         if (Tensor::FromProto(v->tensor(), t.get()).ok()) const_values[n->id()] = std::move(t);
       }
@@ -33,7 +42,14 @@ Status InferShapes(const Graph& g, std::vector<std::vector<PartialTensorShape>>*
       if (it != const_values.end() && e->src_output() == 0) values[e->dst_input()] = it->second.get();
     }
     GR_ShapeContext sc{GR_Attrs{&n->def()}, &n->def(), &inputs, &values, std::move(outputs), Status()};
-    const int32_t rc = reg->shape_fn(&sc, reg->shape_fn_user_data);
+    sc.attrs.error = &sc.status;
+    int32_t rc = GR_OK;
+    // SDK shape functions catch their own exceptions; a raw C-ABI one's must not escape.
+    Status thrown = StatusFromExceptions("shape function", [&] {
+      rc = reg->shape_fn(&sc, reg->shape_fn_user_data);
+      return Status::OK();
+    });
+    if (!thrown.ok() && sc.status.ok()) sc.status = std::move(thrown);
     if (rc != GR_OK || !sc.status.ok()) {
       Status s = sc.status.ok() ? errors::Internal("shape function failed") : sc.status;
       return Status(s.code(), NodePrefix(n->def()) + ": " + s.message());

@@ -74,6 +74,26 @@ Status FillFromField(const Field& f, int64_t n, Dst* out, const char* field_name
   return Status::OK();
 }
 
+// How many values the *_val field that `dtype` reads holds.
+int64_t TypedValueCount(const proto::TensorProto& p, DataType dtype) {
+  switch (dtype) {
+    case GR_FLOAT: return p.float_val_size();
+    case GR_DOUBLE: return p.double_val_size();
+    case GR_INT32: case GR_INT16: case GR_UINT16: case GR_INT8: case GR_UINT8:
+    case GR_QINT8: case GR_QUINT8: case GR_QINT16: case GR_QUINT16: case GR_QINT32:
+      return p.int_val_size();
+    case GR_INT64: return p.int64_val_size();
+    case GR_UINT32: return p.uint32_val_size();
+    case GR_UINT64: return p.uint64_val_size();
+    case GR_BOOL: return p.bool_val_size();
+    case GR_HALF: case GR_BFLOAT16: return p.half_val_size();
+    case GR_COMPLEX64: return p.scomplex_val_size();
+    case GR_COMPLEX128: return p.dcomplex_val_size();
+    case GR_STRING: return p.string_val_size();
+    default: return 0;
+  }
+}
+
 }  // namespace
 
 Allocator* HostAllocator() {
@@ -106,17 +126,25 @@ void TensorBuffer::Destroy() const {
 
 Tensor::Tensor(DataType dtype, const TensorShape& shape) : Tensor(HostAllocator(), dtype, shape) {}
 
-Tensor::Tensor(Allocator* a, DataType dtype, const TensorShape& shape) : dtype_(dtype), shape_(shape) {
-  const bool is_string = dtype == GR_STRING;
-  const size_t elem = is_string ? sizeof(GR_StringElem) : DataTypeSize(dtype);
+Tensor::Tensor(Allocator* a, DataType dtype, const TensorShape& shape) {
+  if (!Allocate(a, dtype, shape, this).ok()) throw std::bad_alloc();
+}
+
+Status Tensor::Allocate(Allocator* a, DataType dtype, const TensorShape& shape, Tensor* out) {
+  const size_t elem = TensorElementSize(dtype);
+  if (elem == 0) return errors::InvalidArgument("cannot allocate a tensor of dtype ", DataTypeString(dtype));
+  // Shapes obey the size rule (at most 2^58 elements), so this cannot wrap.
   const size_t bytes = elem * static_cast<size_t>(shape.num_elements());
-  buf_ = TensorBuffer::Create(a, bytes);
-  if (buf_ == nullptr) throw std::bad_alloc();
-  data_ = buf_->data();
-  if (is_string && bytes > 0) {
-    std::memset(data_, 0, bytes);
-    buf_->set_owns_strings(shape.num_elements());
+  TensorBuffer* buf = TensorBuffer::Create(a, bytes);
+  if (buf == nullptr)
+    return errors::ResourceExhausted("OOM when allocating a ", DataTypeString(dtype), " tensor of shape ",
+                                     shape.DebugString(), " (", bytes, " bytes) on ", a->Describe());
+  if (dtype == GR_STRING && bytes > 0) {
+    std::memset(buf->data(), 0, bytes);
+    buf->set_owns_strings(shape.num_elements());
   }
+  *out = Tensor(dtype, shape, buf, buf->data());
+  return Status::OK();
 }
 
 Tensor::Tensor(DataType dtype, const TensorShape& shape, TensorBuffer* buf, void* data)
@@ -128,10 +156,7 @@ Tensor Tensor::StringScalar(std::string_view s) {
   return t;
 }
 
-size_t Tensor::TotalBytes() const {
-  if (dtype_ == GR_STRING) return sizeof(GR_StringElem) * static_cast<size_t>(NumElements());
-  return DataTypeSize(dtype_) * static_cast<size_t>(NumElements());
-}
+size_t Tensor::TotalBytes() const { return TensorElementSize(dtype_) * static_cast<size_t>(NumElements()); }
 
 void Tensor::set_string(int64_t i, std::string_view s) {
   GR_StringElem& e = static_cast<GR_StringElem*>(data_)[i];
@@ -159,7 +184,7 @@ Tensor Tensor::Slice(int64_t begin, int64_t end) const {
 }
 
 Tensor Tensor::Range(int64_t offset, const TensorShape& shape) const {
-  const size_t elem = dtype_ == GR_STRING ? sizeof(GR_StringElem) : DataTypeSize(dtype_);
+  const size_t elem = TensorElementSize(dtype_);
   if (buf_) buf_->Ref();
   return Tensor(dtype_, shape, buf_, static_cast<char*>(data_) + offset * static_cast<int64_t>(elem));
 }
@@ -174,22 +199,41 @@ Tensor Tensor::DeepCopy() const {
   return t;
 }
 
-Status Tensor::FromProto(const proto::TensorProto& p, Tensor* out) {
-  const DataType dtype = static_cast<DataType>(p.dtype());
-  if (dtype == GR_INVALID || IsRefType(dtype))
-    return errors::InvalidArgument("TensorProto has invalid dtype ", DataTypeEnumName(dtype));
-  TensorShape shape;
-  GR_RETURN_IF_ERROR(TensorShape::FromProto(p.tensor_shape(), &shape).WithContext("TensorProto shape"));
+Status ValidateTensorProto(const proto::TensorProto& p) {
+  DataType dtype;
+  GR_RETURN_IF_ERROR(ValidateDataType(p.dtype(), /*allow_ref=*/false, "TensorProto", &dtype));
   if (dtype != GR_STRING && !DataTypeIsPod(dtype))
     return errors::Unimplemented("TensorProto of dtype ", DataTypeString(dtype), " is not supported");
-  Tensor t(dtype, shape);
+  TensorShape shape;
+  GR_RETURN_IF_ERROR(TensorShape::FromProto(p.tensor_shape(), &shape).WithContext("TensorProto shape"));
   const int64_t n = shape.num_elements();
   if (!p.tensor_content().empty()) {
     if (dtype == GR_STRING) return errors::InvalidArgument("string TensorProto cannot use tensor_content");
-    if (p.tensor_content().size() != t.TotalBytes())
+    const size_t want = DataTypeSize(dtype) * static_cast<size_t>(n);
+    if (p.tensor_content().size() != want)
       return errors::InvalidArgument("TensorProto tensor_content has ", p.tensor_content().size(),
-                                     " bytes but dtype ", DataTypeString(dtype), " and shape ",
-                                     shape.DebugString(), " need ", t.TotalBytes());
+                                     " bytes but dtype ", DataTypeString(dtype), " and shape ", shape.DebugString(),
+                                     " need ", want);
+    return Status::OK();
+  }
+  // Complex values come as (re, im) pairs.
+  const int64_t per_element = dtype == GR_COMPLEX64 || dtype == GR_COMPLEX128 ? 2 : 1;
+  const int64_t values = TypedValueCount(p, dtype);
+  if (values > n * per_element)
+    return errors::InvalidArgument("TensorProto has ", values, " values but its shape ", shape.DebugString(),
+                                   " holds only ", n * per_element);
+  return Status::OK();
+}
+
+Status Tensor::FromProto(const proto::TensorProto& p, Tensor* out, Allocator* a) {
+  GR_RETURN_IF_ERROR(ValidateTensorProto(p));
+  const DataType dtype = static_cast<DataType>(p.dtype());
+  TensorShape shape;
+  GR_RETURN_IF_ERROR(TensorShape::FromProto(p.tensor_shape(), &shape));
+  Tensor t;
+  GR_RETURN_IF_ERROR(Allocate(a, dtype, shape, &t));
+  const int64_t n = shape.num_elements();
+  if (!p.tensor_content().empty()) {
     if (t.TotalBytes() > 0) std::memcpy(t.data_, p.tensor_content().data(), t.TotalBytes());
     *out = std::move(t);
     return Status::OK();

@@ -32,19 +32,56 @@ std::string Upper(std::string s) {
   return s;
 }
 
+// TensorFlow's types graphrt does not implement (types.proto 24..33): named
+// in messages, refused at import.
+constexpr const char* kUnsupportedTfTypes[] = {
+    "float8_e5m2", "float8_e4m3fn", "float8_e4m3fnuz", "float8_e4m3b11fnuz", "float8_e5m2fnuz",
+    "int4",        "uint4",         "int2",            "uint2",              "float4_e2m1fn",
+};
+constexpr int kFirstUnsupportedTfType = 24;
+constexpr int kLastTfType = 33;
+
+// TensorFlow's lower-case name of a base (non-ref) value, or nullptr.
+const char* BaseName(int64_t v) {
+  if (v >= GR_FLOAT && v <= GR_UINT64) return Find(static_cast<DataType>(v))->name;
+  if (v >= kFirstUnsupportedTfType && v <= kLastTfType) return kUnsupportedTfTypes[v - kFirstUnsupportedTfType];
+  return nullptr;
+}
+
+bool IsTfRefValue(int64_t v) { return v > kDataTypeRefOffset && v <= kDataTypeRefOffset + kLastTfType; }
+
 }  // namespace
 
 std::string DataTypeString(DataType t) {
-  if (IsRefType(t)) return DataTypeString(BaseType(t)) + "_ref";
-  const TypeInfo* i = Find(t);
-  return i ? i->name : "unknown dtype " + std::to_string(static_cast<int>(t));
+  const int v = static_cast<int>(t);
+  const bool ref = IsTfRefValue(v);
+  const char* name = BaseName(ref ? v - kDataTypeRefOffset : v);
+  if (name == nullptr) return "unknown dtype " + std::to_string(v);
+  return ref ? std::string(name) + "_ref" : std::string(name);
 }
 
-std::string DataTypeEnumName(DataType t) {
-  if (IsRefType(t)) return DataTypeEnumName(BaseType(t)) + "_REF";
-  if (t == GR_INVALID) return "DT_INVALID";
-  const TypeInfo* i = Find(t);
-  return i ? "DT_" + Upper(i->name) : "DT_UNKNOWN_" + std::to_string(static_cast<int>(t));
+std::string DataTypeValueName(int64_t value) {
+  if (value == GR_INVALID) return "DT_INVALID";
+  const bool ref = IsTfRefValue(value);
+  const char* name = BaseName(ref ? value - kDataTypeRefOffset : value);
+  if (name == nullptr) return std::to_string(value) + " (not a TensorFlow DataType)";
+  return "DT_" + Upper(name) + (ref ? "_REF" : "");
+}
+
+std::string DataTypeEnumName(DataType t) { return DataTypeValueName(static_cast<int>(t)); }
+
+Status ValidateDataType(int64_t value, bool allow_ref, const std::string& what, DataType* out) {
+  if (!IsSupportedDataTypeValue(value)) {
+    if (value == GR_INVALID) return errors::InvalidArgument(what, ": dtype is DT_INVALID");
+    if (BaseName(IsTfRefValue(value) ? value - kDataTypeRefOffset : value) == nullptr)
+      return errors::InvalidArgument(what, ": dtype value ", value, " is not a TensorFlow DataType");
+    return errors::InvalidArgument(what, ": dtype ", DataTypeValueName(value), " is not supported by graphrt");
+  }
+  const DataType t = static_cast<DataType>(value);
+  if (!allow_ref && IsRefType(t))
+    return errors::InvalidArgument(what, ": dtype ", DataTypeValueName(value), " is a reference type, not allowed here");
+  *out = t;
+  return Status::OK();
 }
 
 bool DataTypeFromString(std::string_view s, DataType* out) {

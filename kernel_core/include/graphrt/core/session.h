@@ -20,6 +20,24 @@ struct SessionOptions {
   proto::ConfigProto config;
 };
 
+// Thread safety and lifetime:
+// - Run may be called from many threads at once; Create and Extend may run
+//   concurrently with Runs (a Run sees the graph before or after).
+// - Close() stops new calls (they return CANCELLED "Session has been
+//   closed."), makes the Runs in progress end early (nodes not yet started
+//   do not run; those Runs return CANCELLED) and returns only once every
+//   Run that had started has returned. After Close() has returned the
+//   session may be destroyed. Destroying it while another thread may still
+//   call into it is the caller's error; the destructor does Close() first.
+// - Tensors a Run returned stay valid after the session is destroyed.
+// - No C++ exception leaves these methods: failures, out-of-memory
+//   included, are a Status naming the node, op or file involved.
+// Memory: the tensors of one session together may hold at most
+// ConfigProto.graphrt_options' session memory limit (default: a quarter of
+// physical memory); past it an allocation fails with RESOURCE_EXHAUSTED
+// naming the node and the sizes, and the session keeps working.
+// Executors are cached per sorted (feeds, fetches, targets) signature, the
+// least recently used dropped past graphrt_options.executor_cache_capacity.
 class Session {
  public:
   virtual ~Session() = default;
@@ -37,7 +55,7 @@ class Session {
                      const std::vector<std::string>& output_names,
                      const std::vector<std::string>& target_nodes,
                      std::vector<Tensor>* outputs, proto::RunMetadata* run_metadata) = 0;
-  // Later Runs fail with CANCELLED "Session has been closed.".
+  // See above: stops new calls, cancels and waits for Runs in progress.
   virtual Status Close() = 0;
 };
 

@@ -4,7 +4,9 @@
 
 #include <graphrt/c_api.h>
 
+#include <exception>
 #include <memory>
+#include <new>
 #include <ostream>
 #include <sstream>
 #include <string>
@@ -113,6 +115,25 @@ GRAPHRT_ERROR_FN(Unavailable, kUnavailable)
 GRAPHRT_ERROR_FN(DataLoss, kDataLoss)
 #undef GRAPHRT_ERROR_FN
 }  // namespace errors
+
+// Runs f(), which returns a Status, and turns a C++ exception it throws into
+// one, prefixed with `where`: std::bad_alloc becomes RESOURCE_EXHAUSTED,
+// anything else INTERNAL. Used wherever foreign or throwing code is called
+// on the way to a Status-returning API (sessions, plugin init, kernels
+// without the SDK), so no exception crosses the API or the plugin ABI. The
+// happy path costs nothing (table-based unwinding).
+template <typename F>
+Status StatusFromExceptions(const char* where, F&& f) {
+  try {
+    return f();
+  } catch (const std::bad_alloc&) {
+    return errors::ResourceExhausted(where, ": out of memory (std::bad_alloc)");
+  } catch (const std::exception& e) {
+    return errors::Internal(where, ": unexpected exception: ", e.what());
+  } catch (...) {
+    return errors::Internal(where, ": unexpected exception of a type not derived from std::exception");
+  }
+}
 
 }  // namespace graphrt
 

@@ -30,10 +30,16 @@ class Allocator {
   virtual void Deallocate(void* ptr, size_t bytes) = 0;
   // True when the memory is ordinary host memory.
   virtual bool IsHost() const { return true; }
+  // For an out-of-memory message: the name, and any limit that refused.
+  virtual std::string Describe() const { return Name(); }
 };
 
 // The core's aligned host allocator (feeds, constants parsed from protos).
 Allocator* HostAllocator();
+
+// Bytes per element as tensors store them: a GR_StringElem for strings,
+// DataTypeSize otherwise (0: no fixed-size element, cannot be allocated).
+inline size_t TensorElementSize(DataType t) { return t == GR_STRING ? sizeof(GR_StringElem) : DataTypeSize(t); }
 
 // Intrusively refcounted storage. Created with a refcount of one.
 class TensorBuffer {
@@ -66,8 +72,15 @@ class Tensor {
  public:
   Tensor() = default;  // uninitialized: dtype DT_INVALID, no buffer
   // Host tensor. Strings start empty; POD contents are uninitialized.
+  // Throws std::bad_alloc when the memory cannot be had; the core itself
+  // allocates through Allocate, which answers a Status instead.
   Tensor(DataType dtype, const TensorShape& shape);
   Tensor(Allocator* a, DataType dtype, const TensorShape& shape);
+  // The one way the core makes a tensor of a shape: InvalidArgument for a
+  // dtype without fixed-size elements, ResourceExhausted naming the shape,
+  // the bytes and the allocator when `a` refuses (an allocator with a
+  // memory budget refuses past it).
+  static Status Allocate(Allocator* a, DataType dtype, const TensorShape& shape, Tensor* out);
   // Adopts one reference of `buf` (which must be large enough).
   Tensor(DataType dtype, const TensorShape& shape, TensorBuffer* buf, void* data);
   Tensor(const Tensor& o) : dtype_(o.dtype_), shape_(o.shape_), buf_(o.buf_), data_(o.data_) {
@@ -151,7 +164,8 @@ class Tensor {
   Tensor DeepCopy() const;
 
   // TensorProto conversion (tensor_content or typed *_val, as TF accepts).
-  static Status FromProto(const proto::TensorProto& p, Tensor* out);
+  // Validates first (ValidateTensorProto); the tensor's memory comes from `a`.
+  static Status FromProto(const proto::TensorProto& p, Tensor* out, Allocator* a = HostAllocator());
   void AsProtoTensorContent(proto::TensorProto* p) const;
   // "float [2,3] [1 2 3 ...]" with at most max_entries values.
   std::string DebugString(int64_t max_entries = 10) const;
@@ -163,6 +177,13 @@ class Tensor {
   TensorBuffer* buf_ = nullptr;
   void* data_ = nullptr;
 };
+
+// What FromProto checks before it allocates, without allocating: a dtype
+// graphrt supports (not a reference type), a shape within the size rule
+// (graphrt/shape_limits.h), tensor_content of exactly the shape's bytes, no
+// more typed values than elements. Graph import checks every tensor attr
+// with it.
+Status ValidateTensorProto(const proto::TensorProto& p);
 
 }  // namespace graphrt
 

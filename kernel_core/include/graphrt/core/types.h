@@ -9,10 +9,26 @@
 #include <string>
 #include <string_view>
 
+#include "graphrt/core/status.h"
+
 namespace graphrt {
 
 using DataType = GR_DataType;
 constexpr int kDataTypeRefOffset = 100;
+
+// The int values graphrt holds in a DataType: TensorFlow's DT_FLOAT..DT_UINT64
+// (1..23) and their _REF forms (101..123). Every dtype from outside (proto
+// fields and attrs, .npy, the plugin ABI) is checked with ValidateDataType
+// before it is cast, so no other value is ever stored in a DataType.
+constexpr bool IsSupportedDataTypeValue(int64_t v) {
+  return (v >= GR_FLOAT && v <= GR_UINT64) || (v >= GR_FLOAT_REF && v <= GR_UINT64_REF);
+}
+// *out = the DataType `value` names, or InvalidArgument naming `what` (a
+// node, a file, a field) and the value: "not a TensorFlow DataType" for
+// values outside TensorFlow's enum, "not supported" for DT_INVALID and the
+// TensorFlow types graphrt lacks (float8, int4, ...). `allow_ref`: whether
+// a _REF type is acceptable here (tensors never have one).
+Status ValidateDataType(int64_t value, bool allow_ref, const std::string& what, DataType* out);
 
 inline bool IsRefType(DataType t) { return static_cast<int>(t) > kDataTypeRefOffset; }
 inline DataType BaseType(DataType t) {
@@ -46,6 +62,9 @@ inline bool DataTypeIsPod(DataType t) { return DataTypeSize(t) > 0; }
 std::string DataTypeString(DataType t);
 // "DT_FLOAT", "DT_FLOAT_REF".
 std::string DataTypeEnumName(DataType t);
+// TensorFlow's enum name of any int ("DT_FLOAT8_E5M2", "DT_INVALID"), or
+// "<value> (not a TensorFlow DataType)": for messages about unchecked values.
+std::string DataTypeValueName(int64_t value);
 // Accepts "float", "int32", "DT_FLOAT"...; false if unknown.
 bool DataTypeFromString(std::string_view s, DataType* out);
 
