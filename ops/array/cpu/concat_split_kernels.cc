@@ -72,7 +72,7 @@ class ConcatV2Op : public OpKernel {
                                             sf::ShapeString(first), " vs. shape[", i,
                                             "] = ", sf::ShapeString(in)));
       }
-      sum += in.dim(static_cast<int>(axis));
+      OP_REQUIRES_OK(ctx, sf::AddDims(sum, in.dim(static_cast<int>(axis)), &sum));
     }
     out_dims[static_cast<int>(axis)] = sum;
     TensorView out;
@@ -191,6 +191,7 @@ class SplitOp : public OpKernel {
     const int r = in.rank();
     int64_t axis = array::IntAt(axis_t, 0);
     const int num = ctx->num_outputs();
+    OP_REQUIRES_OK(ctx, array::CheckNumSplit(num));
     OP_REQUIRES(ctx, axis >= -r && axis < r,
                 errors::InvalidArgument("-input rank(-", r, ") <= split_dim < input rank (", r,
                                         "), but got ", axis));
@@ -214,6 +215,7 @@ class SplitVOp : public OpKernel {
     const TensorView sizes_t = ctx->input(1);
     const TensorView axis_t = ctx->input(2);
     const int num = ctx->num_outputs();
+    OP_REQUIRES_OK(ctx, array::CheckNumSplit(num));
     OP_REQUIRES(ctx, axis_t.NumElements() == 1,
                 errors::InvalidArgument("split_dim_tensor must have exactly one element."));
     OP_REQUIRES(ctx, sizes_t.rank() == 1 && sizes_t.NumElements() == num,
@@ -240,7 +242,9 @@ class SplitVOp : public OpKernel {
         OP_REQUIRES(ctx, sizes[i] >= 0,
                     errors::InvalidArgument("Split size at index ", i,
                                             " must be >= 0. Got: ", sizes[i]));
-        total += sizes[i];
+        // d is at most 2^58, so a total past that fails the check below.
+        OP_REQUIRES(ctx, sf::AddDims(total, sizes[i], &total).ok(),
+                    errors::InvalidArgument("Split sizes add up to more than 2^58"));
       }
     }
     OP_REQUIRES(ctx, (neg < 0 && total == d) || (neg >= 0 && total <= d),
