@@ -158,16 +158,6 @@ T RangeValue(T start, T delta, int64_t i) {
   }
 }
 
-// Split's and SplitV's OpDefs say `num_split: int >= 1`, but a graph may
-// still carry 0 (and Split would then divide by it).
-inline Status CheckNumSplit(int64_t num_split) {
-  if (num_split < 1) {
-    return errors::InvalidArgument("Value for attr 'num_split' of ", num_split,
-                                   " must be at least minimum 1");
-  }
-  return Status();
-}
-
 // Checks one dimension's paddings (dim -1 = unknown). `mirror_offset`: -1
 // for constant padding, 0 for SYMMETRIC, 1 for REFLECT.
 inline Status CheckPadding(int64_t before, int64_t after, int64_t dim, int mirror_offset) {

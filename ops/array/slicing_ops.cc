@@ -88,7 +88,6 @@ Status ConcatV2Shape(InferenceContext* c) {
 Status SplitShape(InferenceContext* c) {
   int64_t num_split = 0;
   GR_RETURN_IF_ERROR_SDK(c->GetAttr("num_split", &num_split));
-  GR_RETURN_IF_ERROR_SDK(array::CheckNumSplit(num_split));
   const PartialShape in = c->input(1);
   int64_t axis = 0;
   const bool axis_known = ConstIntScalar(c, 0, &axis);
@@ -123,7 +122,6 @@ Status SplitShape(InferenceContext* c) {
 Status SplitVShape(InferenceContext* c) {
   int64_t num_split = 0;
   GR_RETURN_IF_ERROR_SDK(c->GetAttr("num_split", &num_split));
-  GR_RETURN_IF_ERROR_SDK(array::CheckNumSplit(num_split));
   const PartialShape in = c->input(0);
   int64_t axis = 0;
   const bool axis_known = ConstIntScalar(c, 2, &axis);

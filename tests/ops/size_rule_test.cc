@@ -335,6 +335,8 @@ TEST(SizeRuleTest, PoolAndConvWindowAttrsAreChecked) {
 
 // ------------------------------------------------------------ Split(V)
 
+// The OpDefs say `num_split: int >= 1`; the core enforces attr minimums
+// at Create, before Split's shape function could divide by 0.
 TEST(SizeRuleTest, SplitNeedsAtLeastOneOutput) {
   for (const char* op : {"Split", "SplitV"}) {
     std::string g = ConstFloat("x", {4}, {1, 2, 3, 4}) + ConstOf("axis", IntScalar(0));

@@ -191,7 +191,6 @@ class SplitOp : public OpKernel {
     const int r = in.rank();
     int64_t axis = array::IntAt(axis_t, 0);
     const int num = ctx->num_outputs();
-    OP_REQUIRES_OK(ctx, array::CheckNumSplit(num));
     OP_REQUIRES(ctx, axis >= -r && axis < r,
                 errors::InvalidArgument("-input rank(-", r, ") <= split_dim < input rank (", r,
                                         "), but got ", axis));
@@ -215,7 +214,6 @@ class SplitVOp : public OpKernel {
     const TensorView sizes_t = ctx->input(1);
     const TensorView axis_t = ctx->input(2);
     const int num = ctx->num_outputs();
-    OP_REQUIRES_OK(ctx, array::CheckNumSplit(num));
     OP_REQUIRES(ctx, axis_t.NumElements() == 1,
                 errors::InvalidArgument("split_dim_tensor must have exactly one element."));
     OP_REQUIRES(ctx, sizes_t.rank() == 1 && sizes_t.NumElements() == num,
