@@ -325,7 +325,8 @@ inline Status ValidateStridedSlice(const PartialShape& input, const std::vector<
       if (shrink) {
         const int64_t fwd = b < 0 ? dim + b : b;
         if (fwd < 0 || fwd >= dim) {
-          return errors::InvalidArgument("slice index ", b, " of dimension ", i, " out of bounds.");
+          // TensorFlow names the index after wrapping a negative one.
+          return errors::InvalidArgument("slice index ", fwd, " of dimension ", i, " out of bounds.");
         }
         b = fwd;
         e = b + 1;  // after the check: b may have been INT64_MAX
