@@ -144,6 +144,20 @@ Status RangeSize(T start, T limit, T delta, int64_t* size) {
   return Status();
 }
 
+// Range's value i, start + i * delta. It lies between start and limit, so
+// it fits T, but i * delta alone need not (int32 Range(-2^31, 2^31-1,
+// 2^31-1) has 3 values): integers are computed modulo 2^64, which is exact
+// once the result is back in T's range.
+template <typename T>
+T RangeValue(T start, T delta, int64_t i) {
+  if constexpr (std::is_integral_v<T>) {
+    return static_cast<T>(static_cast<uint64_t>(start) +
+                          static_cast<uint64_t>(i) * static_cast<uint64_t>(delta));
+  } else {
+    return static_cast<T>(start + static_cast<T>(i) * delta);
+  }
+}
+
 // Checks one dimension's paddings (dim -1 = unknown). `mirror_offset`: -1
 // for constant padding, 0 for SYMMETRIC, 1 for REFLECT.
 inline Status CheckPadding(int64_t before, int64_t after, int64_t dim, int mirror_offset) {
@@ -236,6 +250,9 @@ inline Status ValidateStridedSlice(const PartialShape& input, const std::vector<
 
   // Dense spec: one entry per input dimension.
   const int dims = input.rank;
+  if (dims > 62) {  // the dense masks below hold one bit per input dim
+    return errors::InvalidArgument("StridedSlice supports inputs of rank at most 62, got ", dims);
+  }
   constexpr int kNewAxis = -1, kShrinkAxis = -2;
   std::vector<int64_t> dbegin(dims, 0), dend(dims, 0), dstrides(dims, 1);
   int64_t dbegin_mask = 0, dend_mask = 0, dshrink = 0;
@@ -307,11 +324,12 @@ inline Status ValidateStridedSlice(const PartialShape& input, const std::vector<
     if (begin_known && end_known) {
       if (shrink) {
         const int64_t fwd = b < 0 ? dim + b : b;
-        b = fwd;
-        e = b + 1;
         if (fwd < 0 || fwd >= dim) {
-          return errors::InvalidArgument("slice index ", b, " of dimension ", i, " out of bounds.");
+          // TensorFlow names the index after wrapping a negative one.
+          return errors::InvalidArgument("slice index ", fwd, " of dimension ", i, " out of bounds.");
         }
+        b = fwd;
+        e = b + 1;  // after the check: b may have been INT64_MAX
       } else {
         b = canonical(b, bmask, false);
         e = canonical(e, emask, true);

@@ -120,6 +120,8 @@ Status FillShape(InferenceContext* c) {
     for (int64_t d : dims) {
       if (d < 0) return errors::InvalidArgument("Fill dimensions must be >= 0");
     }
+    int64_t unused;
+    GR_RETURN_IF_ERROR_SDK(NumElementsOf(dims, &unused));
     c->set_output(0, PartialShape::Known(dims));
     return Status();
   }
@@ -165,7 +167,10 @@ Status RangeShape(InferenceContext* c) {
     default:
       break;  // other dtypes: size known at run time only
   }
-  c->set_output(0, PartialShape::Known({size}));
+  const PartialShape out = PartialShape::Known({size});
+  int64_t unused;
+  GR_RETURN_IF_ERROR_SDK(sf::NumElements(out, &unused));
+  c->set_output(0, out);
   return Status();
 }
 
@@ -229,6 +234,8 @@ Status BroadcastToShape(InferenceContext* c) {
       }
     }
   }
+  int64_t unused;
+  GR_RETURN_IF_ERROR_SDK(NumElementsOf(target, &unused));
   c->set_output(0, PartialShape::Known(target));
   return Status();
 }
@@ -256,7 +263,10 @@ Status OneHotShape(InferenceContext* c) {
   }
   std::vector<int64_t> out = indices.dims;
   out.insert(out.begin() + (axis == -1 ? indices.rank : axis), depth);
-  c->set_output(0, PartialShape::Known(out));
+  const PartialShape result = PartialShape::Known(out);
+  int64_t unused;
+  GR_RETURN_IF_ERROR_SDK(sf::NumElements(result, &unused));  // a huge depth
+  c->set_output(0, result);
   return Status();
 }
 

@@ -79,7 +79,7 @@ Status ReshapeShape(InferenceContext* c) {
   }
 
   int unknown_index = -1;
-  int64_t product = 1;
+  int64_t nonzero_product = 1;
   bool has_zero = false;
   for (size_t i = 0; i < dims.size(); ++i) {
     if (dims[i] == -1) {
@@ -90,13 +90,18 @@ Status ReshapeShape(InferenceContext* c) {
       unknown_index = static_cast<int>(i);
     } else if (dims[i] < 0) {
       return errors::InvalidArgument("Size ", i, " must be non-negative, not ", dims[i]);
-    } else {
-      if (dims[i] == 0) has_zero = true;
-      product *= dims[i];
+    } else if (dims[i] == 0) {
+      has_zero = true;
+    } else if (!MultiplyDims(nonzero_product, dims[i], &nonzero_product).ok()) {
+      // The size rule bounds the non-zero sizes even beside a 0.
+      return errors::InvalidArgument("Requested shape ", sf::ShapeString(dims),
+                                     " has more than 2^58 elements");
     }
   }
+  const int64_t product = has_zero ? 0 : nonzero_product;
 
-  const int64_t num_in = sf::NumElements(in);
+  int64_t num_in = -1;
+  GR_RETURN_IF_ERROR_SDK(sf::NumElements(in, &num_in));
   if (num_in >= 0) {
     if (unknown_index >= 0) {
       if (!has_zero) {

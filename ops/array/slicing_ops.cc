@@ -65,8 +65,7 @@ Status ConcatV2Shape(InferenceContext* c) {
     }
     for (int32_t d = 0; d < rank; ++d) {
       if (d == axis) {
-        if (s.dims[d] < 0) sum = -1;
-        if (sum >= 0) sum += s.dims[d];
+        GR_RETURN_IF_ERROR_SDK(sf::AddDims(sum, s.dims[d], &sum));
       } else {
         int64_t m = -1;
         Status st = sf::MergeDim(out[d], s.dims[d], &m);
@@ -157,8 +156,9 @@ Status SplitVShape(InferenceContext* c) {
     } else if (sizes[i] < 0) {
       return errors::InvalidArgument("Split size at index ", i,
                                      " must be >= 0. Got: ", sizes[i]);
-    } else {
-      total += sizes[i];
+    } else if (!sf::AddDims(total, sizes[i], &total).ok()) {
+      return errors::InvalidArgument("Split sizes ", array::JoinInts(sizes),
+                                     " add up to more than 2^58");
     }
   }
   const int64_t d = in.dims[axis];
@@ -214,11 +214,11 @@ Status SliceShape(InferenceContext* c) {
       if (begin_known) {
         const int64_t b = begin[i];
         if (dim >= 0) {
-          if (s == -1) s = dim - b;
           if (b < 0 || b > dim) {
             return errors::InvalidArgument("Expected begin[", i, "] in [0, ", dim, "], but got ", b);
           }
-          if (s < 0 || b + s > dim) {
+          if (s == -1) s = dim - b;
+          if (s < 0 || s > dim - b) {  // not b + s > dim: that can overflow
             return errors::InvalidArgument("Expected size[", i, "] in [0, ", dim - b,
                                            "], but got ", s);
           }
@@ -365,9 +365,12 @@ Status TileShape(InferenceContext* c) {
     if (m[i] < 0) {
       return errors::InvalidArgument("Expected multiples[", i, "] >= 0, but got ", m[i]);
     }
-    if (in.known_rank() && in.dims[i] >= 0) out[i] = in.dims[i] * m[i];
+    if (in.known_rank()) GR_RETURN_IF_ERROR_SDK(sf::MultiplyPartialDims(in.dims[i], m[i], &out[i]));
   }
-  c->set_output(0, PartialShape::Known(out));
+  PartialShape result = PartialShape::Known(out);
+  int64_t unused;
+  GR_RETURN_IF_ERROR_SDK(sf::NumElements(result, &unused));
+  c->set_output(0, result);
   return Status();
 }
 
@@ -397,9 +400,13 @@ Status PadShapeImpl(InferenceContext* c, int mirror_offset) {
     const int64_t before = pads[2 * i], after = pads[2 * i + 1];
     const int64_t d = in.known_rank() ? in.dims[i] : -1;
     GR_RETURN_IF_ERROR_SDK(array::CheckPadding(before, after, d, mirror_offset));
-    if (d >= 0) out[i] = d + before + after;
+    GR_RETURN_IF_ERROR_SDK(sf::AddDims(d, before, &out[i]));
+    GR_RETURN_IF_ERROR_SDK(sf::AddDims(out[i], after, &out[i]));
   }
-  c->set_output(0, PartialShape::Known(out));
+  PartialShape result = PartialShape::Known(out);
+  int64_t unused;
+  GR_RETURN_IF_ERROR_SDK(sf::NumElements(result, &unused));
+  c->set_output(0, result);
   return Status();
 }
 
@@ -579,6 +586,8 @@ Status ScatterNdShape(InferenceContext* c) {
       }
     }
   }
+  int64_t unused;
+  GR_RETURN_IF_ERROR_SDK(NumElementsOf(shape, &unused));
   c->set_output(0, PartialShape::Known(shape));
   return Status();
 }

@@ -58,7 +58,7 @@ Status ConvOutputShape(InferenceContext* c, const char* op, bool depthwise, Part
                                      ", with input shapes: ", sf::ShapeString(input), ", ",
                                      sf::ShapeString(filter), ".");
     }
-    if (merged >= 0 && f_out >= 0) out_c = merged * f_out;
+    GR_RETURN_IF_ERROR_SDK(sf::MultiplyPartialDims(merged, f_out, &out_c));
   } else {
     if (in_c >= 0 && f_in >= 0) {
       if (f_in == 0) return errors::InvalidArgument("Depth of filter must not be 0");

@@ -154,7 +154,6 @@ class ReshapeOp : public OpKernel {
     }
 
     int64_t unknown_index = -1;
-    int64_t product = 1;          // of the specified sizes
     int64_t nonzero_product = 1;  // of the specified non-zero sizes
     bool sizes_have_zero = false;
     for (int64_t i = 0; i < n; ++i) {
@@ -167,17 +166,19 @@ class ReshapeOp : public OpKernel {
       } else {
         OP_REQUIRES(ctx, d >= 0,
                     errors::InvalidArgument("Size ", i, " must be non-negative, not ", d));
-        OP_REQUIRES(
-            ctx, !__builtin_mul_overflow(product, d, &product),
-            errors::InvalidArgument("Requested shape ", sf::ShapeString(dims, static_cast<int>(n)),
-                                    " has too many elements"));
         if (d == 0) {
           sizes_have_zero = true;
         } else {
-          nonzero_product *= d;
+          // The size rule bounds the non-zero sizes even when another is 0
+          // ([0, 2^62, 4] is no valid shape), so this product cannot wrap.
+          OP_REQUIRES(ctx, MultiplyDims(nonzero_product, d, &nonzero_product).ok(),
+                      errors::InvalidArgument("Requested shape ",
+                                              sf::ShapeString(dims, static_cast<int>(n)),
+                                              " has more than 2^58 elements"));
         }
       }
     }
+    const int64_t product = sizes_have_zero ? 0 : nonzero_product;  // of the specified sizes
 
     const int64_t num_in = in.NumElements();
     if (unknown_index != -1) {
@@ -199,6 +200,7 @@ class ReshapeOp : public OpKernel {
                                             "shape ",
                                             sf::ShapeString(in), ", requested shape ",
                                             sf::ShapeString(dims, static_cast<int>(n)), ")"));
+        // The input obeys the size rule, so its non-zero dims' product fits.
         int64_t in_nonzero = 1;
         for (int i = 0; i < in.rank(); ++i)
           if (in.dim(i) != 0) in_nonzero *= in.dim(i);

@@ -262,7 +262,7 @@ class RangeOp : public OpKernel {
     T* o = out.data<T>();
     const T start = v[0], delta = v[2];
     ForRange(ctx, size, size, 1, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) o[i] = static_cast<T>(start + static_cast<T>(i) * delta);
+      for (int64_t i = b; i < e; ++i) o[i] = array::RangeValue<T>(start, delta, i);
     });
   }
 };

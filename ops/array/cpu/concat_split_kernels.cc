@@ -72,7 +72,7 @@ class ConcatV2Op : public OpKernel {
                                             sf::ShapeString(first), " vs. shape[", i,
                                             "] = ", sf::ShapeString(in)));
       }
-      sum += in.dim(static_cast<int>(axis));
+      OP_REQUIRES_OK(ctx, sf::AddDims(sum, in.dim(static_cast<int>(axis)), &sum));
     }
     out_dims[static_cast<int>(axis)] = sum;
     TensorView out;
@@ -240,7 +240,9 @@ class SplitVOp : public OpKernel {
         OP_REQUIRES(ctx, sizes[i] >= 0,
                     errors::InvalidArgument("Split size at index ", i,
                                             " must be >= 0. Got: ", sizes[i]));
-        total += sizes[i];
+        // d is at most 2^58, so a total past that fails the check below.
+        OP_REQUIRES(ctx, sf::AddDims(total, sizes[i], &total).ok(),
+                    errors::InvalidArgument("Split sizes add up to more than 2^58"));
       }
     }
     OP_REQUIRES(ctx, (neg < 0 && total == d) || (neg >= 0 && total <= d),

@@ -83,6 +83,9 @@ class SmallVec {
 
 using Dims = SmallVec<int64_t>;
 
+// The product of d[from, to). For the dims of a valid shape only: the size
+// rule bounds every partial product then; check other dims with
+// NumElementsOf first.
 inline int64_t Product(const Dims& d, int from = 0, int to = -1) {
   if (to < 0) to = d.size();
   int64_t n = 1;

@@ -165,7 +165,8 @@ class GatherNdOp : public OpKernel {
       out_dims.push_back(params.dim(i));
       slice *= params.dim(i);
     }
-    OP_REQUIRES(ctx, params.NumElements() > 0 || n * slice == 0 || n == 0,
+    // n and slice come from two tensors: test them, not their product.
+    OP_REQUIRES(ctx, params.NumElements() > 0 || n == 0 || slice == 0,
                 errors::InvalidArgument("Requested more than 0 entries, but params is empty.  "
                                         "Params shape: ",
                                         sf::ShapeString(params)));
@@ -236,6 +237,9 @@ class ScatterNdOp : public OpKernel {
                   errors::InvalidArgument("Dimension ", shape[i], " must be >= 0"));
     }
     const std::string shape_str = sf::ShapeString(shape.data(), r);
+    // The shape is a value: hold it to the size rule before multiplying.
+    int64_t total = 0;
+    OP_REQUIRES_OK(ctx, NumElementsOf(shape.data(), r, &total));
     const int ir = indices.rank();
     OP_REQUIRES(ctx, ir >= 1,
                 errors::InvalidArgument("Indices shape must have rank at least one. Found:",
@@ -264,7 +268,6 @@ class ScatterNdOp : public OpKernel {
     int64_t n = 1, slice = 1;
     for (int i = 0; i < outer; ++i) n *= indices.dim(i);
     for (int i = static_cast<int>(k); i < r; ++i) slice *= shape[i];
-    const int64_t total = array::Product(shape);
     OP_REQUIRES(ctx, total > 0 || updates.NumElements() == 0,
                 errors::InvalidArgument("Indices and updates specified for empty output shape"));
     for (int64_t i = 0; i < n; ++i) {

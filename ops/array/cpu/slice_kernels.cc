@@ -56,7 +56,7 @@ class SliceOp : public OpKernel {
                     errors::InvalidArgument("Expected begin[", i, "] in [0, ", dim,
                                             "], but got ", b));
         if (s == -1) s = dim - b;
-        OP_REQUIRES(ctx, s >= 0 && b + s <= dim,
+        OP_REQUIRES(ctx, s >= 0 && s <= dim - b,  // b + s could overflow
                     errors::InvalidArgument("Expected size[", i, "] in [0, ", dim - b,
                                             "], but got ", s));
       }
@@ -125,7 +125,11 @@ class StridedSliceOp : public OpKernel {
     int64_t base = 0;
     for (int i = 0; i < r; ++i) {
       base += spec.begin[i] * in_strides[i];
-      box.Add(spec.processing_shape[i], spec.strides[i] * in_strides[i], out_strides[i]);
+      // A stride only matters where the slice has two or more elements, and
+      // then |stride| < dim; a huge one (2^62 for one element) would
+      // overflow times the input stride.
+      const int64_t step = spec.processing_shape[i] > 1 ? spec.strides[i] * in_strides[i] : 0;
+      box.Add(spec.processing_shape[i], step, out_strides[i]);
     }
     if (array::IsContiguousRun(box) &&
         ctx->set_output_from_input_range(0, 0, base, final_shape.data(), static_cast<int>(final_shape.size()))) {

@@ -104,7 +104,7 @@ class TileOp : public OpKernel {
       const int64_t k = array::IntAt(m, i);
       OP_REQUIRES(ctx, k >= 0,
                   errors::InvalidArgument("Expected multiples[", i, "] >= 0, but got ", k));
-      out_dims[i] = in.dim(i) * k;
+      OP_REQUIRES_OK(ctx, MultiplyDims(in.dim(i), k, &out_dims[i]));
       identity = identity && k == 1;
     }
     if (identity) {
@@ -162,7 +162,9 @@ class BroadcastToOp : public OpKernel {
                                           sf::ShapeString(out_dims.data(), r)));
       box.Add(out_dims[i], d == 1 ? 0 : in_strides[k], 0);
     }
-    if (in.NumElements() == array::Product(out_dims)) {
+    int64_t out_elements = 0;
+    OP_REQUIRES_OK(ctx, NumElementsOf(out_dims.data(), r, &out_elements));
+    if (in.NumElements() == out_elements) {
       Api().ctx_set_output_from_input(ctx->raw(), 0, 0, r, out_dims.data());
       return;
     }
@@ -282,7 +284,12 @@ bool PadInterior(OpKernelContext* ctx, const TensorView& in, const Dims& before,
   bool any = false;
   Dims out_dims(r);
   for (int i = 0; i < r; ++i) {
-    out_dims[i] = in.dim(i) + before[i] + after[i];
+    Status s = sf::AddDims(in.dim(i), before[i], &out_dims[i]);
+    if (s.ok()) s = sf::AddDims(out_dims[i], after[i], &out_dims[i]);
+    if (!s.ok()) {
+      ctx->CtxFailure(s);
+      return false;
+    }
     any = any || before[i] || after[i];
   }
   if (!any) {

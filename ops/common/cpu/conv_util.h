@@ -84,6 +84,19 @@ inline Status CheckValidPadding(Padding padding, const std::vector<int64_t>& exp
   return Status();
 }
 
+// Window sizes, strides, dilations and explicit paddings come from attrs
+// (or small input tensors) and may be anything an int64 holds. Each must be
+// in [0, 2^58], the largest valid dim (graphrt/shape_limits.h), and so must
+// (window - 1) * dilation: then every sum and product below, and the
+// row/column arithmetic of the kernels that use the result, stays far
+// inside int64.
+inline Status CheckWindowValue(const char* what, int64_t v) {
+  if (v < 0 || v > GR_MAX_TENSOR_ELEMENTS) {
+    return errors::InvalidArgument(what, " ", v, " is not in [0, 2^58]");
+  }
+  return Status();
+}
+
 // TensorFlow's GetWindowedOutputSizeVerbose: output size along one spatial
 // dim, and the padding before/after it. For kExplicit, *pad_before and
 // *pad_after are inputs.
@@ -95,13 +108,23 @@ inline Status WindowedOutputSize(int64_t input, int64_t filter, int64_t dilation
   if (dilation < 1) {
     return errors::InvalidArgument("Dilation rate must be >= 1, but got ", dilation);
   }
-  const int64_t effective = (filter - 1) * dilation + 1;
+  GR_RETURN_IF_ERROR_SDK(CheckWindowValue("Input size", input));
+  GR_RETURN_IF_ERROR_SDK(CheckWindowValue("Window size", filter));
+  GR_RETURN_IF_ERROR_SDK(CheckWindowValue("Stride", stride));
+  int64_t span = 0;  // (filter - 1) * dilation, within 2^58
+  if (!gr_mul_dims(filter - 1, dilation, &span)) {
+    return errors::InvalidArgument("Effective filter size (", filter, " - 1) * ", dilation,
+                                   " + 1 exceeds 2^58");
+  }
+  const int64_t effective = span + 1;
   switch (padding) {
     case Padding::kValid:
       *output = (input - effective + stride) / stride;
       *pad_before = *pad_after = 0;
       break;
     case Padding::kExplicit:
+      GR_RETURN_IF_ERROR_SDK(CheckWindowValue("Padding", *pad_before));
+      GR_RETURN_IF_ERROR_SDK(CheckWindowValue("Padding", *pad_after));
       *output = (input + *pad_before + *pad_after - effective + stride) / stride;
       break;
     case Padding::kSame: {
@@ -128,10 +151,17 @@ inline Status WindowedOutputDim(int64_t in, int64_t k, int64_t stride, Padding p
                                 int64_t pad_before, int64_t pad_after, int64_t* out) {
   if (stride <= 0) return errors::InvalidArgument("Stride must be > 0, but got ", stride);
   if (k <= 0) return errors::InvalidArgument("Window size must be > 0, but got ", k);
+  GR_RETURN_IF_ERROR_SDK(CheckWindowValue("Window size", k));
+  GR_RETURN_IF_ERROR_SDK(CheckWindowValue("Stride", stride));
+  if (padding == Padding::kExplicit) {
+    GR_RETURN_IF_ERROR_SDK(CheckWindowValue("Padding", pad_before));
+    GR_RETURN_IF_ERROR_SDK(CheckWindowValue("Padding", pad_after));
+  }
   if (in < 0) {
     *out = -1;
     return Status();
   }
+  GR_RETURN_IF_ERROR_SDK(CheckWindowValue("Input size", in));
   if (padding == Padding::kSame) {
     *out = (in + stride - 1) / stride;
     return Status();

@@ -316,8 +316,10 @@ class BinaryOp : public OpKernel {
                                               " vs. ", shape_fns::ShapeString(y)));
       return;
     }
-    int64_t total = 1;
-    for (int i = 0; i < ro; ++i) total *= out_dims[i];
+    // Two valid shapes can broadcast to one past the size rule ([2^40,1]
+    // and [1,2^40]); refuse it before anything multiplies its dims.
+    int64_t total = 0;
+    OP_REQUIRES_OK(ctx, NumElementsOf(out_dims, ro, &total));
     const In* xp = x.data<In>();
     const In* yp = y.data<In>();
     if (total > 0 && !Check(ctx, xp, x.NumElements(), yp, y.NumElements())) return;

@@ -77,9 +77,10 @@ class BatchMatMulOp : public OpKernel {
         out_dims[i] = dx == 1 ? dy : dx;
         xs[i] = dx == 1 ? 0 : sx;
         ys[i] = dy == 1 ? 0 : sy;
-        sx *= dx;
+        sx *= dx;  // products of one input's dims: within the size rule
         sy *= dy;
-        batches *= out_dims[i];
+        // Broadcast batch dims of two valid inputs may together exceed it.
+        OP_REQUIRES_OK(ctx, MultiplyDims(batches, out_dims[i], &batches));
       }
     }
     int64_t d0 = x.dim(rx - 2), d1 = x.dim(rx - 1);

@@ -73,7 +73,8 @@ Status ForwardGeom(const cu::Conv2DWindow& win, const TensorView& in, const Tens
           "filter must not have zero elements (i.e. all dimensions must be non-zero)");
     }
     g->groups = g->c;
-    g->oc = g->c * filter.dim(3);
+    // Input depth times the filter's multiplier: two tensors' dims.
+    GR_RETURN_IF_ERROR_SDK(MultiplyDims(g->c, filter.dim(3), &g->oc));
   } else {
     if (filter.NumElements() == 0) {
       return errors::InvalidArgument(
@@ -115,6 +116,13 @@ Status BackpropGeom(const char* label, const cu::Conv2DWindow& win,
   if (out_backprop.rank() != 4) {
     return errors::InvalidArgument(label, ": out_backprop must be 4-dimensional");
   }
+  // The sizes come from an input tensor: hold them to the size rule before
+  // any arithmetic on them.
+  int64_t unused;
+  Status valid = NumElementsOf(input_shape, &unused);
+  if (!valid.ok()) return errors::InvalidArgument(label, ": input_sizes: ", valid.message());
+  valid = NumElementsOf(filter_shape, &unused);
+  if (!valid.ok()) return errors::InvalidArgument(label, ": filter_sizes: ", valid.message());
   const cu::Format f = win.format;
   const int nd = cu::DimIndex(f, 'N'), cd = cu::DimIndex(f, 'C');
   const int hd = cu::DimIndex(f, 'H'), wd = cu::DimIndex(f, 'W');
@@ -138,7 +146,7 @@ Status BackpropGeom(const char* label, const cu::Conv2DWindow& win,
                                      " vs ", filter_shape[2]);
     }
     g->groups = std::max<int64_t>(g->c, 1);
-    g->oc = g->c * filter_shape[3];
+    GR_RETURN_IF_ERROR_SDK(MultiplyDims(g->c, filter_shape[3], &g->oc));
   } else {
     const int64_t patch_depth = filter_shape[2];
     if (patch_depth <= 0 || g->c % patch_depth != 0) {

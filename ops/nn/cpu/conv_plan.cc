@@ -264,7 +264,8 @@ std::vector<ChunkSpec> PooledSplit(const PlanRequest& req) {
   const bool bandable = pg.pad_top == 0 && pg.pad_bottom == 0 && pg.k_h <= pg.s_h;
   if (image_bytes > kChunkOutputBytes && bandable) {
     // Convolution rows [p0 * s_h, p1 * s_h) feed pooled rows [p0, p1).
-    const int64_t pooled = std::max<int64_t>(1, kChunkOutputBytes / (row_bytes * pg.s_h));
+    // Dividing twice equals dividing by the product, which could overflow.
+    const int64_t pooled = std::max<int64_t>(1, kChunkOutputBytes / row_bytes / pg.s_h);
     for (int64_t b = 0; b < g.n; ++b) {
       for (int64_t p0 = 0; p0 < pg.out_h; p0 += pooled) {
         const int64_t p1 = std::min(pg.out_h, p0 + pooled);

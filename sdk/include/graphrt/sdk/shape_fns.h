@@ -114,12 +114,56 @@ inline Status WithRankAtLeast(const PartialShape& s, int32_t rank, PartialShape*
   return Status();
 }
 
-// Number of elements, or -1 when not fully known.
-inline int64_t NumElements(const PartialShape& s) {
-  if (!s.fully_defined()) return -1;
-  int64_t n = 1;
-  for (int64_t d : s.dims) n *= d;
-  return n;
+// *n = the number of elements of `s`, or -1 when its rank or a dim is
+// unknown. graphrt's size rule (graphrt/shape_limits.h) applies to what is
+// known: a known dim below -1, or known nonzero dims whose product already
+// exceeds 2^58, fit no tensor, so they are an InvalidArgument even when
+// another dim is unknown.
+inline Status NumElements(const PartialShape& s, int64_t* n) {
+  *n = -1;
+  if (!s.known_rank()) return Status();
+  std::vector<int64_t> known;
+  known.reserve(s.dims.size());
+  for (int64_t d : s.dims) {
+    if (d < -1) return errors::InvalidArgument("shape ", ShapeString(s), " has a negative dimension");
+    if (d >= 0) known.push_back(d);
+  }
+  int64_t count = 0;
+  Status st = NumElementsOf(known, &count);
+  if (!st.ok()) return errors::InvalidArgument("shape ", ShapeString(s), " has more than 2^58 elements");
+  if (known.size() == s.dims.size()) *n = count;
+  return Status();
+}
+
+// *out = a + b for dims (Concat's sum along the axis, Pad's dim plus its
+// paddings) under the same rule: no dim of a valid shape exceeds 2^58, so
+// neither may a sum. -1 (unknown) in either keeps the sum unknown.
+inline Status AddDims(int64_t a, int64_t b, int64_t* out) {
+  if (a < -1 || b < -1) return errors::InvalidArgument("negative dimension in ", a, " + ", b);
+  if (a == -1 || b == -1) {
+    *out = -1;
+  } else if (a > GR_MAX_TENSOR_ELEMENTS - b) {
+    return errors::InvalidArgument("dimension ", a, " + ", b, " exceeds 2^58 elements");
+  } else {
+    *out = a + b;
+  }
+  return Status();
+}
+
+// *out = a * b for dims (Tile's dim * multiple) under the same rule; -1
+// (unknown) in either keeps the product unknown, except that 0 times
+// anything is 0.
+inline Status MultiplyPartialDims(int64_t a, int64_t b, int64_t* out) {
+  if (a < -1 || b < -1) return errors::InvalidArgument("negative dimension in ", a, " * ", b);
+  if (a == 0 || b == 0) {
+    *out = 0;
+    return Status();
+  }
+  if (a == -1 || b == -1) {
+    *out = -1;
+    return Status();
+  }
+  return MultiplyDims(a, b, out);
 }
 
 // ---------------------------------------------------------- broadcasting
@@ -183,7 +227,16 @@ inline Status BroadcastPartialShapes(const PartialShape& x, const PartialShape& 
     }
     dims[i] = d;
   }
-  *out = PartialShape::Known(std::move(dims));
+  // Two valid shapes can broadcast to one that no tensor may have
+  // ([2^40,1] and [1,2^40]): say so here rather than at allocation.
+  PartialShape result = PartialShape::Known(std::move(dims));
+  int64_t unused;
+  if (!NumElements(result, &unused).ok()) {
+    return errors::InvalidArgument("Broadcasting ", ShapeString(x), " and ", ShapeString(y),
+                                   " gives shape ", ShapeString(result),
+                                   " of more than 2^58 elements");
+  }
+  *out = std::move(result);
   return Status();
 }
 
