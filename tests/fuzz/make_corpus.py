@@ -64,9 +64,12 @@ TF_GRAPHS = [
 
 
 def fresh(name):
+    """Empties corpus/<name>/ but for found_* files: fuzzer finds committed by hand."""
     d = os.path.join(CORPUS, name)
-    shutil.rmtree(d, ignore_errors=True)
-    os.makedirs(d)
+    os.makedirs(d, exist_ok=True)
+    for f in os.listdir(d):
+        if not f.startswith("found_"):
+            os.remove(os.path.join(d, f))
     return d
 
 

@@ -6,18 +6,20 @@
 # BUILD_DIR/fuzz-artifacts).
 #
 # usage: tests/fuzz/run.sh BUILD_DIR SECONDS [HARNESS...]   (default: all)
-#   env: ARTIFACT_DIR, FUZZ_FLAGS (extra libFuzzer flags, e.g. -jobs=4 -workers=4)
+#   env: ARTIFACT_DIR; CORPUS_DIR (seed corpora, one directory per harness;
+#        default: the committed tests/fuzz/corpus); FUZZ_FLAGS (extra
+#        libFuzzer flags, e.g. -jobs=4 -workers=4)
 set -uo pipefail
 
 if (($# < 2)); then
-  sed -n '2,10p' "$0" >&2
+  sed -n '2,12p' "$0" >&2
   exit 2
 fi
 build=$(cd "$1" && pwd) || exit 2
 seconds=$2
 shift 2
 here=$(cd "$(dirname "$0")" && pwd)
-corpus=$here/corpus
+corpus=$(cd "${CORPUS_DIR:-$here/corpus}" && pwd) || exit 2
 artifacts=${ARTIFACT_DIR:-$build/fuzz-artifacts}
 harnesses=("$@")
 if ((${#harnesses[@]} == 0)); then
