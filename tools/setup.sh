@@ -9,6 +9,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libsnappy-dev python3-numpy
   clang libc++-dev libc++abi-dev
+  libclang-rt-14-dev  # clang's ASan/UBSan/libFuzzer runtimes (only recommended by clang-14)
 )
 missing=()
 for p in "${packages[@]}"; do

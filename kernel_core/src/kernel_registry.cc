@@ -23,7 +23,10 @@ namespace {
 
 bool Matches(const KernelRegistration& k, const proto::NodeDef& node, const std::string& label) {
   if (k.label != label) return false;
-  for (const auto& [attr, allowed] : k.constraints) {
+  // Named references, not a structured binding: clang 14 cannot capture those.
+  for (const auto& constraint : k.constraints) {
+    const auto& attr = constraint.first;
+    const auto& allowed = constraint.second;
     const proto::AttrValue* v = FindAttr(node, attr);
     if (v == nullptr) return false;
     auto ok = [&](int t) {

@@ -157,7 +157,9 @@ Status PlaceGraph(const std::vector<Device*>& devices, bool allow_soft_placement
     if (!merged.ok() && !allow_soft_placement) return merged;
   }
 
-  for (auto& [root, grp] : groups) {
+  // A named reference, not a structured binding: clang 14 cannot capture those.
+  for (auto& group : groups) {
+    auto& grp = group.second;
     Device* chosen = grp.assigned;
     for (Device* d : devices) {
       if (chosen != nullptr) break;

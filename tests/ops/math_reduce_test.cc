@@ -162,7 +162,10 @@ RefResult<T> RefReduce(Red op, const std::vector<T>& x, const Dims& xd,
       if (std::isnan(static_cast<double>(v))) nan[so] = true;
     }
     const double dv = static_cast<double>(v);
-    const int64_t iv = static_cast<int64_t>(v);
+    // Floats accumulate in acc_d only: NaN or inf cast to int64 is UB
+    // (clang's -fsanitize=undefined checks it).
+    int64_t iv = 0;
+    if constexpr (!std::is_floating_point_v<T>) iv = static_cast<int64_t>(v);
     switch (op) {
       case Red::kSum: case Red::kMean: acc_d[so] += dv; acc_i[so] += iv; break;
       case Red::kProd: acc_d[so] *= dv; acc_i[so] *= iv; break;

@@ -1,0 +1,35 @@
+// libFuzzer harness: bytes -> TensorProto -> Tensor::FromProto. What converts
+// must come back from AsProtoTensorContent to the same dtype and shape, and
+// from then on round-trip to the same proto.
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "graphrt/core/tensor.h"
+#include "graphrt/proto/tensor.pb.h"
+
+namespace {
+
+[[noreturn]] void Fail(const char* what) {
+  std::fprintf(stderr, "fuzz_tensor_proto: %s\n", what);
+  std::abort();
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  graphrt::proto::TensorProto p;
+  if (!p.ParseFromArray(data, static_cast<int>(size))) return 0;
+  graphrt::Tensor t;
+  if (!graphrt::Tensor::FromProto(p, &t).ok()) return 0;
+  graphrt::proto::TensorProto first;
+  t.AsProtoTensorContent(&first);
+  graphrt::Tensor again;
+  if (!graphrt::Tensor::FromProto(first, &again).ok()) Fail("FromProto refused AsProtoTensorContent's output");
+  if (again.dtype() != t.dtype() || again.shape() != t.shape()) Fail("round trip changed the dtype or shape");
+  graphrt::proto::TensorProto second;
+  again.AsProtoTensorContent(&second);
+  if (second.SerializeAsString() != first.SerializeAsString()) Fail("proto -> tensor -> proto is not stable");
+  return 0;
+}
