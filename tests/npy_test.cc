@@ -521,9 +521,29 @@ TEST(NpyErrors, TrailingData) {
 
 TEST(NpyErrors, HugeShapeDoesNotAllocate) {
   ExpectError(ParseError(MakeNpy(
-                  "{'descr': '<f8', 'fortran_order': False, 'shape': (1000000, 1000000, 1000000), }",
+                  "{'descr': '<f8', 'fortran_order': False, 'shape': (1000000, 1000000, 100000), }",
                   "")),
               Code::kDataLoss, "truncated .npy data");
+  // Past the size rule (2^58 elements): refused by the shape, before the data size.
+  ExpectError(ParseError(MakeNpy(
+                  "{'descr': '<f8', 'fortran_order': False, 'shape': (1000000000, 1000000000, 1000000000), }",
+                  "")),
+              Code::kInvalidArgument, "more than 2^58 elements");
+}
+
+// A zero-width string element would let 128 bytes of header declare any
+// number of elements (the probe: 300M elements, 13.7 GB): refused, whatever
+// the count, before anything is allocated.
+TEST(NpyErrors, ZeroByteElementsAreRefused) {
+  for (const char* descr : {"|S0", "<U0", ">U0"}) {
+    ExpectError(ParseError(MakeNpy(std::string("{'descr': '") + descr +
+                                       "', 'fortran_order': False, 'shape': (300000000,), }",
+                                   "")),
+                Code::kInvalidArgument, "zero-byte elements");
+    ExpectError(ParseError(MakeNpy(std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': (0,), }",
+                                   "")),
+                Code::kInvalidArgument, "zero-byte elements");
+  }
 }
 
 TEST(NpyErrors, UnsupportedDescr) {

@@ -96,6 +96,9 @@ std::string OpSignature(const proto::OpDef& op);
 std::string AttrDefString(const proto::OpDef::AttrDef& attr);
 // A compact rendering of an AttrValue (1, 2.5, "s", float, [2,3], [1, 2]).
 std::string AttrValueString(const proto::AttrValue& v);
+// "float" for a dtype graphrt knows, else TensorFlow's enum name or the
+// bare value (files may hold any int in a dtype field).
+std::string DataTypeValueString(int64_t value);
 
 // "10.0 GiB".
 std::string HumanBytes(int64_t bytes);

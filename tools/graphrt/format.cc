@@ -98,6 +98,10 @@ std::string ElementString(const Tensor& t, int64_t i) {
 
 }  // namespace
 
+std::string DataTypeValueString(int64_t value) {
+  return IsSupportedDataTypeValue(value) ? DataTypeString(static_cast<DataType>(value)) : DataTypeValueName(value);
+}
+
 std::string TensorValuesString(const Tensor& t, int64_t max_values) {
   if (!t.IsInitialized()) return "<uninitialized>";
   if (t.dtype() == GR_RESOURCE || t.dtype() == GR_VARIANT)
@@ -115,7 +119,7 @@ std::string TensorValuesString(const Tensor& t, int64_t max_values) {
 
 std::string AttrValueString(const proto::AttrValue& v) {
   using A = proto::AttrValue;
-  auto type_name = [](int t) { return DataTypeString(static_cast<DataType>(t)); };
+  auto type_name = [](int t) { return DataTypeValueString(t); };
   auto shape_string = [](const proto::TensorShapeProto& p) {
     PartialTensorShape s;
     return PartialTensorShape::FromProto(p, &s).ok() ? s.DebugString() : std::string("<bad shape>");
@@ -174,7 +178,7 @@ namespace {
 std::string ArgString(const proto::OpDef::ArgDef& a) {
   std::string t;
   const std::string base =
-      a.type_attr().empty() ? DataTypeString(static_cast<DataType>(a.type())) : a.type_attr();
+      a.type_attr().empty() ? DataTypeValueString(a.type()) : a.type_attr();
   if (!a.number_attr().empty()) {
     t = a.number_attr() + " * " + base;
   } else if (!a.type_list_attr().empty()) {

@@ -37,7 +37,7 @@ std::string Join(const std::vector<std::string>& v) {
 std::string AttrTypeString(const proto::NodeDef& n, const char* attr) {
   auto it = n.attr().find(attr);
   if (it == n.attr().end() || it->second.value_case() != proto::AttrValue::kType) return "?";
-  return DataTypeString(static_cast<DataType>(it->second.type()));
+  return DataTypeValueString(it->second.type());
 }
 
 std::string AttrShapeString(const proto::NodeDef& n, const char* attr) {

@@ -97,7 +97,9 @@ void CheckFeedAgainstPlaceholder(const proto::GraphDef& g, const Feed& f) {
   const proto::NodeDef* n = FindNode(g, node_name);
   if (n == nullptr || (n->op() != "Placeholder" && n->op() != "PlaceholderWithDefault")) return;
   auto dt = n->attr().find("dtype");
-  if (dt != n->attr().end() && dt->second.value_case() == proto::AttrValue::kType) {
+  // An invalid dtype is left for Session::Create to name.
+  if (dt != n->attr().end() && dt->second.value_case() == proto::AttrValue::kType &&
+      IsSupportedDataTypeValue(dt->second.type())) {
     const DataType want = static_cast<DataType>(dt->second.type());
     if (want != f.value.dtype())
       throw CliError("--feed " + f.name + ": " + f.file + " holds " +
