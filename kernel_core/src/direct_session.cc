@@ -248,7 +248,7 @@ class DirectSession final : public Session {
     if (!options_.config.graph_options().place_pruned_graph())
       GR_RETURN_IF_ERROR(PlaceGraph(devices_, options_.config.allow_soft_placement(), g));
     std::vector<std::vector<PartialTensorShape>> shapes;
-    return InferShapes(*g, &shapes);
+    return InferShapes(*g, &shapes, host_allocator_);
   }
 
   Status GetOrCreateExecutor(const SortedSignature& sig, const std::vector<std::pair<std::string, Tensor>>& inputs,

@@ -11,7 +11,7 @@ namespace {
 constexpr int64_t kMaxConstElementsForShapeInference = int64_t{1} << 16;
 }  // namespace
 
-Status InferShapes(const Graph& g, std::vector<std::vector<PartialTensorShape>>* out) {
+Status InferShapes(const Graph& g, std::vector<std::vector<PartialTensorShape>>* out, Allocator* attr_allocator) {
   out->assign(g.num_node_ids(), {});
   // Const values, parsed once, so shape fns (e.g. Reshape's) can read them.
   std::unordered_map<int, std::unique_ptr<Tensor>> const_values;
@@ -41,7 +41,7 @@ Status InferShapes(const Graph& g, std::vector<std::vector<PartialTensorShape>>*
       auto it = const_values.find(e->src()->id());
       if (it != const_values.end() && e->src_output() == 0) values[e->dst_input()] = it->second.get();
     }
-    GR_ShapeContext sc{GR_Attrs{&n->def()}, &n->def(), &inputs, &values, std::move(outputs), Status()};
+    GR_ShapeContext sc{GR_Attrs{&n->def(), attr_allocator, nullptr}, &n->def(), &inputs, &values, std::move(outputs), Status()};
     sc.attrs.error = &sc.status;
     int32_t rc = GR_OK;
     // SDK shape functions catch their own exceptions; a raw C-ABI one's must not escape.
