@@ -31,6 +31,7 @@
 #include <initializer_list>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -601,7 +602,7 @@ class ConvForwardOp : public ConvKernelBase {
     }
     BufferPool::Lease w_lease = pool_.Acquire();
     BufferPool::Lease bn_lease = pool_.Acquire();
-    BufferPool::Lease f32_lease = pool_.Acquire();
+    std::optional<BufferPool::Lease> f32_lease;  // bf16 on the f32 plan only
     const bool with_bias = kFused && spec_.fusion == Fusion::kBias;
     const void* x = in.raw_data();
     const void* f = filter.raw_data();
@@ -610,8 +611,9 @@ class ConvForwardOp : public ConvKernelBase {
     const int64_t y_elems = g.n * g.oh * g.ow * g.oc;
     if constexpr (std::is_same_v<T, uint16_t>) {
       if (OnFloatCopies<T>(*plan)) {  // rounded into y after the run
-        const std::vector<float*> fa = FloatArrays(
-            &f32_lease, {in.NumElements(), filter.NumElements(), with_bias ? g.oc : 0, y_elems});
+        BufferPool::Lease* lease = &f32_lease.emplace(pool_.Acquire());
+        const std::vector<float*> fa =
+            FloatArrays(lease, {in.NumElements(), filter.NumElements(), with_bias ? g.oc : 0, y_elems});
         Bf16BitsToFloat(in.data<uint16_t>(), in.NumElements(), fa[0]);
         Bf16BitsToFloat(filter.data<uint16_t>(), filter.NumElements(), fa[1]);
         if (with_bias) Bf16BitsToFloat(ctx->input(2).data<uint16_t>(), g.oc, fa[2]);
@@ -880,14 +882,15 @@ class Conv2DBackpropInputOp : public ConvKernelBase {
       std::shared_ptr<Plan> plan = GetPlan(ctx, Kind::kBackwardData, g, DnnlDt<T>(), nullptr);
       OP_REQUIRES(ctx, plan != nullptr, NoPrimitive(op, g));
       BufferPool::Lease w_lease = pool_.Acquire();
-      BufferPool::Lease f32_lease = pool_.Acquire();
+      std::optional<BufferPool::Lease> f32_lease;  // bf16 on the f32 plan only
       const void* d = dout.raw_data();
       const void* f = filter.raw_data();
       float* x_f32 = nullptr;  // bf16 on the f32 plan: rounded into out after the run
       if constexpr (std::is_same_v<T, uint16_t>) {
         if (OnFloatCopies<T>(*plan)) {
+          BufferPool::Lease* lease = &f32_lease.emplace(pool_.Acquire());
           const std::vector<float*> fa =
-              FloatArrays(&f32_lease, {dout.NumElements(), filter.NumElements(), out.NumElements()});
+              FloatArrays(lease, {dout.NumElements(), filter.NumElements(), out.NumElements()});
           Bf16BitsToFloat(dout.data<uint16_t>(), dout.NumElements(), fa[0]);
           Bf16BitsToFloat(filter.data<uint16_t>(), filter.NumElements(), fa[1]);
           d = fa[0];
@@ -966,14 +969,15 @@ class Conv2DBackpropFilterOp : public ConvKernelBase {
       std::vector<float*> partials(chunks);
       for (size_t i = 0; i < chunks; ++i) partials[i] = reinterpret_cast<float*>(base + i * stride);
       if (std::is_same_v<T, float>) partials[0] = out.data<float>();
-      BufferPool::Lease f32_lease = pool_.Acquire();
+      std::optional<BufferPool::Lease> f32_lease;  // bf16 on the f32 plan only
       RunArgs args;
       args.elem = sizeof(T);
       args.a = static_cast<const char*>(in.raw_data());
       args.b = static_cast<char*>(dout.raw_data());
       if constexpr (std::is_same_v<T, uint16_t>) {
         if (OnFloatCopies<T>(*plan)) {  // bf16 on the f32 plan: float inputs
-          const std::vector<float*> fa = FloatArrays(&f32_lease, {in.NumElements(), dout.NumElements()});
+          BufferPool::Lease* lease = &f32_lease.emplace(pool_.Acquire());
+          const std::vector<float*> fa = FloatArrays(lease, {in.NumElements(), dout.NumElements()});
           Bf16BitsToFloat(in.data<uint16_t>(), in.NumElements(), fa[0]);
           Bf16BitsToFloat(dout.data<uint16_t>(), dout.NumElements(), fa[1]);
           args.elem = sizeof(float);
