@@ -29,6 +29,15 @@ inline float Bf16BitsToFloat(uint16_t bits) {
 }
 inline uint16_t FloatToBf16Bits(float f) { return Eigen::numext::bit_cast<uint16_t>(Eigen::bfloat16(f)); }
 
+// Whole arrays, for the kernels that compute bfloat16 in float where oneDNN
+// has no bfloat16 primitive (see matmul_common.h).
+inline void Bf16BitsToFloat(const uint16_t* src, int64_t count, float* dst) {
+  for (int64_t i = 0; i < count; ++i) dst[i] = Bf16BitsToFloat(src[i]);
+}
+inline void FloatToBf16Bits(const float* src, int64_t count, uint16_t* dst) {
+  for (int64_t i = 0; i < count; ++i) dst[i] = FloatToBf16Bits(src[i]);
+}
+
 }  // namespace sdk
 }  // namespace graphrt
 

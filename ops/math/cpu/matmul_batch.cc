@@ -1,6 +1,7 @@
 // CPU BatchMatMulV2 (batch dims broadcast like numpy) and BatchMatMul (batch
 // dims must match): float on oneDNN's sgemm, bfloat16 on oneDNN's matmul
-// primitive, double/int32/int64 on Eigen.
+// primitive (in float where oneDNN has none: no AVX-512, see
+// matmul_common.h), double/int32/int64 on Eigen.
 //
 // Work split: with at least as many batches as threads, whole products go
 // to the pool; with fewer, each product is also cut into row (or column)
@@ -17,6 +18,7 @@
 #include <cstring>
 #include <memory>
 #include <type_traits>
+#include <vector>
 
 namespace graphrt {
 namespace sdk {
@@ -129,6 +131,19 @@ class BatchMatMulOp : public OpKernel {
                         kBf16 ? 16 : 1);
     }
     const int64_t items = batches * split.count;
+    // bfloat16: a primitive per block of `split`, or the inputs and the
+    // product in float where oneDNN has no bf16 primitive.
+    std::vector<std::shared_ptr<DnnlMatMul>> prims;
+    std::unique_ptr<float[]> xf, yf, cf;
+    if constexpr (kBf16) {
+      prims = Bf16MatMulPrims(&cache_, split, ta, tb, m, n, k, /*bias=*/false, Activation::kNone,
+                              0.0f);
+      if (prims.empty()) {
+        xf = WidenBf16(xp, x.NumElements());
+        yf = WidenBf16(yp, y.NumElements());
+        cf.reset(new float[static_cast<size_t>(out.NumElements())]);
+      }
+    }
     std::atomic<bool> ok{true};
     auto run = [&](int64_t b, int64_t e) {
       for (int64_t it = b; it < e; ++it) {
@@ -140,13 +155,19 @@ class BatchMatMulOp : public OpKernel {
         const T* bm = yp + yi * y_mat;
         T* cm = c + bi * c_mat;
         if constexpr (kBf16) {
-          const int64_t rows = blk.r1 - blk.r0, cols = blk.c1 - blk.c0;
-          std::shared_ptr<DnnlMatMul> p = cache_.GetOrCreate({rows, cols, m, n, k}, [&] {
-            return MakeDnnlMatMul(dnnl::memory::data_type::bf16, ta, tb, m, n, k, rows, cols,
-                                  false, Activation::kNone, 0.0f);
-          });
-          if (!p || !DnnlMatMulBlock(*p, ta, tb, n, k, a, bm, nullptr, cm, sizeof(bf16), blk))
-            ok.store(false, std::memory_order_relaxed);
+          if (cf) {
+            float* cfm = cf.get() + bi * c_mat;
+            if (FloatGemmBlock(ta, tb, m, n, k, xf.get() + xi * x_mat, yf.get() + yi * y_mat, cfm,
+                               blk)) {
+              FinishBf16Block(cfm, nullptr, Activation::kNone, 0.0f, cm, n, blk);
+            } else {
+              ok.store(false, std::memory_order_relaxed);
+            }
+          } else {
+            const DnnlMatMul& p = *prims[static_cast<size_t>(it % split.count)];
+            if (!DnnlMatMulBlock(p, ta, tb, n, k, a, bm, nullptr, cm, sizeof(bf16), blk))
+              ok.store(false, std::memory_order_relaxed);
+          }
         } else if constexpr (std::is_same_v<T, float>) {
           if (macs >= kSgemmMinMacs) {
             if (!SgemmBlock(ta, tb, m, n, k, a, bm, cm, blk))

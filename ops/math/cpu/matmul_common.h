@@ -62,6 +62,10 @@ struct Split {
     if (by_rows) return {b, std::min(m, b + chunk), 0, n};
     return {0, m, b, std::min(n, b + chunk)};
   }
+  // The index i of block(i, ...) == blk.
+  int64_t index(const Block& blk) const {
+    return count == 1 ? 0 : (by_rows ? blk.r0 : blk.c0) / chunk;
+  }
 };
 
 // Rows of C in one block per thread, a multiple of `row_grain` each.
@@ -207,6 +211,7 @@ struct DnnlMatMul {
   dnnl::matmul prim;
   dnnl::memory::desc a_md, b_md, c_md, bias_md, scratch_md;
   bool has_bias = false;
+  bool no_primitive = false;  // bfloat16: oneDNN has none (Bf16MatMulPrims)
 };
 
 inline dnnl::algorithm DnnlActivation(Activation act, float* alpha, float* beta) {
@@ -299,6 +304,89 @@ inline bool DnnlMatMulBlock(const DnnlMatMul& p, bool ta, bool tb, int64_t n, in
     return false;
   }
   return true;
+}
+
+// ------------------------------------------ bfloat16 computed in float
+//
+// oneDNN implements bf16 matmul only on CPUs with AVX-512 (Debian's oneDNN
+// 2.6 has no bf16 implementation at all without it), so creating the
+// primitive fails elsewhere. There the bf16 kernels compute in float:
+// inputs widened (exact), the float product (sgemm, Eigen when small) with
+// bias and activation as for float, the result rounded to nearest even (as
+// TensorFlow's cast to bfloat16). The outcome is cached per block shape
+// like a primitive, so a failing creation is tried once per shape.
+
+// The bf16 primitive of every block of `split`, created on a miss; empty
+// when oneDNN has none for some block (compute in float then).
+inline std::vector<std::shared_ptr<DnnlMatMul>> Bf16MatMulPrims(
+    ShapeKeyedCache<DnnlMatMul>* cache, const Split& split, bool ta, bool tb, int64_t m,
+    int64_t n, int64_t k, bool bias, Activation act, float leaky_alpha) {
+  std::vector<std::shared_ptr<DnnlMatMul>> prims;
+  prims.reserve(static_cast<size_t>(split.count));
+  for (int64_t i = 0; i < split.count; ++i) {
+    const Block blk = split.block(i, m, n);
+    const int64_t rows = blk.r1 - blk.r0, cols = blk.c1 - blk.c0;
+    std::shared_ptr<DnnlMatMul> p = cache->GetOrCreate({rows, cols, m, n, k}, [&] {
+      std::shared_ptr<DnnlMatMul> made = MakeDnnlMatMul(dnnl::memory::data_type::bf16, ta, tb, m,
+                                                        n, k, rows, cols, bias, act, leaky_alpha);
+      if (!made) {  // cached as such: not tried again for this shape
+        made = std::make_shared<DnnlMatMul>();
+        made->no_primitive = true;
+      }
+      return made;
+    });
+    if (p->no_primitive) return {};
+    prims.push_back(std::move(p));
+  }
+  return prims;
+}
+
+// A float copy of `count` bfloat16 values (exact).
+inline std::unique_ptr<float[]> WidenBf16(const bf16* src, int64_t count) {
+  std::unique_ptr<float[]> dst(new float[static_cast<size_t>(count)]);
+  Bf16BitsToFloat(reinterpret_cast<const uint16_t*>(src), count, dst.get());
+  return dst;
+}
+
+// Block `blk` of a float product as the float kernels compute it: sgemm,
+// Eigen below kSgemmMinMacs; false if oneDNN failed.
+inline bool FloatGemmBlock(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a,
+                           const float* b, float* c, const Block& blk) {
+  if (m * n * k >= kSgemmMinMacs) return SgemmBlock(ta, tb, m, n, k, a, b, c, blk);
+  EigenGemmBlock<float>(ta, tb, m, n, k, a, b, c, blk);
+  return true;
+}
+
+// Block `blk` of the float product `cf` (ld n): bias and activation when
+// `bias` is given, then rounded into `c`.
+inline void FinishBf16Block(float* cf, const float* bias, Activation act, float leaky_alpha,
+                            bf16* c, int64_t n, const Block& blk) {
+  const int64_t rows = blk.r1 - blk.r0, cols = blk.c1 - blk.c0;
+  float* cb = cf + blk.r0 * n + blk.c0;
+  if (bias != nullptr) BiasActivationBlock(cb, rows, cols, n, bias + blk.c0, act, leaky_alpha);
+  for (int64_t r = 0; r < rows; ++r) {
+    FloatToBf16Bits(cb + r * n, cols,
+                    reinterpret_cast<uint16_t*>(c + (blk.r0 + r) * n + blk.c0));
+  }
+}
+
+// c = act(op(A) op(B) [+ bias]) for bfloat16 A, B, bias and c (k > 0),
+// computed in float; false if oneDNN failed.
+inline bool Bf16MatMulInFloat(OpKernelContext* ctx, bool ta, bool tb, int64_t m, int64_t n,
+                              int64_t k, const bf16* a, const bf16* b, const bf16* bias,
+                              Activation act, float leaky_alpha, bf16* c) {
+  const std::unique_ptr<float[]> af = WidenBf16(a, m * k), bf = WidenBf16(b, k * n);
+  const std::unique_ptr<float[]> biasf = bias != nullptr ? WidenBf16(bias, n) : nullptr;
+  const std::unique_ptr<float[]> cf(new float[static_cast<size_t>(m * n)]);
+  std::atomic<bool> ok{true};  // blocks may fail on several threads
+  RunBlocks(ctx, PlanSplit(ctx->num_threads(), m, n, k), m, n, k, [&](const Block& blk) {
+    if (!FloatGemmBlock(ta, tb, m, n, k, af.get(), bf.get(), cf.get(), blk)) {
+      ok.store(false, std::memory_order_relaxed);
+      return;
+    }
+    FinishBf16Block(cf.get(), biasf.get(), act, leaky_alpha, c, n, blk);
+  });
+  return ok.load();
 }
 
 // ------------------------------------- float with packed (constant) weights

@@ -7,7 +7,9 @@
 // (`_weights_const`) big enough to gain (see UsePackedWeights), and
 // bfloat16: oneDNN's matmul primitive with the bias and an eltwise post-op,
 // float with B packed once per shape (W2 at 1 thread: 0.390 vs 0.404
-// ms/batch on sgemm; fused 64x784x512 + Relu 260 vs 270 us).
+// ms/batch on sgemm; fused 64x784x512 + Relu 260 vs 270 us). bfloat16
+// where oneDNN has no bf16 primitive (no AVX-512): computed in float
+// (Bf16MatMulInFloat, matmul_common.h).
 #include <graphrt/sdk/sdk.h>
 
 #include "common/cpu/dnnl_util.h"
@@ -176,15 +178,21 @@ class FusedMatMulOp : public OpKernel {
       return;
     }
     const Split split = PlanSplit(ctx->num_threads(), m, n, k, /*row_grain=*/16);
+    const std::vector<std::shared_ptr<DnnlMatMul>> prims =
+        Bf16MatMulPrims(&cache_, split, ta, tb, m, n, k, /*bias=*/true, act_, leaky_alpha_);
+    if (prims.empty()) {
+      OP_REQUIRES(ctx,
+                  Bf16MatMulInFloat(ctx, ta, tb, m, n, k, a.data<bf16>(), b.data<bf16>(),
+                                    bias.data<bf16>(), act_, leaky_alpha_, out->data<bf16>()),
+                  errors::Internal("oneDNN sgemm failed for bfloat16 _FusedMatMul (in float) of ",
+                                   a.ShapeString(), " and ", b.ShapeString()));
+      return;
+    }
     std::atomic<bool> ok{true};
     RunBlocks(ctx, split, m, n, k, [&](const Block& blk) {
-      const int64_t rows = blk.r1 - blk.r0, cols = blk.c1 - blk.c0;
-      std::shared_ptr<DnnlMatMul> p = cache_.GetOrCreate({rows, cols, m, n, k}, [&] {
-        return MakeDnnlMatMul(dnnl::memory::data_type::bf16, ta, tb, m, n, k, rows, cols,
-                              /*bias=*/true, act_, leaky_alpha_);
-      });
-      if (!p || !DnnlMatMulBlock(*p, ta, tb, n, k, a.raw_data(), b.raw_data(), bias.raw_data(),
-                                 out->raw_data(), sizeof(bf16), blk)) {
+      const DnnlMatMul& p = *prims[static_cast<size_t>(split.index(blk))];
+      if (!DnnlMatMulBlock(p, ta, tb, n, k, a.raw_data(), b.raw_data(), bias.raw_data(),
+                           out->raw_data(), sizeof(bf16), blk)) {
         ok.store(false, std::memory_order_relaxed);
       }
     });

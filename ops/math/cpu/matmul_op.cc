@@ -22,6 +22,7 @@
 #include <cstring>
 #include <memory>
 #include <type_traits>
+#include <vector>
 
 namespace graphrt {
 namespace sdk {
@@ -92,7 +93,8 @@ class MatMulOp : public OpKernel {
 
 // bfloat16 on oneDNN's matmul primitive: bf16 inputs, f32 accumulation,
 // bf16 output (AVX-512 BF16 where the CPU has it). One primitive per block
-// shape, cached by the kernel instance.
+// shape, cached by the kernel instance. Where oneDNN has none (no
+// AVX-512), computed in float (Bf16MatMulInFloat, matmul_common.h).
 class MatMulBf16Op : public OpKernel {
  public:
   explicit MatMulBf16Op(OpKernelConstruction* c) : OpKernel(c) {
@@ -116,15 +118,21 @@ class MatMulBf16Op : public OpKernel {
       return;
     }
     const Split split = PlanSplit(ctx->num_threads(), m, n, k, /*row_grain=*/16);
+    const std::vector<std::shared_ptr<DnnlMatMul>> prims = Bf16MatMulPrims(
+        &cache_, split, ta, tb, m, n, k, /*bias=*/false, Activation::kNone, 0.0f);
+    if (prims.empty()) {
+      OP_REQUIRES(ctx,
+                  Bf16MatMulInFloat(ctx, ta, tb, m, n, k, a.data<bf16>(), b.data<bf16>(), nullptr,
+                                    Activation::kNone, 0.0f, out.data<bf16>()),
+                  errors::Internal("oneDNN sgemm failed for bfloat16 MatMul (in float) of ",
+                                   a.ShapeString(), " and ", b.ShapeString()));
+      return;
+    }
     std::atomic<bool> ok{true};
     RunBlocks(ctx, split, m, n, k, [&](const Block& blk) {
-      const int64_t rows = blk.r1 - blk.r0, cols = blk.c1 - blk.c0;
-      std::shared_ptr<DnnlMatMul> p = cache_.GetOrCreate({rows, cols, m, n, k}, [&] {
-        return MakeDnnlMatMul(dnnl::memory::data_type::bf16, ta, tb, m, n, k, rows, cols,
-                              /*bias=*/false, Activation::kNone, 0.0f);
-      });
-      if (!p || !DnnlMatMulBlock(*p, ta, tb, n, k, a.raw_data(), b.raw_data(), nullptr,
-                                 out.raw_data(), sizeof(bf16), blk)) {
+      const DnnlMatMul& p = *prims[static_cast<size_t>(split.index(blk))];
+      if (!DnnlMatMulBlock(p, ta, tb, n, k, a.raw_data(), b.raw_data(), nullptr, out.raw_data(),
+                           sizeof(bf16), blk)) {
         ok.store(false, std::memory_order_relaxed);
       }
     });

@@ -5,6 +5,8 @@
 // float32 and bfloat16 run on oneDNN (forward, backward-data and
 // backward-weights convolution primitives; grouped convolution for
 // depthwise and grouped filters; bias and activations as post-ops).
+// bfloat16 where oneDNN has no bf16 convolution (no AVX-512): the f32
+// primitives on float copies, the result rounded to bfloat16 (GetPlan).
 // float64 and int32 run on a direct im2col + Eigen GEMM implementation.
 //
 // oneDNN use: conv_plan.h. Buffers that must outlive a parallel_for come
@@ -26,8 +28,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -390,26 +394,57 @@ class ConvKernelBase : public OpKernel {
     req.threads = std::max(1, ctx->num_threads());
     req.pool = pool;
     req.pool_max = pool_max;
-    return cache_.GetOrCreate(PlanKey(g, req.threads, dt, pool != nullptr), [&] { return BuildPlan(req); });
+    return cache_.GetOrCreate(PlanKey(g, req.threads, dt, pool != nullptr), [&] {
+      std::shared_ptr<Plan> plan = BuildPlan(req);
+      // oneDNN implements bf16 convolutions only on CPUs with AVX-512
+      // (Debian's 2.6 has none without it). A bf16 kernel then gets the f32
+      // plan, cached under its bf16 key so that the failing creation is
+      // tried once per shape, and computes in float (plan->dt tells it).
+      if (!plan && dt == memory::data_type::bf16 && pool == nullptr) {
+        req.dt = memory::data_type::f32;
+        plan = BuildPlan(req);
+      }
+      return plan;
+    });
+  }
+
+  // Whether a kernel of element type T runs `plan` on float copies: bf16 on
+  // the f32 plan GetPlan gave it.
+  template <typename T>
+  static bool OnFloatCopies(const Plan& plan) {
+    return std::is_same_v<T, uint16_t> && plan.dt == memory::data_type::f32;
+  }
+
+  // Float arrays of `counts[i]` elements each, carved from `lease`.
+  static std::vector<float*> FloatArrays(BufferPool::Lease* lease, std::initializer_list<int64_t> counts) {
+    size_t total = 0;
+    for (int64_t c : counts) total += AlignUp(static_cast<size_t>(c) * sizeof(float));
+    char* p = lease->Get(total);
+    std::vector<float*> arrays;
+    for (int64_t c : counts) {
+      arrays.push_back(reinterpret_cast<float*>(p));
+      p += AlignUp(static_cast<size_t>(c) * sizeof(float));
+    }
+    return arrays;
   }
 
   // The filter in the plan's weights layout: the filter itself, the plan's
   // cached copy for a constant filter, or a copy in `lease`.
-  const char* PlanWeights(const Plan& plan_c, const TensorView& filter, BufferPool::Lease* lease) {
+  const char* PlanWeights(const Plan& plan_c, const void* filter, BufferPool::Lease* lease) {
     Plan& plan = const_cast<Plan&>(plan_c);
-    if (!plan.reorder_w) return static_cast<const char*>(filter.raw_data());
+    if (!plan.reorder_w) return static_cast<const char*>(filter);
     if (weights_const_) {
       if (!plan.const_ready.load(std::memory_order_acquire)) {
         std::lock_guard<std::mutex> lock(plan.const_mu);
         if (!plan.const_ready.load(std::memory_order_relaxed)) {
-          ReorderWeights(plan, filter.raw_data(), plan.const_w.Get(plan.w_bytes));
+          ReorderWeights(plan, filter, plan.const_w.Get(plan.w_bytes));
           plan.const_ready.store(true, std::memory_order_release);
         }
       }
       return plan.const_w.data();
     }
     char* w = lease->Get(plan.w_bytes);
-    ReorderWeights(plan, filter.raw_data(), w);
+    ReorderWeights(plan, filter, w);
     return w;
   }
 
@@ -567,17 +602,38 @@ class ConvForwardOp : public ConvKernelBase {
     }
     BufferPool::Lease w_lease = pool_.Acquire();
     BufferPool::Lease bn_lease = pool_.Acquire();
+    std::optional<BufferPool::Lease> f32_lease;  // bf16 on the f32 plan only
+    const bool with_bias = kFused && spec_.fusion == Fusion::kBias;
+    const void* x = in.raw_data();
+    const void* f = filter.raw_data();
+    const void* bias = with_bias ? ctx->input(2).raw_data() : nullptr;
+    float* y_f32 = nullptr;
+    const int64_t y_elems = g.n * g.oh * g.ow * g.oc;
+    if constexpr (std::is_same_v<T, uint16_t>) {
+      if (OnFloatCopies<T>(*plan)) {  // rounded into y after the run
+        BufferPool::Lease* lease = &f32_lease.emplace(pool_.Acquire());
+        const std::vector<float*> fa =
+            FloatArrays(lease, {in.NumElements(), filter.NumElements(), with_bias ? g.oc : 0, y_elems});
+        Bf16BitsToFloat(in.data<uint16_t>(), in.NumElements(), fa[0]);
+        Bf16BitsToFloat(filter.data<uint16_t>(), filter.NumElements(), fa[1]);
+        if (with_bias) Bf16BitsToFloat(ctx->input(2).data<uint16_t>(), g.oc, fa[2]);
+        x = fa[0];
+        f = fa[1];
+        if (with_bias) bias = fa[2];
+        y_f32 = fa[3];
+      }
+    }
     RunArgs args;
-    args.elem = sizeof(T);
-    args.a = static_cast<const char*>(in.raw_data());
-    (pool ? args.pooled : args.b) = static_cast<char*>(y);
+    args.elem = y_f32 ? sizeof(float) : sizeof(T);
+    args.a = static_cast<const char*>(x);
+    (pool ? args.pooled : args.b) = y_f32 ? reinterpret_cast<char*>(y_f32) : static_cast<char*>(y);
     try {
-      args.w = PlanWeights(*plan, filter, &w_lease);
+      args.w = PlanWeights(*plan, f, &w_lease);
     } catch (const std::exception& e) {
       ctx->CtxFailure(errors::Internal(op, ": oneDNN weights reorder failed: ", e.what()));
       return true;
     }
-    if (kFused && spec_.fusion == Fusion::kBias) args.bias = ctx->input(2).raw_data();
+    args.bias = bias;
     if (kFused && spec_.fusion == Fusion::kBatchNorm) {
       float* p = reinterpret_cast<float*>(bn_lease.Get(static_cast<size_t>(2 * g.oc) * sizeof(float)));
       FoldBatchNorm<T>(ctx, g.oc, spec_.epsilon, p, p + g.oc);
@@ -587,7 +643,9 @@ class ConvForwardOp : public ConvKernelBase {
     if (!RunPlan(ctx, *plan, args)) {
       ctx->CtxFailure(errors::Internal(op, ": oneDNN convolution failed for input ", sf::ShapeString(in),
                                        " and filter ", sf::ShapeString(filter)));
+      return true;
     }
+    if (y_f32) FloatToBf16Bits(y_f32, y_elems, static_cast<uint16_t*>(y));
     return true;
   }
 
@@ -824,17 +882,34 @@ class Conv2DBackpropInputOp : public ConvKernelBase {
       std::shared_ptr<Plan> plan = GetPlan(ctx, Kind::kBackwardData, g, DnnlDt<T>(), nullptr);
       OP_REQUIRES(ctx, plan != nullptr, NoPrimitive(op, g));
       BufferPool::Lease w_lease = pool_.Acquire();
+      std::optional<BufferPool::Lease> f32_lease;  // bf16 on the f32 plan only
+      const void* d = dout.raw_data();
+      const void* f = filter.raw_data();
+      float* x_f32 = nullptr;  // bf16 on the f32 plan: rounded into out after the run
+      if constexpr (std::is_same_v<T, uint16_t>) {
+        if (OnFloatCopies<T>(*plan)) {
+          BufferPool::Lease* lease = &f32_lease.emplace(pool_.Acquire());
+          const std::vector<float*> fa =
+              FloatArrays(lease, {dout.NumElements(), filter.NumElements(), out.NumElements()});
+          Bf16BitsToFloat(dout.data<uint16_t>(), dout.NumElements(), fa[0]);
+          Bf16BitsToFloat(filter.data<uint16_t>(), filter.NumElements(), fa[1]);
+          d = fa[0];
+          f = fa[1];
+          x_f32 = fa[2];
+        }
+      }
       RunArgs args;
-      args.elem = sizeof(T);
-      args.a = static_cast<const char*>(dout.raw_data());
-      args.b = static_cast<char*>(out.raw_data());
+      args.elem = x_f32 ? sizeof(float) : sizeof(T);
+      args.a = static_cast<const char*>(d);
+      args.b = x_f32 ? reinterpret_cast<char*>(x_f32) : static_cast<char*>(out.raw_data());
       try {
-        args.w = PlanWeights(*plan, filter, &w_lease);
+        args.w = PlanWeights(*plan, f, &w_lease);
       } catch (const std::exception& e) {
         OP_REQUIRES(ctx, false, errors::Internal(op, ": oneDNN weights reorder failed: ", e.what()));
       }
       OP_REQUIRES(ctx, RunPlan(ctx, *plan, args),
                   errors::Internal(op, ": oneDNN backward-data convolution failed"));
+      if (x_f32) FloatToBf16Bits(x_f32, out.NumElements(), out.data<uint16_t>());
     } else {
       const bool nchw = g.format == cu::Format::kNCHW;
       BufferPool::Lease lease = pool_.Acquire();
@@ -894,10 +969,22 @@ class Conv2DBackpropFilterOp : public ConvKernelBase {
       std::vector<float*> partials(chunks);
       for (size_t i = 0; i < chunks; ++i) partials[i] = reinterpret_cast<float*>(base + i * stride);
       if (std::is_same_v<T, float>) partials[0] = out.data<float>();
+      std::optional<BufferPool::Lease> f32_lease;  // bf16 on the f32 plan only
       RunArgs args;
       args.elem = sizeof(T);
       args.a = static_cast<const char*>(in.raw_data());
       args.b = static_cast<char*>(dout.raw_data());
+      if constexpr (std::is_same_v<T, uint16_t>) {
+        if (OnFloatCopies<T>(*plan)) {  // bf16 on the f32 plan: float inputs
+          BufferPool::Lease* lease = &f32_lease.emplace(pool_.Acquire());
+          const std::vector<float*> fa = FloatArrays(lease, {in.NumElements(), dout.NumElements()});
+          Bf16BitsToFloat(in.data<uint16_t>(), in.NumElements(), fa[0]);
+          Bf16BitsToFloat(dout.data<uint16_t>(), dout.NumElements(), fa[1]);
+          args.elem = sizeof(float);
+          args.a = reinterpret_cast<const char*>(fa[0]);
+          args.b = reinterpret_cast<char*>(fa[1]);
+        }
+      }
       args.w_partials = &partials;
       OP_REQUIRES(ctx, RunPlan(ctx, *plan, args),
                   errors::Internal(op, ": oneDNN backward-weights convolution failed"));
@@ -905,10 +992,7 @@ class Conv2DBackpropFilterOp : public ConvKernelBase {
       for (size_t i = 1; i < chunks; ++i) {
         EigenVecMap<float>(sum, w_elems) += EigenConstVecMap<float>(partials[i], w_elems);
       }
-      if constexpr (std::is_same_v<T, uint16_t>) {
-        uint16_t* o = out.data<uint16_t>();
-        for (int64_t i = 0; i < w_elems; ++i) o[i] = FloatToBf16Bits(sum[i]);
-      }
+      if constexpr (std::is_same_v<T, uint16_t>) FloatToBf16Bits(sum, w_elems, out.data<uint16_t>());
     } else {
       const bool nchw = g.format == cu::Format::kNCHW;
       const T* x = in.data<T>();
