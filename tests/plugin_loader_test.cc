@@ -14,6 +14,17 @@ std::string TestPlugin(const std::string& name) {
   return std::string(GRAPHRT_TEST_PLUGIN_DIR) + "/libgraphrt_test_" + name + ".so";
 }
 
+// A copy, at another path, of the standard array ops plugin.
+std::string StandardPluginCopy() {
+  const std::string copy = ::testing::TempDir() + "/libgraphrt_ops_array_cpu_copy.so";
+  for (const PluginInfo& p : Runtime::Global().Plugins())
+    if (p.name == "ops_array_cpu") {
+      std::ifstream in(p.path, std::ios::binary);
+      std::ofstream(copy, std::ios::binary) << in.rdbuf();
+    }
+  return copy;
+}
+
 class PluginLoader : public ::testing::Test {
  protected:
   void SetUp() override { testing::LoadStandardPlugins(); }
@@ -124,6 +135,9 @@ TEST_F(PluginLoader, ErrorsNameTheFileAndLeaveTheCoreUnchanged) {
       {TestPlugin("init_fails"), Code::kUnavailable, {"failed to initialise", "license server unreachable"}},
       {TestPlugin("orphan_kernel"), Code::kFailedPrecondition, {"NobodyDefinedThis", "no loaded plugin defines"}},
       {TestPlugin("conflicting_op"), Code::kAlreadyExists, {"AddV2", "already defined differently"}},
+      {TestPlugin("init_throws"), Code::kInternal,
+       {TestPlugin("init_throws"), "failed to initialise", "thrown by the plugin's init"}},
+      {StandardPluginCopy(), Code::kAlreadyExists, {"ops_array_cpu", "already loaded from", "one copy"}},
   };
   for (const Case& c : cases) {
     const size_t before = NumPlugins();
@@ -143,6 +157,42 @@ TEST_F(PluginLoader, ErrorsNameTheFileAndLeaveTheCoreUnchanged) {
       {{"a", testing::MakeTensor<int32_t>(GR_INT32, {}, {21})}}, {"s"});
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].scalar<int32_t>(), 42);
+}
+
+// A raw C-ABI kernel (no SDK catching for it) that throws: a Status naming
+// the node, never an exception out of Run; the session keeps working.
+TEST_F(PluginLoader, ExceptionsFromRawKernelsBecomeStatuses) {
+  ASSERT_TRUE(Load("throwing").ok());
+  auto graph = [](const std::string& where) {
+    return "node { name: 'x' op: 'Placeholder' attr { key: 'dtype' value { type: DT_FLOAT } } }"
+           "node { name: 't' op: 'ThrowingOp' input: 'x' attr { key: 'where' value { s: '" + where + "' } } }";
+  };
+  const Tensor x = testing::MakeTensor<float>(GR_FLOAT, {2}, {1, 2});
+  struct Case {
+    std::string where;
+    Code code;
+    std::string message;
+  } cases[] = {
+      {"create", Code::kInternal, "thrown by ThrowingOp's create"},
+      {"compute", Code::kInternal, "thrown by ThrowingOp's compute"},
+      {"bad_alloc", Code::kResourceExhausted, "std::bad_alloc"},
+  };
+  for (const Case& c : cases) {
+    std::unique_ptr<Session> s = testing::CreateSession(testing::ParseGraph(graph(c.where)));
+    ASSERT_NE(s, nullptr);
+    std::vector<Tensor> out;
+    for (int attempt = 0; attempt < 2; ++attempt) {  // the session survives the first
+      Status st = s->Run({{"x", x}}, {"t"}, {}, &out);
+      EXPECT_EQ(st.code(), c.code) << st;
+      EXPECT_NE(st.message().find("Node 't' (op 'ThrowingOp')"), std::string::npos) << st;
+      EXPECT_NE(st.message().find(c.message), std::string::npos) << st;
+    }
+    ASSERT_TRUE(s->Run({{"x", x}}, {"x"}, {}, &out).ok());
+    EXPECT_EQ(testing::ToVector<float>(out[0]), (std::vector<float>{1, 2}));
+  }
+  std::vector<Tensor> out;
+  ASSERT_TRUE(testing::TryRunGraph(graph("none"), {{"x", x}}, {"t"}, &out).ok());
+  EXPECT_EQ(testing::ToVector<float>(out[0]), (std::vector<float>{1, 2}));
 }
 
 TEST_F(PluginLoader, DirectoryErrors) {

@@ -15,6 +15,8 @@
 #include <unordered_set>
 
 #include "core_api_internal.h"
+#include <graphrt/shape_limits.h>
+
 #include "executor.h"
 #include "memory_budget.h"
 #include "graphrt/core/graph.h"
@@ -119,8 +121,11 @@ class DirectSession final : public Session {
   Status Run(const proto::RunOptions& run_options, const std::vector<std::pair<std::string, Tensor>>& inputs,
              const std::vector<std::string>& output_names, const std::vector<std::string>& target_nodes,
              std::vector<Tensor>* outputs, proto::RunMetadata* run_metadata) override {
-    // Counted before closed_ is read (both sequentially consistent): Close
-    // either sees this Run and waits for it, or this Run sees closed_.
+    // Runs that start after Close never count themselves, so Close cannot be
+    // kept waiting by callers that keep calling.
+    if (closed_.load()) return errors::Cancelled("Session has been closed.");
+    // Counted before closed_ is read again (both sequentially consistent):
+    // Close either sees this Run and waits for it, or this Run sees closed_.
     active_runs_.fetch_add(1);
     struct EndRun {
       DirectSession* self;
@@ -199,6 +204,11 @@ class DirectSession final : public Session {
     for (size_t k = 0; k < inputs.size(); ++k) {
       const auto& [name, t] = inputs[sig.feeds[k]];
       if (!t.IsInitialized()) return errors::InvalidArgument("Feed '", name, "' is an uninitialized tensor");
+      // TensorShape's constructors do not check; kernels rely on the size rule.
+      int64_t elements;
+      if (gr_shape_num_elements(t.shape().data(), t.dims(), &elements) != GR_OK)
+        return errors::InvalidArgument("Feed '", name, "' has shape ", t.shape().DebugString(),
+                                       ", more than 2^58 elements or a negative dimension");
       if (t.dtype() != ek->feed_types[k])
         return errors::InvalidArgument("Feed '", name, "' has dtype ", DataTypeString(t.dtype()),
                                        " but the graph expects ", DataTypeString(ek->feed_types[k]));
