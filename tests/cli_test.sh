@@ -260,6 +260,33 @@ expect_error "missing GRAPH" 2 "missing GRAPH" "$GRAPHRT" inspect
 expect_error "unknown command" 2 "unknown command 'frob'" "$GRAPHRT" frob
 expect_error "no command" 2 "missing COMMAND" "$GRAPHRT"
 
+# Hostile inputs (the reliability probe's, kept in the fuzz corpus): one clean
+# error line naming the node or file, exit 1, and a small process.
+CORPUS="$SRC/tests/fuzz/corpus"
+hostile() {  # NAME NEEDLE CMD...
+  local name=$1 needle=$2
+  shift 2
+  expect_error "$name" 1 "$needle" /usr/bin/time -f "%M" -o "$TMP/rss" "$@"
+  local rss_kb
+  rss_kb=$(tail -1 "$TMP/rss")
+  if [[ "$rss_kb" -gt 1048576 ]]; then fail "$name: peak RSS ${rss_kb} KB"; else pass "$name: peak RSS ${rss_kb} KB"; fi
+}
+if [[ -x /usr/bin/time ]]; then
+  hostile "1e12-element Const within --memory-limit" "Node 'c' (op 'Const')" \
+    "$GRAPHRT" run "$CORPUS/fuzz_graph/reliability_const_1e12_bad_alloc_escapes_Create.pbtxt" --memory-limit 64
+  hostile "dtype far outside the enum" "dtype value 53551684 is not a TensorFlow DataType" \
+    "$GRAPHRT" run "$CORPUS/fuzz_graph/reliability_dtype_enum_huge_const_tensor_stackoverflow.pbtxt"
+  hostile "2^62-element Fill" "Node 'f' (op 'Fill')" \
+    "$GRAPHRT" run "$CORPUS/fuzz_graph/reliability_fill_2p62_float.pbtxt"
+  hostile ".npy of 300M zero-byte strings" "zero-byte elements" \
+    "$GRAPHRT" run "$DATA/add.pbtxt" --feed "a=$CORPUS/fuzz_npy/reliability_npy_S0_300M_elements_4.8GB_alloc.npy"
+  run_ok "inspect a dtype outside the enum" "$GRAPHRT" inspect \
+    "$CORPUS/fuzz_graph/reliability_dtype_enum_huge_placeholder_inspect_stackoverflow.pbtxt" &&
+    expect_out "inspect names the bad dtype" "10000000 (not a TensorFlow DataType)"
+fi
+expect_error "bad --memory-limit" 2 "--memory-limit" \
+  "$GRAPHRT" run "$DATA/add.pbtxt" --memory-limit -1
+
 if [[ $failures -ne 0 ]]; then
   echo "$failures check(s) failed" >&2
   exit 1

@@ -7,7 +7,7 @@ packages=(
   libprotobuf-dev protobuf-compiler
   libeigen3-dev libdnnl-dev libtbb-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  libsnappy-dev python3-numpy
+  libsnappy-dev python3-numpy time
   clang libc++-dev libc++abi-dev
   libclang-rt-14-dev  # clang's ASan/UBSan/libFuzzer runtimes (only recommended by clang-14)
 )

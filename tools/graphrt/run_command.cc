@@ -231,6 +231,8 @@ int RunCommand(const std::vector<std::string>& args) {
        "also write each fetched tensor to DIR/<name>.npy (':' and '/' become '_')")
       ("threads", po::value<int>()->default_value(0)->value_name("N"),
        "intra- and inter-op threads (0 = all cores)")
+      ("memory-limit", po::value<double>()->default_value(0)->value_name("MIB"),
+       "most MiB the session's tensors may hold at once (0 = a quarter of physical memory)")
       ("profile", po::bool_switch(),
        "trace the timed runs and print the kernel time per op type and per node "
        "(the 20 slowest)");
@@ -290,6 +292,11 @@ int RunCommand(const std::vector<std::string>& args) {
   SessionOptions options;
   options.config.set_intra_op_parallelism_threads(threads);
   options.config.set_inter_op_parallelism_threads(threads);
+  const double memory_limit_mib = vm["memory-limit"].as<double>();
+  if (!(memory_limit_mib >= 0) || memory_limit_mib > 1e12)
+    throw UsageError("--memory-limit must be 0 or a positive number of MiB");
+  options.config.mutable_graphrt_options()->set_session_memory_limit_bytes(
+      static_cast<int64_t>(memory_limit_mib * (1 << 20)));
   std::unique_ptr<Session> session;
   Check(NewSession(options, &session), "creating a session");
   Check(session->Create(graph), "loading " + graph_path);
