@@ -89,7 +89,7 @@ class DirectSession final : public Session {
     const int capacity = c.graphrt_options().executor_cache_capacity();
     cache_capacity_ = capacity > 0 ? static_cast<size_t>(capacity) : kDefaultExecutorCacheCapacity;
     budget_ = new MemoryBudget(SessionMemoryLimit(c));
-    host_allocator_ = new BudgetedAllocator(HostAllocator(), budget_);
+    host_allocator_ = budget_->AllocatorFor(HostAllocator());
   }
 
   // Waits for Runs still in progress (a caller that destroys a session it
@@ -100,9 +100,7 @@ class DirectSession final : public Session {
     cache_.clear();
     cache_index_.clear();
     for (auto& [name, k] : stateful_kernels_) k.reg->destroy(k.kernel);
-    for (auto& [device, a] : device_allocators_) a->Unref();
-    host_allocator_->Unref();
-    budget_->Unref();
+    budget_->ReleaseOwner();  // the budget lives on while returned tensors do
   }
 
   Status Create(const proto::GraphDef& def) override {
@@ -497,9 +495,7 @@ class DirectSession final : public Session {
   // the session's budget. (Called with graph_mu_ held.)
   Allocator* AllocatorFor(Device* d) {
     if (d == nullptr || !d->host_memory()) return d ? d->allocator() : host_allocator_;
-    BudgetedAllocator*& a = device_allocators_[d];
-    if (a == nullptr) a = new BudgetedAllocator(d->allocator(), budget_);
-    return a;
+    return budget_->AllocatorFor(d->allocator());
   }
 
   Status CreateKernel(const Node& n, Device* device, const KernelRegistration** reg, void** kernel) {
@@ -553,9 +549,8 @@ class DirectSession final : public Session {
   std::mutex run_mu_;  // with runs_done_: Close waiting for active_runs_ == 0
   std::condition_variable runs_done_;
 
-  MemoryBudget* budget_;
-  BudgetedAllocator* host_allocator_;  // attr tensors (constants) of the session's kernels
-  std::unordered_map<Device*, BudgetedAllocator*> device_allocators_;  // guarded by graph_mu_
+  MemoryBudget* budget_;      // AllocatorFor under graph_mu_
+  Allocator* host_allocator_;  // attr tensors (constants) of the session's kernels
 
   std::mutex graph_mu_;  // graph_ and executor construction
   std::unique_ptr<Graph> graph_;

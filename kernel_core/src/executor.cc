@@ -41,7 +41,8 @@ void RecordError(StepState* s, Status st) {
 
 class StepRunner {
  public:
-  StepRunner(const std::vector<NodeItem>& items, StepState* s) : items_(items), s_(s) {}
+  StepRunner(const std::vector<NodeItem>& items, StepState* s)
+      : items_(items), s_(s), cancelled_(s->args->cancelled) {}
 
   // Runs `id` and, depth-first on this thread, whatever it makes ready;
   // expensive extra work goes to the pool when there is one.
@@ -107,10 +108,7 @@ class StepRunner {
     return p.fetch_sub(1, std::memory_order_acq_rel) == 1;
   }
 
-  bool Cancelled() const {
-    const std::atomic<bool>* c = s_->args->cancelled;
-    return c != nullptr && c->load(std::memory_order_relaxed);
-  }
+  bool Cancelled() const { return cancelled_ != nullptr && cancelled_->load(std::memory_order_relaxed); }
 
   static void ClearOutputs(const NodeItem& item, Tensor* outs) {
     for (int i = 0; i < item.num_outputs; ++i)
@@ -194,6 +192,7 @@ class StepRunner {
 
   const std::vector<NodeItem>& items_;
   StepState* s_;
+  const std::atomic<bool>* cancelled_;
 };
 
 }  // namespace

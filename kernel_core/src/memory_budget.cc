@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace graphrt {
@@ -33,32 +34,22 @@ int64_t SessionMemoryLimit(const proto::ConfigProto& config) {
   return static_cast<int64_t>(std::floor(static_cast<double>(PhysicalMemoryBytes()) * fraction));
 }
 
-BudgetedAllocator::BudgetedAllocator(Allocator* base, MemoryBudget* budget) : base_(base), budget_(budget) {
-  budget_->Ref();
+MemoryBudget::MemoryBudget(int64_t limit_bytes) : limit_(std::clamp<int64_t>(limit_bytes, 0, kOwner - 1)) {}
+
+MemoryBudget::~MemoryBudget() {
+  for (BudgetedAllocator* a : allocators_) delete a;
 }
 
-BudgetedAllocator::~BudgetedAllocator() { budget_->Unref(); }
+Allocator* MemoryBudget::AllocatorFor(Allocator* base) {
+  for (BudgetedAllocator* a : allocators_)
+    if (a->base() == base) return a;
+  allocators_.push_back(new BudgetedAllocator(base, this));
+  return allocators_.back();
+}
 
 std::string BudgetedAllocator::Describe() const {
   return std::string(base_->Name()) + " (the session's memory limit is " + Bytes(budget_->limit()) + ", " +
          Bytes(budget_->in_use()) + " in use; ConfigProto.graphrt_options.session_memory_limit_bytes raises it)";
-}
-
-void* BudgetedAllocator::Allocate(size_t bytes, size_t alignment) {
-  if (!budget_->TryCharge(bytes)) return nullptr;
-  void* p = base_->Allocate(bytes, alignment);
-  if (p == nullptr) {
-    budget_->Release(bytes);
-    return nullptr;
-  }
-  refs_.fetch_add(1, std::memory_order_relaxed);
-  return p;
-}
-
-void BudgetedAllocator::Deallocate(void* ptr, size_t bytes) {
-  base_->Deallocate(ptr, bytes);
-  budget_->Release(bytes);
-  Unref();
 }
 
 }  // namespace graphrt

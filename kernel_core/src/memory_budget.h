@@ -6,43 +6,53 @@
 #include <atomic>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "graphrt/core/tensor.h"
 #include "graphrt/proto/config.pb.h"
 
 namespace graphrt {
 
-// The byte count one session's allocators share. Refcounted, because
-// tensors a Run returns may outlive the session and are still freed through
-// it.
+class BudgetedAllocator;
+
+// The byte count one session's allocators share, and the allocators
+// themselves. It lives while its owner (the session) does or any byte it
+// charged is still allocated: tensors a Run returned may outlive the
+// session and are still freed through it. Owner and bytes share one atomic
+// word, so an allocation and a free each cost one atomic operation.
 class MemoryBudget {
  public:
-  // Created with one reference.
-  explicit MemoryBudget(int64_t limit_bytes) : limit_(limit_bytes) {}
-  void Ref() { refs_.fetch_add(1, std::memory_order_relaxed); }
-  void Unref() {
-    if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
-  }
+  // The caller owns it until ReleaseOwner().
+  explicit MemoryBudget(int64_t limit_bytes);
+  void ReleaseOwner() { Drop(kOwner); }
+  // This budget's view of `base` (made once per base; lives with the budget).
+  // Not thread-safe: the session calls it under its graph lock.
+  Allocator* AllocatorFor(Allocator* base);
   // Reserves `bytes`; false (nothing reserved) when that would pass the limit.
   bool TryCharge(size_t bytes) {
     const int64_t b = static_cast<int64_t>(bytes);
     if (b > limit_) return false;
-    const int64_t before = in_use_.fetch_add(b, std::memory_order_relaxed);
-    if (before > limit_ - b) {
-      in_use_.fetch_sub(b, std::memory_order_relaxed);
+    const int64_t after = state_.fetch_add(b, std::memory_order_relaxed) + b;
+    if ((after & ~kOwner) > limit_) {
+      state_.fetch_sub(b, std::memory_order_relaxed);  // the owner is alive while it allocates
       return false;
     }
     return true;
   }
-  void Release(size_t bytes) { in_use_.fetch_sub(static_cast<int64_t>(bytes), std::memory_order_relaxed); }
+  void Release(size_t bytes) { Drop(static_cast<int64_t>(bytes)); }
   int64_t limit() const { return limit_; }
-  int64_t in_use() const { return in_use_.load(std::memory_order_relaxed); }
+  int64_t in_use() const { return state_.load(std::memory_order_relaxed) & ~kOwner; }
 
  private:
-  ~MemoryBudget() = default;
+  // Above any byte count a limit allows (limits are clamped below it).
+  static constexpr int64_t kOwner = int64_t{1} << 62;
+  ~MemoryBudget();
+  void Drop(int64_t amount) {
+    if (state_.fetch_sub(amount, std::memory_order_acq_rel) == amount) delete this;
+  }
   const int64_t limit_;
-  std::atomic<int64_t> in_use_{0};
-  std::atomic<int32_t> refs_{1};
+  std::atomic<int64_t> state_{kOwner};
+  std::vector<BudgetedAllocator*> allocators_;
 };
 
 // The limit a session's ConfigProto asks for: GraphrtOptions'
@@ -51,27 +61,29 @@ class MemoryBudget {
 int64_t SessionMemoryLimit(const proto::ConfigProto& config);
 
 // A device allocator seen through a budget: Allocate refuses (nullptr) past
-// the budget, Deallocate gives the bytes back. Refcounted like the budget:
-// every live allocation holds a reference, so a tensor that outlives the
-// session still frees through it.
+// the budget, Deallocate gives the bytes back. Owned by its MemoryBudget.
 class BudgetedAllocator final : public Allocator {
  public:
-  // Created with one reference (the owner's); takes a reference on `budget`.
-  BudgetedAllocator(Allocator* base, MemoryBudget* budget);
-  void Unref() {
-    if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
-  }
+  BudgetedAllocator(Allocator* base, MemoryBudget* budget) : base_(base), budget_(budget) {}
+  Allocator* base() const { return base_; }
   const char* Name() const override { return base_->Name(); }
   std::string Describe() const override;
-  void* Allocate(size_t bytes, size_t alignment) override;
-  void Deallocate(void* ptr, size_t bytes) override;
+  void* Allocate(size_t bytes, size_t alignment) override {
+    if (!budget_->TryCharge(bytes)) return nullptr;
+    void* p = base_->Allocate(bytes, alignment);
+    if (p == nullptr) budget_->Release(bytes);
+    return p;
+  }
+  // The last free after the session is gone deletes the budget and this.
+  void Deallocate(void* ptr, size_t bytes) override {
+    base_->Deallocate(ptr, bytes);
+    budget_->Release(bytes);
+  }
   bool IsHost() const override { return base_->IsHost(); }
 
  private:
-  ~BudgetedAllocator() override;
   Allocator* base_;
   MemoryBudget* budget_;
-  std::atomic<int32_t> refs_{1};
 };
 
 }  // namespace graphrt
