@@ -11,6 +11,20 @@
 
 namespace {
 
+// FromProto allocates from the allocator it is given; sessions give a
+// budgeted one. Here: the host heap, refusing more than 256 MiB at once, so
+// a proto declaring 4 TB of repeated values is a ResourceExhausted Status.
+class LimitedHostAllocator final : public graphrt::Allocator {
+ public:
+  const char* Name() const override { return "host (fuzz limit 256 MiB)"; }
+  void* Allocate(size_t bytes, size_t alignment) override {
+    return bytes > (size_t{256} << 20) ? nullptr : graphrt::HostAllocator()->Allocate(bytes, alignment);
+  }
+  void Deallocate(void* ptr, size_t bytes) override { graphrt::HostAllocator()->Deallocate(ptr, bytes); }
+};
+
+LimitedHostAllocator limited;
+
 [[noreturn]] void Fail(const char* what) {
   std::fprintf(stderr, "fuzz_tensor_proto: %s\n", what);
   std::abort();
@@ -22,7 +36,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   graphrt::proto::TensorProto p;
   if (!p.ParseFromArray(data, static_cast<int>(size))) return 0;
   graphrt::Tensor t;
-  if (!graphrt::Tensor::FromProto(p, &t).ok()) return 0;
+  if (!graphrt::Tensor::FromProto(p, &t, &limited).ok()) return 0;
   graphrt::proto::TensorProto first;
   t.AsProtoTensorContent(&first);
   graphrt::Tensor again;
