@@ -136,11 +136,13 @@ class StepRunner {
         GR_KernelContext ctx{KernelCall{&item, inputs, outs, s_, Status()}};
         // SDK kernels catch their own exceptions; a raw C-ABI kernel's must
         // not unwind through the executor.
-        Status thrown = StatusFromExceptions("compute", [&] {
+        // (A bare try: wrapping the call in StatusFromExceptions' lambda
+        // cost ~10 ns per node in W1.)
+        try {
           item.reg->compute(item.kernel, &ctx);
-          return Status::OK();
-        });
-        if (!thrown.ok()) ctx.call.status = std::move(thrown);
+        } catch (...) {
+          ctx.call.status = StatusFromCurrentException("compute");
+        }
         for (int i = 0; i < item.num_inputs; ++i) inputs[i] = Tensor();
         if (!ctx.call.status.ok()) {
           RecordError(s_, Status(ctx.call.status.code(), item.error_prefix + ": " + ctx.call.status.message()));

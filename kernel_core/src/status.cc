@@ -46,4 +46,16 @@ Status Status::WithContext(const std::string& prefix) const {
 
 std::ostream& operator<<(std::ostream& os, const Status& s) { return os << s.ToString(); }
 
+Status StatusFromCurrentException(const char* where) {
+  try {
+    throw;
+  } catch (const std::bad_alloc&) {
+    return errors::ResourceExhausted(where, ": out of memory (std::bad_alloc)");
+  } catch (const std::exception& e) {
+    return errors::Internal(where, ": unexpected exception: ", e.what());
+  } catch (...) {
+    return errors::Internal(where, ": unexpected exception of a type not derived from std::exception");
+  }
+}
+
 }  // namespace graphrt

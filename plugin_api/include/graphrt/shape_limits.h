@@ -24,6 +24,22 @@ extern "C" {
  * up to 2^63-1 elements; no real tensor comes near either bound.) */
 #define GR_MAX_TENSOR_ELEMENTS (INT64_C(1) << 58)
 
+/* nonzero * d for dims in (0, GR_MAX_TENSOR_ELEMENTS]; 0 when the product
+ * passes the limit. Without a division where the compiler has the builtin:
+ * this runs for every tensor a kernel allocates or forwards. */
+static inline int gr_mul_within_limit_(int64_t a, int64_t b, int64_t* out) {
+#if defined(__GNUC__) || defined(__clang__)
+  int64_t p;
+  if (__builtin_mul_overflow(a, b, &p) || p > GR_MAX_TENSOR_ELEMENTS) return 0;
+  *out = p;
+  return 1;
+#else
+  if (a > GR_MAX_TENSOR_ELEMENTS / b) return 0;
+  *out = a * b;
+  return 1;
+#endif
+}
+
 /* *out = a * b for dims a, b >= 0. Returns 0 (and leaves *out alone) when a
  * dim is negative or the product of the nonzero factors exceeds
  * GR_MAX_TENSOR_ELEMENTS; 1 otherwise. */
@@ -33,9 +49,7 @@ static inline int gr_mul_dims(int64_t a, int64_t b, int64_t* out) {
     *out = 0;
     return 1;
   }
-  if (a > GR_MAX_TENSOR_ELEMENTS / b) return 0;
-  *out = a * b;
-  return 1;
+  return gr_mul_within_limit_(a, b, out);
 }
 
 /* *num_elements = the product of dims[0..rank). Returns GR_OK, or
@@ -53,8 +67,7 @@ static inline int32_t gr_shape_num_elements(const int64_t* dims, int32_t rank, i
       empty = 1;
       continue;
     }
-    if (nonzero > GR_MAX_TENSOR_ELEMENTS / d) return GR_INVALID_ARGUMENT;
-    nonzero *= d;
+    if (!gr_mul_within_limit_(nonzero, d, &nonzero)) return GR_INVALID_ARGUMENT;
   }
   *num_elements = empty ? 0 : nonzero;
   return GR_OK;

@@ -116,6 +116,9 @@ GRAPHRT_ERROR_FN(DataLoss, kDataLoss)
 #undef GRAPHRT_ERROR_FN
 }  // namespace errors
 
+// Inside a catch block: the exception being handled as a Status (as below).
+Status StatusFromCurrentException(const char* where);
+
 // Runs f(), which returns a Status, and turns a C++ exception it throws into
 // one, prefixed with `where`: std::bad_alloc becomes RESOURCE_EXHAUSTED,
 // anything else INTERNAL. Used wherever foreign or throwing code is called
@@ -126,12 +129,8 @@ template <typename F>
 Status StatusFromExceptions(const char* where, F&& f) {
   try {
     return f();
-  } catch (const std::bad_alloc&) {
-    return errors::ResourceExhausted(where, ": out of memory (std::bad_alloc)");
-  } catch (const std::exception& e) {
-    return errors::Internal(where, ": unexpected exception: ", e.what());
   } catch (...) {
-    return errors::Internal(where, ": unexpected exception of a type not derived from std::exception");
+    return StatusFromCurrentException(where);
   }
 }
 
