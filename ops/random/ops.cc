@@ -68,7 +68,7 @@ Status MultinomialShape(InferenceContext* c) {
   TensorView t;
   if (c->input_tensor(1, &t) && t.dtype() == GR_INT32 && t.NumElements() == 1) {
     n = t.scalar<int32_t>();
-    if (n < 0) return errors::InvalidArgument("num_samples should be nonnegative, got ", n);
+    if (n < 0) return errors::InvalidArgument("num_samples should be non-negative, got ", n);
   }
   c->set_output(0, PartialShape::Known({logits.dims[0], n}));
   return Status();

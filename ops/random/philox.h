@@ -19,7 +19,10 @@ namespace random {
 
 // Philox4x32-10. One call returns one "sample" of four 32-bit words and
 // steps the 128-bit counter by one; Skip(n) jumps n samples ahead in O(1),
-// which is what lets any thread start anywhere in the stream.
+// which is what lets any thread start anywhere in the stream. Written here
+// rather than taken from Random123 (the reference implementation): Debian
+// packages no Random123, and the generator is a dozen lines whose known
+// answers tests/ops/random_test.cc checks.
 class Philox4x32 {
  public:
   using Sample = std::array<uint32_t, 4>;

@@ -428,6 +428,13 @@ TEST(RandomSeedTest, ZeroSeedsAreNondeterministic) {
   EXPECT_FALSE(SameBytes(o1[0], o1[1]));
   EXPECT_FALSE(SameBytes(o1[0], o2[0]));
   EXPECT_FALSE(SameBytes(o1[1], o2[1]));
+  // A node without the attrs takes the OpDef defaults (0, 0): random too.
+  const std::string no_attrs = ShapeConst("shape", {16}) +
+                               NodeText("c", "RandomUniform", {"shape"}, TypeAttr("dtype", "DT_FLOAT") + TypeAttr("T", "DT_INT32"));
+  std::vector<Tensor> o4, o5;
+  ASSERT_TRUE(CreateSession(ParseGraph(no_attrs), 1)->Run({}, {"c:0"}, {}, &o4).ok());
+  ASSERT_TRUE(CreateSession(ParseGraph(no_attrs), 1)->Run({}, {"c:0"}, {}, &o5).ok());
+  EXPECT_FALSE(SameBytes(o4[0], o5[0]));
   // Seeded twins in one graph are two nodes with one stream each: equal.
   const std::string twins = RealGraph("RandomUniform", {16}, GR_FLOAT, 5, 6, "a") +
                             RealGraph("RandomUniform", {16}, GR_FLOAT, 5, 6, "b");
@@ -794,21 +801,26 @@ TEST(RandomErrorTest, Multinomial) {
                Code::kInvalidArgument, "logits should be a matrix, got shape [1,1,3]");
   const Tensor logits = MakeTensor<float>(GR_FLOAT, {1, 3}, {1, 2, 3});
   EXPECT_ERROR(RunStatus(g, {{"logits", logits}, {"n", MakeTensor<int32_t>(GR_INT32, {}, {-1})}}), Code::kInvalidArgument,
-               "'r'", "num_samples should be nonnegative, got -1");
+               "'r'", "num_samples should be non-negative, got -1");
   EXPECT_ERROR(RunStatus(g, {{"logits", logits}, {"n", MakeTensor<int32_t>(GR_INT32, {1}, {2})}}), Code::kInvalidArgument,
                "num_samples should be a scalar");
   EXPECT_ERROR(RunStatus(g, {{"logits", MakeTensor<float>(GR_FLOAT, {2, 0}, {})}, {"n", n3}}), Code::kInvalidArgument,
                "num_classes should be positive, got 0");
 }
 
-TEST(RandomErrorTest, ShuffleUnsupportedDtype) {
-  // Every plain dtype and strings shuffle; types without a fixed layout
-  // are refused with a message rather than copied blindly.
-  const Tensor u8 = MakeTensor<uint8_t>(GR_UINT8, {3}, {1, 2, 3});
+TEST(RandomShuffleTest, OtherDtypes) {
+  // The kernel moves rows by element size: 1-byte elements, and 8-byte
+  // rows of a 2-D int64 tensor, permuted as the reference says.
+  const Tensor u8 = MakeTensor<uint8_t>(GR_UINT8, {3}, {10, 20, 30});
   const Tensor t = RunOnce(ShuffleGraph(GR_UINT8, 4, 5), {{"x", u8}});
-  std::vector<uint8_t> v = ToVector<uint8_t>(t);
-  std::sort(v.begin(), v.end());
-  EXPECT_EQ(v, std::vector<uint8_t>({1, 2, 3}));
+  const std::vector<int64_t> p3 = RefShufflePerm(4, 5, 0, 3);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(t.data<uint8_t>()[i], 10 * (p3[i] + 1));
+  std::vector<int64_t> v(6 * 2);
+  for (int i = 0; i < 12; ++i) v[i] = int64_t{1} << (40 + i);
+  const Tensor t64 = RunOnce(ShuffleGraph(GR_INT64, 4, 5), {{"x", MakeTensor<int64_t>(GR_INT64, {6, 2}, v)}});
+  const std::vector<int64_t> p6 = RefShufflePerm(4, 5, 0, 6);
+  for (int i = 0; i < 6; ++i)
+    for (int k = 0; k < 2; ++k) EXPECT_EQ(t64.data<int64_t>()[i * 2 + k], v[p6[i] * 2 + k]);
 }
 
 // ====================================== TensorFlow's regression training graph

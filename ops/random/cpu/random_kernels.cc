@@ -436,7 +436,7 @@ class MultinomialOp : public PhiloxKernel {
                                         sf::ShapeString(num_samples_t)));
     const int64_t num_samples = num_samples_t.scalar<int32_t>();
     OP_REQUIRES(ctx, num_samples >= 0,
-                errors::InvalidArgument("num_samples should be nonnegative, got ", num_samples));
+                errors::InvalidArgument("num_samples should be non-negative, got ", num_samples));
     for (int i = 0; i < 2; ++i) {
       OP_REQUIRES(ctx, logits.dim(i) <= std::numeric_limits<int32_t>::max(),
                   errors::InvalidArgument("logits.shape = ", sf::ShapeString(logits), " too large for int"));
