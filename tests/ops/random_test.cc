@@ -181,7 +181,7 @@ Tensor RunOnce(const std::string& pbtxt, const Feeds& feeds = {}, int threads = 
 
 bool SameBytes(const Tensor& a, const Tensor& b) {
   return a.dtype() == b.dtype() && a.shape() == b.shape() &&
-         std::memcmp(a.raw_data(), b.raw_data(), a.TotalBytes()) == 0;
+         (a.TotalBytes() == 0 || std::memcmp(a.raw_data(), b.raw_data(), a.TotalBytes()) == 0);
 }
 
 std::vector<double> AsDoubles(const Tensor& t) {
