@@ -1,6 +1,6 @@
 // The counter-based generator behind TensorFlow's random ops and the ways
-// its 32-bit words become values, written from the published facts
-// (/work/shared/tf_behaviours.md section 12; Random123's Philox4x32-10) so
+// its 32-bit words become values, from the published facts
+// (../shared/tf_behaviours.md section 12; Random123's Philox4x32-10) so
 // that graphrt reproduces TensorFlow's exact streams. Plain C++ without
 // Eigen or the SDK: a kernel for any device can use it.
 #ifndef GRAPHRT_OPS_RANDOM_PHILOX_H_
@@ -11,18 +11,18 @@
 #include <cstdint>
 #include <cstring>
 
+#include <Random123/philox.h>
+
 #pragma GCC visibility push(hidden)
 
 namespace graphrt {
 namespace sdk {
 namespace random {
 
-// Philox4x32-10. One call returns one "sample" of four 32-bit words and
-// steps the 128-bit counter by one; Skip(n) jumps n samples ahead in O(1),
-// which is what lets any thread start anywhere in the stream. Written here
-// rather than taken from Random123 (the reference implementation): Debian
-// packages no Random123, and the generator is a dozen lines whose known
-// answers tests/ops/random_test.cc checks.
+// Philox4x32-10 (the rounds are Random123's, Debian's librandom123-dev, the
+// reference implementation). One call returns one "sample" of four 32-bit
+// words and steps the 128-bit counter by one; Skip(n) jumps n samples ahead
+// in O(1), which is what lets any thread start anywhere in the stream.
 class Philox4x32 {
  public:
   using Sample = std::array<uint32_t, 4>;
@@ -49,30 +49,18 @@ class Philox4x32 {
   }
 
   Sample operator()() {
-    Sample ctr = counter_;
-    uint32_t k0 = key_[0], k1 = key_[1];
-    for (int round = 0; round < 10; ++round) {
-      if (round > 0) {
-        k0 += kKeyBump0;
-        k1 += kKeyBump1;
-      }
-      const uint64_t p0 = static_cast<uint64_t>(kMul0) * ctr[0];
-      const uint64_t p1 = static_cast<uint64_t>(kMul1) * ctr[2];
-      ctr = {static_cast<uint32_t>(p1 >> 32) ^ ctr[1] ^ k0, static_cast<uint32_t>(p1),
-             static_cast<uint32_t>(p0 >> 32) ^ ctr[3] ^ k1, static_cast<uint32_t>(p0)};
-    }
+    const Rounds::ctr_type ctr = {{counter_[0], counter_[1], counter_[2], counter_[3]}};
+    const Rounds::key_type key = {{key_[0], key_[1]}};
+    const Rounds::ctr_type out = Rounds()(ctr, key);
     Skip(1);
-    return ctr;
+    return {out.v[0], out.v[1], out.v[2], out.v[3]};
   }
 
   const Sample& counter() const { return counter_; }
   std::array<uint32_t, 2> key() const { return {key_[0], key_[1]}; }
 
  private:
-  static constexpr uint32_t kMul0 = 0xD2511F53u;
-  static constexpr uint32_t kMul1 = 0xCD9E8D57u;
-  static constexpr uint32_t kKeyBump0 = 0x9E3779B9u;
-  static constexpr uint32_t kKeyBump1 = 0xBB67AE85u;
+  using Rounds = r123::Philox4x32_R<10>;
   std::array<uint32_t, 2> key_{0, 0};
   Sample counter_{0, 0, 0, 0};
 };
