@@ -480,13 +480,24 @@ class V1Reader : public CheckpointReader {
     if (files.empty())
       return MakeStatus(kNotFound, "Unsuccessful TensorSliceReader constructor: Failed to find any matching files for " +
                                        pattern);
-    std::map<std::string, EntryInfo> merged;
+    std::vector<std::pair<std::string, std::string>> contents;
     for (const std::string& f : files) {
       std::string bytes;
       Status s = ReadFileToString(f, &bytes);
       if (!s.ok()) return s;
+      contents.emplace_back(f, std::move(bytes));
+    }
+    return InitFromContents(pattern, std::move(contents));
+  }
+
+  // (file name, bytes) of each V1 file.
+  Status InitFromContents(const std::string& pattern, std::vector<std::pair<std::string, std::string>> contents) {
+    prefix_ = pattern;
+    v1_ = true;
+    std::map<std::string, EntryInfo> merged;
+    for (auto& [f, bytes] : contents) {
       std::unique_ptr<Table> t;
-      s = Table::Open(std::move(bytes), f, &t);
+      Status s = Table::Open(std::move(bytes), f, &t);
       if (!s.ok()) return s;
       std::string meta_bytes;
       s = t->Get("", &meta_bytes);
@@ -694,6 +705,14 @@ Status CheckpointReader::OpenV2FromMemory(const std::string& index, std::vector<
 Status CheckpointReader::OpenV1(const std::string& pattern, std::unique_ptr<CheckpointReader>* out) {
   auto r = std::make_unique<V1Reader>();
   Status s = r->Init(pattern);
+  if (!s.ok()) return s;
+  *out = std::move(r);
+  return Status();
+}
+
+Status CheckpointReader::OpenV1FromMemory(const std::string& file, std::unique_ptr<CheckpointReader>* out) {
+  auto r = std::make_unique<V1Reader>();
+  Status s = r->InitFromContents("<memory>", {{"<memory>", file}});
   if (!s.ok()) return s;
   *out = std::move(r);
   return Status();

@@ -135,6 +135,8 @@ class CheckpointReader {
   // V2 from in-memory index and data-shard bytes (fuzzing, tests).
   static Status OpenV2FromMemory(const std::string& index, std::vector<std::string> shards,
                                  std::unique_ptr<CheckpointReader>* out);
+  // V1 from the bytes of one file (fuzzing, tests).
+  static Status OpenV1FromMemory(const std::string& file, std::unique_ptr<CheckpointReader>* out);
 
   bool is_v1() const { return v1_; }
   const std::string& prefix() const { return prefix_; }
