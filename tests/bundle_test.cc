@@ -882,3 +882,57 @@ TEST(BundleCrashSafety, KilledWriterNeverLeavesABrokenCheckpoint) {
 
 }  // namespace
 }  // namespace graphrt
+
+namespace graphrt {
+namespace {
+
+TEST(BundleZeroCopy, RawAddAndLookupInto) {
+  const std::string prefix = TempDir();
+  const std::vector<double> v = {1.25, -2.5, 1e300};
+  {
+    bd::BundleWriter w(prefix);
+    ASSERT_TRUE(w.Add("raw", bd::DT_DOUBLE, {3}, reinterpret_cast<const char*>(v.data()), 24).ok());
+    // The byte count must match the shape; strings have no raw form.
+    EXPECT_EQ(w.Add("bad", bd::DT_DOUBLE, {4}, reinterpret_cast<const char*>(v.data()), 24).code, bd::kInvalidArgument);
+  }
+  {
+    bd::BundleWriter w(prefix);
+    ASSERT_TRUE(w.Add("raw", bd::DT_DOUBLE, {3}, reinterpret_cast<const char*>(v.data()), 24).ok());
+    bd::TensorSlice s;
+    ASSERT_TRUE(bd::ParseSlice("1,1", &s).ok());
+    ASSERT_TRUE(w.AddSlice("part", {2}, s, Pod<int32_t>(bd::DT_INT32, {1}, {7})).ok());
+    ASSERT_TRUE(bd::ParseSlice("0,1", &s).ok());
+    ASSERT_TRUE(w.AddSlice("part", {2}, s, Pod<int32_t>(bd::DT_INT32, {1}, {6})).ok());
+    ASSERT_TRUE(w.Add("str", Strings({}, {"s"})).ok());
+    ASSERT_TRUE(w.Finish().ok());
+  }
+  auto r = OpenOrDie(prefix);
+  std::vector<double> got(3);
+  std::vector<int64_t> seen;
+  auto alloc = [&](const std::vector<int64_t>& dims, char** dst) {
+    seen = dims;
+    *dst = reinterpret_cast<char*>(got.data());
+    return bd::Status();
+  };
+  ASSERT_TRUE(r->LookupInto("raw", alloc).ok());
+  EXPECT_EQ(got, v);
+  EXPECT_EQ(seen, (std::vector<int64_t>{3}));
+  // Assembled from slices, then copied into the buffer.
+  std::vector<int32_t> parts(2);
+  ASSERT_TRUE(r->LookupInto("part", [&](const std::vector<int64_t>& dims, char** dst) {
+                   EXPECT_EQ(dims, (std::vector<int64_t>{2}));
+                   *dst = reinterpret_cast<char*>(parts.data());
+                   return bd::Status();
+                 }).ok());
+  EXPECT_EQ(parts, (std::vector<int32_t>{6, 7}));
+  EXPECT_EQ(r->LookupInto("str", alloc).code, bd::kInvalidArgument);
+  EXPECT_EQ(r->LookupInto("none", alloc).code, bd::kNotFound);
+  // An allocation failure is passed through.
+  EXPECT_EQ(r->LookupInto("raw", [](const std::vector<int64_t>&, char**) {
+               return bd::MakeStatus(bd::kOutOfRange, "no memory");
+             }).code,
+            bd::kOutOfRange);
+}
+
+}  // namespace
+}  // namespace graphrt

@@ -187,6 +187,34 @@ Status CheckpointReader::LookupSlice(const std::string& name, const TensorSlice&
   return Status();
 }
 
+Status CheckpointReader::LookupInto(const std::string& name, const Allocator& alloc) {
+  const EntryInfo* e = Find(name);
+  if (!e) return NotFoundError(name);
+  if (DTypeSize(e->dtype) == 0)
+    return MakeStatus(kInvalidArgument, "tensor " + name + " in checkpoint " + prefix_ + " has dtype " +
+                                            DTypeName(e->dtype) + ", not a fixed-size one");
+  if (e->slices.size() == 1 && e->slices[0].IsFull()) return ReadWholeInto(*e, alloc);
+  TensorValue v;
+  Status s = Lookup(name, &v);
+  if (!s.ok()) return s;
+  char* dst = nullptr;
+  s = alloc(v.dims, &dst);
+  if (!s.ok()) return s;
+  if (!v.bytes.empty()) std::memcpy(dst, v.bytes.data(), v.bytes.size());
+  return Status();
+}
+
+Status CheckpointReader::ReadWholeInto(const EntryInfo& e, const Allocator& alloc) {
+  TensorValue v;
+  Status s = ReadStored(e, 0, &v);
+  if (!s.ok()) return s;
+  char* dst = nullptr;
+  s = alloc(v.dims, &dst);
+  if (!s.ok()) return s;
+  if (!v.bytes.empty()) std::memcpy(dst, v.bytes.data(), v.bytes.size());
+  return Status();
+}
+
 // ------------------------------------------------------------- V2 reader
 
 namespace {
@@ -206,12 +234,12 @@ uint32_t LoadLe32(const char* p) {
   return v;
 }
 
-void SwapBytes(std::string* bytes, int dtype) {
+void SwapBytes(char* data, size_t size, int dtype) {
   int unit = DTypeSize(dtype);
   if (dtype == DT_COMPLEX64 || dtype == DT_COMPLEX128) unit /= 2;
   if (unit <= 1) return;
-  for (size_t i = 0; i + static_cast<size_t>(unit) <= bytes->size(); i += static_cast<size_t>(unit))
-    std::reverse(bytes->begin() + static_cast<std::ptrdiff_t>(i), bytes->begin() + static_cast<std::ptrdiff_t>(i) + unit);
+  for (size_t i = 0; i + static_cast<size_t>(unit) <= size; i += static_cast<size_t>(unit))
+    std::reverse(data + i, data + i + unit);
 }
 
 class V2Reader : public CheckpointReader {
@@ -280,13 +308,46 @@ class V2Reader : public CheckpointReader {
 
  protected:
   Status ReadStored(const EntryInfo& e, size_t index, TensorValue* out) override {
+    BundleEntryProto p;
+    std::string what;
+    std::vector<int64_t> dims;
+    Status s = LoadEntry(e, index, &p, &what, &dims);
+    if (!s.ok()) return s;
+    return ReadData(p, what, dims, out);
+  }
+
+  Status ReadWholeInto(const EntryInfo& e, const Allocator& alloc) override {
+    BundleEntryProto p;
+    std::string what;
+    std::vector<int64_t> dims;
+    Status s = LoadEntry(e, 0, &p, &what, &dims);
+    if (!s.ok()) return s;
+    Shard* sh = nullptr;
+    uint64_t off = 0, size = 0;
+    int64_t n = 0;
+    std::string where;
+    s = Locate(p, what, dims, &sh, &off, &size, &n, &where);
+    if (!s.ok()) return s;
+    s = CheckPodSize(p, dims, n, size, where);
+    if (!s.ok()) return s;
+    char* dst = nullptr;
+    s = alloc(dims, &dst);
+    if (!s.ok()) return s;
+    return ReadPod(p, sh, off, size, where, dst);
+  }
+
+ private:
+  // The BundleEntryProto of stored slice `index` of `e` (of the tensor
+  // itself when it is stored whole), checked against what the index listed.
+  Status LoadEntry(const EntryInfo& e, size_t index, BundleEntryProto* p, std::string* what,
+                   std::vector<int64_t>* dims) {
     std::string key = e.name;
-    std::vector<int64_t> dims = e.dims;
+    *dims = e.dims;
     const bool sliced = !(e.slices.size() == 1 && e.slices[0].IsFull());
     if (sliced) {
       const TensorSlice& ts = e.slices[index];
       key = EncodeTensorNameSlice(e.name, ts, static_cast<int>(ts.extents.size()));
-      Status s = SliceDims(ts, e.dims, &dims);
+      Status s = SliceDims(ts, e.dims, dims);
       if (!s.ok()) return MakeStatus(kDataLoss, s.message);
     }
     std::string value;
@@ -295,19 +356,17 @@ class V2Reader : public CheckpointReader {
       return MakeStatus(kDataLoss, "slice " + e.slices[index].DebugString() + " of tensor " + e.name +
                                        " is listed but not stored in " + index_name_);
     if (!s.ok()) return s;
-    BundleEntryProto p;
-    const std::string what = "tensor " + e.name + (sliced ? " (slice " + e.slices[index].DebugString() + ")" : "");
-    if (!p.ParseFromString(value)) return MakeStatus(kDataLoss, what + " in " + index_name_ + ": corrupt BundleEntryProto");
+    *what = "tensor " + e.name + (sliced ? " (slice " + e.slices[index].DebugString() + ")" : "");
+    if (!p->ParseFromString(value)) return MakeStatus(kDataLoss, *what + " in " + index_name_ + ": corrupt BundleEntryProto");
     std::vector<int64_t> stored;
-    s = DimsFromProto(p.shape(), what + " in " + index_name_, &stored);
+    s = DimsFromProto(p->shape(), *what + " in " + index_name_, &stored);
     if (!s.ok()) return s;
-    if (p.dtype() != e.dtype || stored != dims)
-      return MakeStatus(kDataLoss, what + " in " + index_name_ + ": stored as " + DTypeName(p.dtype()) + " " +
-                                       ShapeString(stored) + ", expected " + DTypeName(e.dtype) + " " + ShapeString(dims));
-    return ReadData(p, what, dims, out);
+    if (p->dtype() != e.dtype || stored != *dims)
+      return MakeStatus(kDataLoss, *what + " in " + index_name_ + ": stored as " + DTypeName(p->dtype()) + " " +
+                                       ShapeString(stored) + ", expected " + DTypeName(e.dtype) + " " + ShapeString(*dims));
+    return Status();
   }
 
- private:
   Status GetShard(int id, Shard** out) {
     Shard& sh = shards_[id];
     if (!sh.opened) {
@@ -354,43 +413,69 @@ class V2Reader : public CheckpointReader {
     return Status();
   }
 
-  Status ReadData(const BundleEntryProto& p, const std::string& what, const std::vector<int64_t>& dims,
-                  TensorValue* out) {
+  // The shard, byte range and element count of an entry, all checked
+  // against the data file before anything is allocated.
+  Status Locate(const BundleEntryProto& p, const std::string& what, const std::vector<int64_t>& dims, Shard** sh,
+                uint64_t* off, uint64_t* size, int64_t* n, std::string* where) {
     if (!DTypeSupported(p.dtype()))
       return MakeStatus(kUnimplemented, what + " in " + index_name_ + " has dtype " + DTypeName(p.dtype()) +
                                             ", which graphrt cannot read");
     if (p.shard_id() < 0 || p.shard_id() >= num_shards_)
       return MakeStatus(kDataLoss, what + " in " + index_name_ + ": shard_id " + std::to_string(p.shard_id()) +
                                        " outside [0, " + std::to_string(num_shards_) + ")");
-    Shard* sh = nullptr;
-    Status s = GetShard(p.shard_id(), &sh);
+    Status s = GetShard(p.shard_id(), sh);
     if (!s.ok()) return MakeStatus(s.code, what + ": " + s.message);
-    const std::string where = what + " in " + sh->path;
-    if (p.offset() < 0 || p.size() < 0) return MakeStatus(kDataLoss, where + ": negative offset or size");
-    const uint64_t off = static_cast<uint64_t>(p.offset()), size = static_cast<uint64_t>(p.size());
-    if (off > sh->size || size > sh->size - off)
-      return MakeStatus(kDataLoss, "Requested " + std::to_string(size) + " bytes but read " +
-                                       std::to_string(off > sh->size ? 0 : sh->size - off) + " bytes (" + where +
+    *where = what + " in " + (*sh)->path;
+    if (p.offset() < 0 || p.size() < 0) return MakeStatus(kDataLoss, *where + ": negative offset or size");
+    *off = static_cast<uint64_t>(p.offset());
+    *size = static_cast<uint64_t>(p.size());
+    const uint64_t fsize = (*sh)->size;
+    if (*off > fsize || *size > fsize - *off)
+      return MakeStatus(kDataLoss, "Requested " + std::to_string(*size) + " bytes but read " +
+                                       std::to_string(*off > fsize ? 0 : fsize - *off) + " bytes (" + *where +
                                        ": the data file is truncated)");
-    int64_t n = 0;
-    s = NumElements(dims, where, &n);
+    s = NumElements(dims, *where, n);
     if (!s.ok()) return MakeStatus(kDataLoss, s.message);
+    return Status();
+  }
+
+  Status CheckPodSize(const BundleEntryProto& p, const std::vector<int64_t>& dims, int64_t n, uint64_t size,
+                      const std::string& where) {
+    const uint64_t want = static_cast<uint64_t>(n) * static_cast<uint64_t>(DTypeSize(p.dtype()));
+    if (want != size)
+      return MakeStatus(kDataLoss, where + ": entry holds " + std::to_string(size) + " bytes, but " +
+                                       DTypeName(p.dtype()) + " " + ShapeString(dims) + " needs " + std::to_string(want));
+    return Status();
+  }
+
+  Status ReadPod(const BundleEntryProto& p, Shard* sh, uint64_t off, uint64_t size, const std::string& where,
+                 char* dst) {
+    Status s = ReadAt(sh, off, size, dst, where);
+    if (!s.ok()) return s;
+    if (MaskCrc(Crc32c(dst, static_cast<size_t>(size))) != p.crc32c())
+      return MakeStatus(kDataLoss, "Checksum does not match: stored " + std::to_string(p.crc32c()) +
+                                       " vs. calculated on the restored bytes (" + where + ")");
+    if (big_endian_) SwapBytes(dst, static_cast<size_t>(size), p.dtype());
+    return Status();
+  }
+
+  Status ReadData(const BundleEntryProto& p, const std::string& what, const std::vector<int64_t>& dims,
+                  TensorValue* out) {
+    Shard* sh = nullptr;
+    uint64_t off = 0, size = 0;
+    int64_t n = 0;
+    std::string where;
+    Status s = Locate(p, what, dims, &sh, &off, &size, &n, &where);
+    if (!s.ok()) return s;
     out->dtype = p.dtype();
     out->dims = dims;
     out->bytes.clear();
     out->strings.clear();
     if (p.dtype() != DT_STRING) {
-      const uint64_t want = static_cast<uint64_t>(n) * static_cast<uint64_t>(DTypeSize(p.dtype()));
-      if (want != size)
-        return MakeStatus(kDataLoss, where + ": entry holds " + std::to_string(size) + " bytes, but " +
-                                         DTypeName(p.dtype()) + " " + ShapeString(dims) + " needs " + std::to_string(want));
-      out->bytes.resize(static_cast<size_t>(size));
-      s = ReadAt(sh, off, size, out->bytes.empty() ? nullptr : &out->bytes[0], where);
+      s = CheckPodSize(p, dims, n, size, where);
       if (!s.ok()) return s;
-      if (MaskCrc(Crc32c(out->bytes.data(), out->bytes.size())) != p.crc32c())
-        return MakeStatus(kDataLoss, "Checksum does not match: stored " + std::to_string(p.crc32c()) + " vs. calculated on the restored bytes (" + where + ")");
-      if (big_endian_) SwapBytes(&out->bytes, p.dtype());
-      return Status();
+      out->bytes.resize(static_cast<size_t>(size));
+      return ReadPod(p, sh, off, size, where, out->bytes.empty() ? nullptr : &out->bytes[0]);
     }
     // Strings: varint64 lengths, masked crc32c of the lengths, the bytes.
     // Each string needs at least its one-byte length, so n <= size.

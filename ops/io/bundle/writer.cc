@@ -74,20 +74,21 @@ Status WriteAll(int fd, const char* p, size_t n, const std::string& path) {
 }
 }  // namespace
 
-Status BundleWriter::AddEntry(const std::string& key, const TensorValue& t, std::string* entry_bytes) {
+Status BundleWriter::AddEntry(int dtype, const std::vector<int64_t>& dims, const char* data, size_t data_size,
+                              const std::vector<std::string>* strings, std::string* entry_bytes) {
   BundleEntryProto e;
-  e.set_dtype(t.dtype);
-  DimsToProto(t.dims, e.mutable_shape());
+  e.set_dtype(dtype);
+  DimsToProto(dims, e.mutable_shape());
   e.set_offset(offset_);
   uint32_t crc = 0;
   uint64_t size = 0;
-  if (t.dtype == DT_STRING) {
+  if (dtype == DT_STRING) {
     // varint64 lengths, masked crc32c of the lengths (each as a
     // little-endian uint32, or uint64 above 4 GiB), the bytes; the entry's
     // checksum runs over the fixed-width lengths, the 4 crc bytes, the bytes.
     std::string head;
     uint32_t len_crc = 0;
-    for (const std::string& s : t.strings) {
+    for (const std::string& s : *strings) {
       AppendVarint64(&head, s.size());
       const uint64_t len = s.size();
       if (len > 0xffffffffull) {
@@ -104,7 +105,7 @@ Status BundleWriter::AddEntry(const std::string& key, const TensorValue& t, std:
     crc = Crc32cExtend(len_crc, mbytes, 4);
     Status s = WriteAll(data_fd_, head.data(), head.size(), data_tmp_);
     size = head.size();
-    for (const std::string& str : t.strings) {
+    for (const std::string& str : *strings) {
       if (!s.ok()) break;
       s = WriteAll(data_fd_, str.data(), str.size(), data_tmp_);
       crc = Crc32cExtend(crc, str.data(), str.size());
@@ -112,15 +113,38 @@ Status BundleWriter::AddEntry(const std::string& key, const TensorValue& t, std:
     }
     if (!s.ok()) return s;
   } else {
-    Status s = WriteAll(data_fd_, t.bytes.data(), t.bytes.size(), data_tmp_);
+    Status s = WriteAll(data_fd_, data, data_size, data_tmp_);
     if (!s.ok()) return s;
-    crc = Crc32c(t.bytes.data(), t.bytes.size());
-    size = t.bytes.size();
+    crc = Crc32c(data, data_size);
+    size = data_size;
   }
   e.set_size(static_cast<int64_t>(size));
   e.set_crc32c(MaskCrc(crc));
   offset_ += static_cast<int64_t>(size);
   *entry_bytes = e.SerializeAsString();
+  return Status();
+}
+
+Status BundleWriter::Add(const std::string& name, int dtype, const std::vector<int64_t>& dims, const char* data,
+                         size_t size) {
+  if (!status_.ok()) return status_;
+  if (finished_) return MakeStatus(kFailedPrecondition, "BundleWriter for " + prefix_ + " is already finished");
+  if (name.empty()) return status_ = MakeStatus(kInvalidArgument, "a tensor name may not be empty (" + prefix_ + ")");
+  if (entries_.count(name) || sliced_.count(name))
+    return status_ = MakeStatus(kInvalidArgument, "Adding duplicate key: " + name);
+  if (DTypeSize(dtype) == 0)
+    return status_ = MakeStatus(kInvalidArgument, "tensor " + name + ": dtype " + DTypeName(dtype) +
+                                                      " has no fixed element size");
+  int64_t n = 0;
+  Status s = NumElements(dims, "tensor " + name, &n);
+  if (!s.ok()) return status_ = s;
+  if (size != static_cast<uint64_t>(n) * static_cast<uint64_t>(DTypeSize(dtype)))
+    return status_ = MakeStatus(kInvalidArgument, "tensor " + name + ": " + std::to_string(size) +
+                                                      " bytes do not match its shape " + ShapeString(dims));
+  std::string bytes;
+  s = AddEntry(dtype, dims, data, size, nullptr, &bytes);
+  if (!s.ok()) return status_ = s;
+  entries_[name] = std::move(bytes);
   return Status();
 }
 
@@ -134,7 +158,7 @@ Status BundleWriter::Add(const std::string& name, const TensorValue& t) {
   Status s = CheckValue(t, "tensor " + name, &n);
   if (!s.ok()) return status_ = s;
   std::string bytes;
-  s = AddEntry(name, t, &bytes);
+  s = AddEntry(t.dtype, t.dims, t.bytes.data(), t.bytes.size(), &t.strings, &bytes);
   if (!s.ok()) return status_ = s;
   entries_[name] = std::move(bytes);
   return Status();
@@ -178,7 +202,7 @@ Status BundleWriter::AddSlice(const std::string& name, const std::vector<int64_t
   s = CheckSlicesDisjoint(probe, prefix_);
   if (!s.ok()) return status_ = MakeStatus(kInvalidArgument, s.message);
   std::string bytes;
-  s = AddEntry("", t, &bytes);
+  s = AddEntry(t.dtype, t.dims, t.bytes.data(), t.bytes.size(), &t.strings, &bytes);
   if (!s.ok()) return status_ = s;
   entries_[EncodeTensorNameSlice(name, ts, static_cast<int>(ts.extents.size()))] = std::move(bytes);
   sl->slices.push_back(ts);

@@ -105,16 +105,24 @@ class SaveV2Op : public OpKernel {
     OP_REQUIRES_OK(ctx, StringVector(ctx, 2, n, "shape_and_slices", &specs));
     bd::BundleWriter writer(prefix);
     for (int i = 0; i < n; ++i) {
-      bd::TensorValue v;
-      OP_REQUIRES_OK(ctx, ToValue(ctx->input(3 + i), names[static_cast<size_t>(i)], &v));
+      const std::string& name = names[static_cast<size_t>(i)];
+      const TensorView in = ctx->input(3 + i);
       bool has_shape = false;
       std::vector<int64_t> full;
       bd::TensorSlice slice;
       OP_REQUIRES_OK(ctx, FromBundle(bd::ParseShapeAndSlice(specs[static_cast<size_t>(i)], &has_shape, &full, &slice)));
+      if (!has_shape && bd::DTypeSize(static_cast<int>(in.dtype())) > 0) {
+        // Whole fixed-size tensors go to the file straight from the input.
+        OP_REQUIRES_OK(ctx, FromBundle(writer.Add(name, static_cast<int>(in.dtype()), in.dims(),
+                                                  static_cast<const char*>(in.raw_data()), in.ByteSize())));
+        continue;
+      }
+      bd::TensorValue v;
+      OP_REQUIRES_OK(ctx, ToValue(in, name, &v));
       if (has_shape) {
-        OP_REQUIRES_OK(ctx, FromBundle(writer.AddSlice(names[static_cast<size_t>(i)], full, slice, v)));
+        OP_REQUIRES_OK(ctx, FromBundle(writer.AddSlice(name, full, slice, v)));
       } else {
-        OP_REQUIRES_OK(ctx, FromBundle(writer.Add(names[static_cast<size_t>(i)], v)));
+        OP_REQUIRES_OK(ctx, FromBundle(writer.Add(name, v)));
       }
     }
     OP_REQUIRES_OK(ctx, FromBundle(writer.Finish()));
@@ -139,9 +147,25 @@ class RestoreV2Op : public OpKernel {
     std::unique_ptr<bd::CheckpointReader> reader;
     OP_REQUIRES_OK(ctx, FromBundle(bd::CheckpointReader::Open(prefix, &reader)));
     for (int64_t i = 0; i < n; ++i) {
+      const std::string& name = names[static_cast<size_t>(i)];
+      const DataType dt = dtypes_[static_cast<size_t>(i)];
+      const bd::EntryInfo* e = reader->Find(name);
+      if (e && e->dtype == static_cast<int>(dt) && specs[static_cast<size_t>(i)].empty() &&
+          bd::DTypeSize(e->dtype) > 0) {
+        // A whole fixed-size tensor is read straight into the output.
+        const int out = static_cast<int>(i);
+        OP_REQUIRES_OK(ctx, FromBundle(reader->LookupInto(
+                                name, [ctx, out](const std::vector<int64_t>& dims, char** dst) {
+                                  TensorView v;
+                                  Status s = ctx->allocate_output(out, dims, &v);
+                                  if (!s.ok()) return bd::MakeStatus(s.code(), s.message());
+                                  *dst = static_cast<char*>(v.raw_data());
+                                  return bd::Status();
+                                })));
+        continue;
+      }
       bd::TensorValue v;
-      OP_REQUIRES_OK(ctx, RestoreOne(reader.get(), names[static_cast<size_t>(i)], specs[static_cast<size_t>(i)],
-                                     dtypes_[static_cast<size_t>(i)], &v));
+      OP_REQUIRES_OK(ctx, RestoreOne(reader.get(), name, specs[static_cast<size_t>(i)], dt, &v));
       OP_REQUIRES_OK(ctx, EmitValue(ctx, static_cast<int>(i), v));
     }
   }

@@ -14,6 +14,7 @@
 #define GRAPHRT_BUNDLE_BUNDLE_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -147,11 +148,19 @@ class CheckpointReader {
   Status Lookup(const std::string& name, TensorValue* out);
   // A slice of it (checked against the stored shape).
   Status LookupSlice(const std::string& name, const TensorSlice& slice, TensorValue* out);
+  // The whole tensor of a fixed-size dtype, read straight into the buffer
+  // `alloc(dims, &dst)` provides (dst: exactly the tensor's bytes) without
+  // an intermediate copy where the checkpoint allows.
+  using Allocator = std::function<Status(const std::vector<int64_t>& dims, char** dst)>;
+  Status LookupInto(const std::string& name, const Allocator& alloc);
 
  protected:
   CheckpointReader() = default;
   // Reads stored slice `index` of `entry` (shaped as that slice).
   virtual Status ReadStored(const EntryInfo& entry, size_t index, TensorValue* out) = 0;
+  // A whole, unsliced fixed-size tensor into alloc's buffer; by default
+  // through ReadStored and a copy.
+  virtual Status ReadWholeInto(const EntryInfo& entry, const Allocator& alloc);
   Status NotFoundError(const std::string& name) const;
 
   bool v1_ = false;
@@ -174,13 +183,16 @@ class BundleWriter {
   ~BundleWriter();  // abandons (removes temporaries) unless Finish succeeded
   const Status& status() const { return status_; }
   Status Add(const std::string& name, const TensorValue& t);
+  // A fixed-size dtype's bytes without copying them into a TensorValue.
+  Status Add(const std::string& name, int dtype, const std::vector<int64_t>& dims, const char* data, size_t size);
   // A slice of the tensor `name` of shape `full_dims` (partitioned variables).
   Status AddSlice(const std::string& name, const std::vector<int64_t>& full_dims,
                   const TensorSlice& slice, const TensorValue& t);
   Status Finish();
 
  private:
-  Status AddEntry(const std::string& key, const TensorValue& t, std::string* entry_bytes);
+  Status AddEntry(int dtype, const std::vector<int64_t>& dims, const char* data, size_t size,
+                  const std::vector<std::string>* strings, std::string* entry_bytes);
   std::string prefix_;
   std::string data_tmp_, index_tmp_;
   int data_fd_ = -1;
