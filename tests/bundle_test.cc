@@ -936,3 +936,36 @@ TEST(BundleZeroCopy, RawAddAndLookupInto) {
 
 }  // namespace
 }  // namespace graphrt
+
+namespace graphrt {
+namespace {
+
+// TensorFlow's V1 writer (Save / SaveSlices) wrote these; the same tensors
+// through WriteV1Checkpoint give the same bytes. (The Haskell MNIST files
+// predate the `versions` field, so they differ by exactly that.)
+TEST(BundleV1, RewriteIsByteIdentical) {
+  const std::string root = testing::SharedPath("tf_testdata");
+  SKIP_WITHOUT_SHARED(root);
+  const std::vector<std::pair<std::string, std::vector<std::string>>> files = {
+      {"serving/bad_half_plus_two/00000123/export", {"Variable", "Variable_1"}},
+      {"serving/session_bundle/half_plus_two/00000123/export-00000-of-00001", {"a", "b"}},
+  };
+  const std::string dir = MakeDir();
+  for (const auto& [file, names] : files) {
+    auto r = OpenOrDie(root + "/" + file);
+    ASSERT_TRUE(r);
+    std::vector<bd::V1Item> items;
+    for (const std::string& n : names) {
+      bd::V1Item it;
+      it.name = n;
+      it.full_dims = r->Find(n)->dims;
+      ASSERT_TRUE(r->Lookup(n, &it.value).ok());
+      items.push_back(it);
+    }
+    ASSERT_TRUE(bd::WriteV1Checkpoint(dir + "/out", items).ok());
+    EXPECT_EQ(ReadAll(dir + "/out"), ReadAll(root + "/" + file)) << file;
+  }
+}
+
+}  // namespace
+}  // namespace graphrt
