@@ -162,7 +162,6 @@ Status CheckpointReader::LookupSlice(const std::string& name, const TensorSlice&
   int64_t covered = 0;
   for (size_t i = 0; i < e->slices.size(); ++i) {
     const int64_t k = OverlapElements(e->slices[i], slice, e->dims);
-    if (k == 0 && n != 0) continue;
     if (k == 0) continue;
     TensorValue v;
     s = ReadStored(*e, i, &v);

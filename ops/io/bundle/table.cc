@@ -152,17 +152,31 @@ class LayoutChecker {
     if (num_restarts > (block.size() - 4) / 4) return Corrupt("bad restart array in a block");
     const char* p = block.data();
     const char* end = block.data() + block.size() - 4 - 4 * static_cast<size_t>(num_restarts);
+    // LevelDB seeks from the restart points: each must be the start of an
+    // entry of this sequential parse, or it would decode values never checked.
+    std::vector<uint32_t> restarts(num_restarts);
+    if (num_restarts) std::memcpy(restarts.data(), end, 4 * static_cast<size_t>(num_restarts));
+    size_t next_restart = 0;
     while (p < end) {
+      const uint32_t at = static_cast<uint32_t>(p - block.data());
+      if (next_restart < restarts.size() && restarts[next_restart] < at)
+        return Corrupt("a block's restart point is not at an entry");
+      const bool is_restart = next_restart < restarts.size() && restarts[next_restart] == at;
+      if (is_restart) ++next_restart;
       uint64_t shared = 0, non_shared = 0, value_len = 0;
       if (!GetVarint64(&p, end, &shared) || !GetVarint64(&p, end, &non_shared) ||
           !GetVarint64(&p, end, &value_len) || non_shared > static_cast<uint64_t>(end - p) ||
           value_len > static_cast<uint64_t>(end - p) - non_shared)
         return Corrupt("bad entry in a block");
+      if (is_restart && shared != 0) return Corrupt("a block's restart entry shares a key prefix");
       p += non_shared;
       Status s = fn(p, p + value_len);
       if (!s.ok()) return s;
       p += value_len;
     }
+    // (An empty block has one restart point, 0.)
+    const bool empty_block = p == block.data() && restarts.size() == 1 && restarts[0] == 0;
+    if (next_restart != restarts.size() && !empty_block) return Corrupt("a block's restart point is not at an entry");
     return Status();
   }
 

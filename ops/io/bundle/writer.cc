@@ -272,7 +272,8 @@ Status MergeBundles(const std::vector<std::string>& prefixes, const std::string&
           return MakeStatus(kUnimplemented, "merging bundles of different endianness: " + index);
         endianness = h.endianness();
         in.num_shards = h.num_shards();
-        if (total > (1 << 20)) return MakeStatus(kInvalidArgument, "too many shards to merge");
+        // Shard numbers are printed with %05d and summed in an int.
+        if (total + in.num_shards > (1 << 20)) return MakeStatus(kInvalidArgument, "too many shards to merge into " + dest);
         return Status();
       }
       if (in.num_shards == 0) return MakeStatus(kDataLoss, index + ": the bundle header is missing");
