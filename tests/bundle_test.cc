@@ -12,9 +12,11 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <random>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -198,6 +200,16 @@ TEST(BundleRealFiles, EveryTestdataCheckpointReads) {
       "extra_tf1/haskell/tensorflow-mnist/data/MNISTBias.ckpt",
       "extra_tf1/haskell/tensorflow-mnist/data/MNISTWts.ckpt",
   };
+  // Every .index under tf_testdata is in the list above.
+  size_t indexes = 0;
+  for (const auto& f : std::filesystem::recursive_directory_iterator(root)) {
+    const std::string path = f.path().string();
+    if (path.size() < 6 || path.substr(path.size() - 6) != ".index") continue;
+    ++indexes;
+    const std::string prefix = path.substr(root.size() + 1, path.size() - root.size() - 7);
+    EXPECT_NE(std::find(prefixes.begin(), prefixes.end(), prefix), prefixes.end()) << prefix << " is not checked";
+  }
+  EXPECT_EQ(indexes, prefixes.size() - 4);  // the last four are V1
   for (const std::string& p : prefixes) {
     auto r = OpenOrDie(root + "/" + p);
     ASSERT_TRUE(r) << p;
@@ -290,6 +302,27 @@ TEST(BundleRealFiles, HaskellV1AndT2tShards) {
   TensorValue step;
   ASSERT_TRUE(t2t->Lookup("global_step", &step).ok());
   EXPECT_EQ(Values<int64_t>(step), (std::vector<int64_t>{1}));  // model.ckpt-1
+  // Shapes follow hparams.json: hidden_size 16, filter_size 8, 2 layers.
+  for (int layer = 0; layer < 2; ++layer) {
+    const std::string ffn = "transformer/body/decoder/layer_" + std::to_string(layer) + "/ffn/";
+    ASSERT_NE(t2t->Find(ffn + "conv1/kernel"), nullptr) << ffn;
+    EXPECT_EQ(t2t->Find(ffn + "conv1/kernel")->dims, (std::vector<int64_t>{16, 8}));
+    EXPECT_EQ(t2t->Find(ffn + "conv2/kernel")->dims, (std::vector<int64_t>{8, 16}));
+  }
+  // Both data shards are used, and every tensor reads with its checksum.
+  std::set<int> shards;
+  for (const bd::EntryInfo& e : t2t->entries()) {
+    shards.insert(e.shard_id);
+    TensorValue t;
+    ASSERT_TRUE(t2t->Lookup(e.name, &t).ok()) << e.name;
+  }
+  EXPECT_EQ(shards, (std::set<int>{0, 1}));
+  // The Haskell MNIST weights: a [784,10] float matrix (V1).
+  auto wts = OpenOrDie(root + "/extra_tf1/haskell/tensorflow-mnist/data/MNISTWts.ckpt");
+  ASSERT_TRUE(wts);
+  ASSERT_EQ(wts->entries().size(), 1u);
+  EXPECT_EQ(wts->entries()[0].name, "weights");
+  EXPECT_EQ(wts->entries()[0].dims, (std::vector<int64_t>{784, 10}));
 }
 
 // TensorFlow wrote these with uncompressed index blocks: writing the same
