@@ -42,17 +42,29 @@ void WriteAll(const std::string& path, const std::string& bytes) {
   f << bytes;
 }
 
-std::string TempDir() {
-  static int counter = 0;
-  char tmpl[] = "/tmp/bundle_test_XXXXXX";
-  std::string d = mkdtemp(tmpl);
-  return d + "/" + std::to_string(counter++);
-}
+// Directories made by the tests, removed when the program ends.
+class TempDirs : public ::testing::Environment {
+ public:
+  static std::vector<std::string>& dirs() {
+    static std::vector<std::string> d;
+    return d;
+  }
+  void TearDown() override {
+    for (const std::string& d : dirs()) std::filesystem::remove_all(d);
+  }
+};
+const auto* const kTempDirs = ::testing::AddGlobalTestEnvironment(new TempDirs);
 
 std::string MakeDir() {
   char tmpl[] = "/tmp/bundle_test_XXXXXX";
-  return mkdtemp(tmpl);
+  const char* d = mkdtemp(tmpl);
+  if (!d) return "/nonexistent";
+  TempDirs::dirs().push_back(d);
+  return d;
 }
+
+// A fresh prefix in a fresh directory.
+std::string TempDir() { return MakeDir() + "/ckpt"; }
 
 template <typename T>
 TensorValue Pod(int dtype, std::vector<int64_t> dims, const std::vector<T>& v) {
@@ -909,7 +921,7 @@ TEST(BundleCrashSafety, KilledWriterNeverLeavesABrokenCheckpoint) {
       ASSERT_TRUE(r->Lookup("s", &t).ok()) << p;
       EXPECT_EQ(t.strings[0], std::to_string(n));
     }
-    std::system(("rm -rf " + dir).c_str());
+    std::filesystem::remove_all(dir);
   }
 }
 

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
@@ -29,9 +30,25 @@ using testing::NodeText;
 using testing::ToVector;
 using testing::TypeAttr;
 
+// Directories made by the tests, removed when the program ends.
+class TempDirs : public ::testing::Environment {
+ public:
+  static std::vector<std::string>& dirs() {
+    static std::vector<std::string> d;
+    return d;
+  }
+  void TearDown() override {
+    for (const std::string& d : dirs()) std::filesystem::remove_all(d);
+  }
+};
+const auto* const kTempDirs = ::testing::AddGlobalTestEnvironment(new TempDirs);
+
 std::string MakeDir() {
   char tmpl[] = "/tmp/io_test_XXXXXX";
-  return mkdtemp(tmpl);
+  const char* d = mkdtemp(tmpl);
+  if (!d) return "/nonexistent";
+  TempDirs::dirs().push_back(d);
+  return d;
 }
 
 // "?????" (a literal "??-" would be a trigraph).

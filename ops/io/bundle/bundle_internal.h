@@ -60,7 +60,8 @@ Status CheckVersion(const VersionDef& v, const std::string& what);
 Status ValuesFromTensorProto(const TensorProto& p, int64_t n, const std::string& what, TensorValue* out);
 void ValuesToTensorProto(const TensorValue& t, TensorProto* p);
 
-// Reads a stored slice from a sliced entry: used by CheckpointReader.
+// Checks that the stored slices of `e` lie inside its shape and do not
+// overlap (DataLoss naming `what`): slice lookups count covered elements.
 Status CheckSlicesDisjoint(const EntryInfo& e, const std::string& what);
 
 }  // namespace bundle
