@@ -6,6 +6,7 @@ packages=(
   libboost-dev libboost-program-options-dev libboost-filesystem-dev
   libprotobuf-dev protobuf-compiler
   libeigen3-dev libdnnl-dev libtbb-dev
+  libleveldb-dev libisal-dev  # checkpoint .index tables (LevelDB format), CRC32C
   libgtest-dev libgmock-dev libbenchmark-dev
   libsnappy-dev python3-numpy time
   librandom123-dev  # Philox4x32-10 for the random ops (header-only)
