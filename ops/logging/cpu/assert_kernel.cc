@@ -4,6 +4,7 @@
 // Tensor::SummarizeValue prints them.
 #include <graphrt/sdk/sdk.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
