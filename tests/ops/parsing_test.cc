@@ -573,6 +573,42 @@ TEST(ParseSingleExampleGraphTest, SparseAndDense) {
   ExpectValuesEq<int64_t>(out[0], {1, 2});
 }
 
+// Variable-length dense features (FixedLenSequenceFeature): V1 and V2 pad
+// each example's blocks to the batch's longest with the scalar default.
+TEST(ParseExampleGraphTest, VariableLengthDense) {
+  const std::vector<std::string> in = {Serialize({{"v", FloatFeature({1, 2, 3, 4})}}), Serialize({}),
+                                       Serialize({{"v", FloatFeature({5, 6})}})};
+  const std::string v1 = PlaceholderNode("ser", "DT_STRING") + StrConst("names", {}, false) +
+                         StrConst("dk", {"v"}, true) + ConstFloat("pad", {}, {-1}) +
+                         NodeText("pe", "ParseExample", {"ser", "names", "dk", "pad"},
+                                  IntAttr("Nsparse", 0) + IntAttr("Ndense", 1) + TypeList("sparse_types", {}) +
+                                      TypeList("Tdense", {"DT_FLOAT"}) + ShapeList("dense_shapes", {{-1, 2}}));
+  const std::string v2 = PlaceholderNode("ser", "DT_STRING") + StrConst("names", {}, false) + StrConst("sk", {}, false) +
+                         StrConst("dk", {"v"}, false) + StrConst("rk", {}, false) + ConstFloat("pad", {}, {-1}) +
+                         NodeText("pe", "ParseExampleV2", {"ser", "names", "sk", "dk", "rk", "pad"},
+                                  TypeList("Tdense", {"DT_FLOAT"}) + IntAttr("num_sparse", 0) + TypeList("sparse_types", {}) +
+                                      TypeList("ragged_value_types", {}) + TypeList("ragged_split_types", {}) +
+                                      ShapeList("dense_shapes", {{-1, 2}}));
+  for (const std::string& g : {v1, v2}) {
+    std::vector<Tensor> out;
+    Status st = TryRunGraph(g, {{"ser", StringVector(in)}}, {"pe:0"}, &out);
+    if (!p::kSdkReadsShapeLists) {
+      EXPECT_ERROR(st, Code::kUnimplemented, "pe", "dense_shapes");
+      continue;
+    }
+    ASSERT_TRUE(st.ok()) << st;
+    EXPECT_EQ(DimsOf(out[0]), (Dims{3, 2, 2}));
+    ExpectValuesEq<float>(out[0], {1, 2, 3, 4, -1, -1, -1, -1, 5, 6, -1, -1});
+  }
+  // V2 on a scalar: [k, 2].
+  std::vector<Tensor> out;
+  Status st = TryRunGraph(v2, {{"ser", Tensor::StringScalar(in[2])}}, {"pe:0"}, &out);
+  if (!p::kSdkReadsShapeLists) return;
+  ASSERT_TRUE(st.ok()) << st;
+  EXPECT_EQ(DimsOf(out[0]), (Dims{1, 2}));
+  ExpectValuesEq<float>(out[0], {5, 6});
+}
+
 std::string V2Graph(const std::string& ragged_split_type) {
   return PlaceholderNode("ser", "DT_STRING") + StrConst("names", {}, false) + StrConst("sk", {"s"}, false) +
          StrConst("dk", {}, false) + StrConst("rk", {"r"}, false) +
