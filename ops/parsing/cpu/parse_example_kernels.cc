@@ -131,10 +131,9 @@ class ParseKernelBase : public OpKernel {
     }
   }
 
-  static Status StringsOf(const TensorView& t, std::vector<std::string_view>* out) {
+  static void StringsOf(const TensorView& t, std::vector<std::string_view>* out) {
     out->clear();
     for (int64_t i = 0; i < t.NumElements(); ++i) out->push_back(StringAt(t, i));
-    return Status();
   }
 
   std::vector<DataType> sparse_types_, dense_types_, ragged_types_, ragged_split_types_;
