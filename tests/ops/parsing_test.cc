@@ -13,6 +13,8 @@
 
 #include <cstdint>
 #include <cstring>
+#include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -377,6 +379,36 @@ TEST(ExampleParserTest, MalformedInputsAreErrorsNamingTheIndex) {
   }
 }
 
+TEST(ExampleParserTest, ParallelDecodeMatchesAndReportsTheFirstBadExample) {
+  p::ParseConfig c;
+  c.sparse.push_back({"n", GR_INT64});
+  std::vector<std::string> in;
+  for (int64_t e = 0; e < 100; ++e) in.push_back(Serialize({{"n", Int64Feature({e, -e})}}));
+  // Chunks of 7, last chunk first, as a pool might run them.
+  const p::ExampleParser::ParallelFor reversed = [](int64_t total, int64_t,
+                                                    const std::function<void(int64_t, int64_t)>& fn) {
+    for (int64_t b = (total - 1) / 7 * 7; b >= 0; b -= 7) fn(b, std::min(total, b + 7));
+  };
+  p::ExampleParser parser;
+  ASSERT_TRUE(p::ExampleParser::Create(c, true, &parser).ok());
+  ASSERT_TRUE(parser.Parse(Views(in), {}, reversed).ok());
+  ASSERT_EQ(parser.sparse_count(0), 200);
+  std::vector<int64_t> idx(400), shape(2);
+  Out v;
+  parser.FillSparse(0, idx.data(), v.Sink(GR_INT64, 200), shape.data());
+  for (int64_t e = 0; e < 100; ++e) {
+    EXPECT_EQ(v.i[2 * e], e);
+    EXPECT_EQ(v.i[2 * e + 1], -e);
+    EXPECT_EQ(idx[4 * e], e);
+    EXPECT_EQ(idx[4 * e + 3], 1);
+  }
+  in[80] = "\xff";
+  in[37] = "\x0a";
+  sdk::Status s = parser.Parse(Views(in), {}, reversed);
+  EXPECT_EQ(s.code(), GR_INVALID_ARGUMENT);
+  EXPECT_TRUE(Has(s, "Index: 37")) << s.message();
+}
+
 // ============================================================ graphs
 
 std::string StrConst(const std::string& name, const std::vector<std::string>& values, bool scalar) {
@@ -532,6 +564,22 @@ TEST(ParseExampleGraphTest, SparseFeatures) {
   st = TryRunGraph(SparseParseExampleGraph(), {{"ser", StringVector(in)}, {"names", StringVector({})}}, {"pe:2"},
                    &out);
   EXPECT_TRUE(st.ok()) << st;
+}
+
+// A batch large enough to be decoded on the session's two threads.
+TEST(ParseExampleGraphTest, LargeBatchOnTwoThreads) {
+  std::vector<std::string> in;
+  for (int64_t e = 0; e < 3000; ++e) in.push_back(Serialize({{"ids", Int64Feature({e})}, {"w", FloatFeature({0.5f})}}));
+  std::unique_ptr<Session> s = CreateSession(ParseGraph(SparseParseExampleGraph()), 2);
+  ASSERT_TRUE(s);
+  std::vector<Tensor> out;
+  ASSERT_TRUE(s->Run({{"ser", StringVector(in)}, {"names", StringVector({})}}, {"pe:2", "pe:4"}, {}, &out).ok());
+  ASSERT_EQ(out[0].NumElements(), 3000);
+  for (int64_t e = 0; e < 3000; ++e) ASSERT_EQ(out[0].data<int64_t>()[e], e);
+  ExpectValuesEq<int64_t>(out[1], {3000, 1});
+  in[2999] = "\x0a\x01";
+  Status st = s->Run({{"ser", StringVector(in)}, {"names", StringVector({})}}, {"pe:2"}, {}, &out);
+  EXPECT_ERROR(st, Code::kInvalidArgument, "pe", "Index: 2999");
 }
 
 TEST(ParseSingleExampleGraphTest, SparseAndDense) {

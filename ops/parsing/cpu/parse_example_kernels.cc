@@ -5,6 +5,7 @@
 #include <graphrt/sdk/shape_fns.h>
 
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <string>
 #include <string_view>
@@ -94,7 +95,16 @@ class ParseKernelBase : public OpKernel {
                  const std::vector<std::string_view>& serialized, const std::vector<std::string_view>& names) {
     ExampleParser parser;
     OP_REQUIRES_OK(ctx, ExampleParser::Create(std::move(config), batched, &parser));
-    OP_REQUIRES_OK(ctx, parser.Parse(serialized, names));
+    // Decoding many examples is worth the session's pool.
+    const ExampleParser::ParallelFor parallel_for =
+        [ctx](int64_t total, int64_t cost, const std::function<void(int64_t, int64_t)>& fn) {
+          if (ctx->num_threads() > 1) {
+            ctx->parallel_for(total, cost, fn);
+          } else {
+            fn(0, total);
+          }
+        };
+    OP_REQUIRES_OK(ctx, parser.Parse(serialized, names, parallel_for));
     const int ns = static_cast<int>(sparse_types_.size());
     const int nd = static_cast<int>(dense_types_.size());
     const int nr = static_cast<int>(ragged_types_.size());

@@ -13,6 +13,7 @@
 #include <graphrt/sdk/sdk.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -72,9 +73,16 @@ class ExampleParser {
   // scalar (ParseSingleExample, ParseExampleV2 on a scalar).
   static Status Create(ParseConfig config, bool batched, ExampleParser* out);
 
+  // Runs fn(begin, end) over [0, total) units, possibly on several threads
+  // (the kernel passes the session's pool); `cost` is rough ns per unit.
+  using ParallelFor =
+      std::function<void(int64_t total, int64_t cost, const std::function<void(int64_t, int64_t)>& fn)>;
+
   // Phase 1. `names` is empty or has one name per example (used only in
-  // error messages, as in TensorFlow).
-  Status Parse(const std::vector<std::string_view>& serialized, const std::vector<std::string_view>& names);
+  // error messages, as in TensorFlow). The examples are decoded through
+  // `parallel_for` when given; errors are reported for the first bad one.
+  Status Parse(const std::vector<std::string_view>& serialized, const std::vector<std::string_view>& names,
+               const ParallelFor& parallel_for = nullptr);
 
   // Output shapes after Parse.
   const std::vector<int64_t>& dense_shape(int i) const { return dense_out_[i].dims; }
