@@ -14,7 +14,9 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -517,6 +519,78 @@ TEST(ParseExampleGraphTest, RealHalfPlusTwoParseSubgraph) {
 
 TEST(ParseExampleGraphTest, RealHalfPlusThreeParseSubgraph) {
   RunRealParseSubgraph("derived/half_plus_three.graphdef.pb", false);
+}
+
+// The nodes of `full` that `roots` need (inputs and control inputs,
+// transitively), so a test runs the parts of a real serving graph whose ops
+// are loaded without its save/restore part.
+proto::GraphDef Closure(const proto::GraphDef& full, const std::vector<std::string>& roots) {
+  std::map<std::string, const proto::NodeDef*> by_name;
+  for (const auto& n : full.node()) by_name[n.name()] = &n;
+  std::set<std::string> seen;
+  std::vector<std::string> todo = roots;
+  while (!todo.empty()) {
+    std::string name = todo.back();
+    todo.pop_back();
+    if (!name.empty() && name[0] == '^') name = name.substr(1);
+    name = name.substr(0, name.find(':'));
+    if (!seen.insert(name).second || !by_name.count(name)) continue;
+    for (const auto& in : by_name[name]->input()) todo.push_back(in);
+  }
+  proto::GraphDef sub;
+  *sub.mutable_versions() = full.versions();
+  for (const auto& n : full.node())
+    if (seen.count(n.name())) *sub.add_node() = n;
+  return sub;
+}
+
+// The whole regress/classify path of half_plus_two: init, then
+// tf_example:0 -> ParseExample -> x, x2 -> y = 0.5x + 2, y2 = 0.5x + 3,
+// y3 = 0.5x2 + 3 (tf_testdata README: x = 0..3 gives y = [2, 2.5, 3, 3.5]).
+TEST(ParseExampleGraphTest, RealHalfPlusTwoSignatures) {
+  const std::string path = SharedPath("tf_testdata/derived/half_plus_two_cpu.graphdef.pb");
+  if (path.empty()) GTEST_SKIP() << "half_plus_two_cpu.graphdef.pb not present";
+  proto::GraphDef full;
+  ASSERT_TRUE(ReadGraphDefFromFile(path, &full).ok());
+  std::unique_ptr<Session> s = CreateSession(Closure(full, {"y", "y2", "y3", "init"}));
+  ASSERT_TRUE(s);
+  std::vector<Tensor> out;
+  Status st = s->Run({}, {}, {"init"}, &out);
+  ASSERT_TRUE(st.ok()) << st;
+  std::vector<std::string> in;
+  for (float v : {0.f, 1.f, 2.f, 3.f}) in.push_back(Serialize({{"x", FloatFeature({v})}}));
+  in[3] = Serialize({{"x", FloatFeature({3})}, {"x2", FloatFeature({4})}});
+  st = s->Run({{"tf_example:0", StringVector(in)}}, {"y:0", "y2:0", "y3:0"}, {}, &out);
+  if (!p::kSdkReadsShapeLists) {
+    EXPECT_ERROR(st, Code::kUnimplemented, "ParseExample/ParseExample", "dense_shapes");
+    return;
+  }
+  ASSERT_TRUE(st.ok()) << st;
+  EXPECT_EQ(DimsOf(out[0]), (Dims{4, 1}));
+  ExpectValuesEq<float>(out[0], {2, 2.5f, 3, 3.5f});
+  ExpectValuesEq<float>(out[1], {3, 3.5f, 4, 4.5f});
+  ExpectValuesEq<float>(out[2], {3, 3, 3, 5});
+}
+
+// The Saver's StringJoin of the same graph: checkpoint prefix + the
+// temporary-file suffix TensorFlow wrote into save/StringJoin/inputs_1.
+TEST(RealGraphTest, HalfPlusTwoSaverStringJoin) {
+  const std::string path = SharedPath("tf_testdata/derived/half_plus_two_cpu.graphdef.pb");
+  if (path.empty()) GTEST_SKIP() << "half_plus_two_cpu.graphdef.pb not present";
+  proto::GraphDef full;
+  ASSERT_TRUE(ReadGraphDefFromFile(path, &full).ok());
+  std::string suffix;
+  for (const auto& n : full.node())
+    if (n.name() == "save/StringJoin/inputs_1") suffix = n.attr().at("value").tensor().string_val(0);
+  ASSERT_FALSE(suffix.empty());
+  std::unique_ptr<Session> s = CreateSession(Closure(full, {"save/StringJoin"}));
+  ASSERT_TRUE(s);
+  std::vector<Tensor> out;
+  ASSERT_TRUE(s->Run({}, {"save/StringJoin:0"}, {}, &out).ok());
+  EXPECT_EQ(out[0].string_at(0), "model" + suffix);  // save/Const defaults to "model"
+  ASSERT_TRUE(s->Run({{"save/Const:0", Tensor::StringScalar("/m/variables/variables")}}, {"save/StringJoin:0"}, {}, &out)
+                  .ok());
+  EXPECT_EQ(out[0].string_at(0), "/m/variables/variables" + suffix);
 }
 
 std::string SparseParseExampleGraph() {
