@@ -16,7 +16,7 @@ namespace sdk {
 namespace parsing {
 
 // Whether this SDK can read a list(shape) attr (dense_shapes). The SDK of
-// ABI 1.1 cannot: GR_CoreApi has no list(shape) accessor and AttrReader no
+// ABI 1.2 cannot: GR_CoreApi has no list(shape) accessor and AttrReader no
 // Get(name, std::vector<PartialShape>*). Once both exist, dense features
 // work without a change here.
 template <typename R>
