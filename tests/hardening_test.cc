@@ -283,6 +283,34 @@ TEST_F(Hardening, MemoryBudgetRefusesWhatAGraphCannotHave) {
   }
 }
 
+// A string Const declaring millions of elements: with no values they are
+// empty strings (one memset, no per-element work); with one long value
+// repeated (TensorFlow's rule) the copies are checked against the budget
+// before any is made.
+TEST_F(Hardening, StringConstsRepeatingValuesStayInTheBudget) {
+  auto string_const = [](const std::string& name, int64_t n, const std::string& value) {
+    return "node { name: '" + name + "' op: 'Const' attr { key: 'dtype' value { type: DT_STRING } } "
+           "attr { key: 'value' value { tensor { dtype: DT_STRING tensor_shape { dim { size: " + std::to_string(n) +
+           " } } " + (value.empty() ? "" : "string_val: '" + value + "' ") + "} } } }\n";
+  };
+  const std::string long_value(1000, 'x');
+  std::unique_ptr<Session> big = NewLimitedSession(256 << 20);
+  Status st = big->Create(testing::ParseGraph(string_const("big", 1000000, long_value)));
+  EXPECT_EQ(st.code(), Code::kResourceExhausted) << st;
+  EXPECT_NE(st.message().find("999999 copies of a 1000-byte string (999999000 bytes)"), std::string::npos) << st;
+  EXPECT_NE(st.message().find("Node 'big'"), std::string::npos) << st;
+  std::unique_ptr<Session> s = NewLimitedSession(256 << 20);
+  Status created = s->Create(testing::ParseGraph(string_const("empty", 5000000, "") + string_const("small", 3, "ab")));
+  ASSERT_TRUE(created.ok()) << created;
+  std::vector<Tensor> out;
+  ASSERT_TRUE(s->Run({}, {"empty"}, {}, &out).ok());
+  EXPECT_EQ(out[0].NumElements(), 5000000);
+  EXPECT_EQ(out[0].string_at(4999999), "");
+  ASSERT_TRUE(s->Run({}, {"small"}, {}, &out).ok());
+  EXPECT_EQ(out[0].string_at(0), "ab");
+  EXPECT_EQ(out[0].string_at(2), "ab");
+}
+
 // The budget counts live tensors: fetched outputs hold their bytes until
 // they are freed, even after the session is gone.
 TEST_F(Hardening, MemoryBudgetCountsLiveTensorsOnly) {

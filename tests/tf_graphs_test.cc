@@ -35,6 +35,58 @@ TEST(TfGraphs, RustAdditionInt32) {
   EXPECT_EQ(out[0].scalar<int32_t>(), 5);
 }
 
+// Ref variables in TensorFlow's own graphs (init path; the checkpoint path
+// needs RestoreV2): the serving counter's whole sequence, as the README
+// lists it, including the uninitialized error and ref-typed fetches.
+TEST(TfGraphs, CounterSequence) {
+  LOAD_OR_SKIP(s, "derived/counter.graphdef.pb");
+  std::vector<Tensor> out;
+  Status before = s->Run({}, {"counter:0"}, {}, &out);
+  EXPECT_EQ(before.code(), Code::kFailedPrecondition) << before;
+  EXPECT_NE(before.message().find("Attempting to use uninitialized value counter"), std::string::npos) << before;
+  ASSERT_TRUE(s->Run({}, {}, {"init"}, nullptr).ok());
+  auto fetch = [&](const std::vector<std::pair<std::string, Tensor>>& feeds, const std::string& name) {
+    std::vector<Tensor> o;
+    Status st = s->Run(feeds, {name}, {}, &o);
+    EXPECT_TRUE(st.ok()) << name << ": " << st;
+    return st.ok() ? o[0].scalar<float>() : -1.0f;
+  };
+  EXPECT_EQ(fetch({}, "counter:0"), 0.0f);
+  EXPECT_EQ(fetch({}, "incr_counter_op/AssignAdd:0"), 1.0f);
+  EXPECT_EQ(fetch({}, "incr_counter_op/AssignAdd:0"), 2.0f);
+  EXPECT_EQ(fetch({{"delta:0", MakeTensor<float>(GR_FLOAT, {}, {2.5f})}}, "incr_counter_by_op/AssignAdd:0"), 4.5f);
+  EXPECT_EQ(fetch({}, "reset_counter_op/Assign:0"), 0.0f);
+  EXPECT_EQ(fetch({}, "counter:0"), 0.0f);
+}
+
+// y = a*x + b with a, b, c variables initialised by `init` (VariableV2 in
+// the TF 1.14 and 1.0 exports).
+void ExpectHalfPlus(Session* s, float b, float c, bool has_x2_placeholder) {
+  std::vector<Tensor> out;
+  Status before = s->Run({{"x:0", MakeTensor<float>(GR_FLOAT, {3, 1}, {1, 2, 5})}}, {"y:0"}, {}, &out);
+  EXPECT_EQ(before.code(), Code::kFailedPrecondition) << before;
+  ASSERT_TRUE(s->Run({}, {}, {"init"}, nullptr).ok());
+  ASSERT_TRUE(s->Run({{"x:0", MakeTensor<float>(GR_FLOAT, {3, 1}, {1, 2, 5})}}, {"y:0"}, {}, &out).ok());
+  EXPECT_EQ(ToVector<float>(out[0]), (std::vector<float>{0.5f + b, 1 + b, 2.5f + b}));
+  if (has_x2_placeholder) {
+    ASSERT_TRUE(s->Run({{"x2:0", MakeTensor<float>(GR_FLOAT, {3}, {1, 2, 5})}}, {"y2:0"}, {}, &out).ok());
+    EXPECT_EQ(ToVector<float>(out[0]), (std::vector<float>{0.5f + c, 1 + c, 2.5f + c}));
+  }
+}
+
+TEST(TfGraphs, HalfPlusTwoCpuInitPath) {
+  LOAD_OR_SKIP(s, "derived/half_plus_two_cpu.graphdef.pb");
+  ExpectHalfPlus(s.get(), 2, 3, false);
+  std::vector<Tensor> out;
+  ASSERT_TRUE(s->Run({{"x2:0", MakeTensor<float>(GR_FLOAT, {3, 1}, {1, 2, 5})}}, {"y3:0"}, {}, &out).ok());
+  EXPECT_EQ(ToVector<float>(out[0]), (std::vector<float>{3.5f, 4.0f, 5.5f}));
+}
+
+TEST(TfGraphs, HalfPlusThreeInitPath) {
+  LOAD_OR_SKIP(s, "derived/half_plus_three.graphdef.pb");
+  ExpectHalfPlus(s.get(), 3, 3, true);
+}
+
 TEST(TfGraphs, MatrixHalfPlusTwo) {
   LOAD_OR_SKIP(s, "derived/matrix_half_plus_two.graphdef.pb");
   std::vector<Tensor> out;

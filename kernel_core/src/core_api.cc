@@ -213,6 +213,21 @@ int32_t AttrStringListItem(const GR_Attrs* a, const char* name, int32_t index, c
   *size = l->s(index).size();
   return GR_OK;
 }
+int32_t AttrShapeListItem(const GR_Attrs* a, const char* name, int32_t index, int32_t* rank, int64_t* dims,
+                          int32_t capacity) {
+  const AttrValue::ListValue* l;
+  int32_t c = AttrList(a, name, &l);
+  if (c != GR_OK) return c;
+  if (index < 0 || index >= l->shape_size()) return GR_OUT_OF_RANGE;
+  const proto::TensorShapeProto& shape = l->shape(index);
+  if (shape.unknown_rank()) {
+    *rank = -1;
+    return GR_OK;
+  }
+  *rank = shape.dim_size();
+  for (int i = 0; i < std::min(*rank, capacity); ++i) dims[i] = shape.dim(i).size();
+  return GR_OK;
+}
 int32_t AttrTensor(const GR_Attrs* a, const char* name, GR_Tensor** out, GR_StatusSink* status) {
   int32_t c;
   const AttrValue* v = Attr(a, name, AttrValue::kTensor, &c);
@@ -791,6 +806,7 @@ const GR_CoreApi* CoreApi() {
     a.resource_release = ResourceRelease;
     a.ctx_delete_resource = CtxDeleteResource;
     a.sc_graph_def_version = ScGraphDefVersion;
+    a.attr_shape_list_item = AttrShapeListItem;
     return a;
   }();
   return &api;

@@ -269,9 +269,28 @@ Status Tensor::FromProto(const proto::TensorProto& p, Tensor* out, Allocator* a)
       if (p.string_val_size() > n)
         return errors::InvalidArgument("TensorProto has ", p.string_val_size(),
                                        " string_val values but its shape holds only ", n);
+      const int count = p.string_val_size();
+      if (count == 0) break;  // elements start empty (Allocate zeroes them)
+      // The last value repeats to fill the shape (TensorFlow's rule). Its
+      // copies live outside the element array, so the allocator is asked
+      // whether it could hold them before any is made: a few bytes of proto
+      // cannot claim gigabytes of heap past the session's budget.
+      size_t repeated = 0;
+      const bool overflow =
+          __builtin_mul_overflow(static_cast<size_t>(n - count), p.string_val(count - 1).size(), &repeated);
+      if (overflow || repeated > 0) {
+        void* probe = overflow ? nullptr : a->Allocate(repeated, kTensorAlignment);
+        if (probe == nullptr)
+          return errors::ResourceExhausted("OOM when allocating ", n - count, " copies of a ",
+                                           p.string_val(count - 1).size(), "-byte string (", repeated,
+                                           " bytes) for a string tensor of shape ", shape.DebugString(), " on ",
+                                           a->Describe());
+        a->Deallocate(probe, repeated);
+      }
       for (int64_t i = 0; i < n; ++i) {
-        int idx = static_cast<int>(std::min<int64_t>(i, p.string_val_size() - 1));
-        t.set_string(i, p.string_val_size() ? p.string_val(idx) : std::string());
+        const std::string& v = p.string_val(static_cast<int>(std::min<int64_t>(i, count - 1)));
+        if (v.empty() && i >= count - 1) break;  // empty from here on
+        t.set_string(i, v);
       }
       break;
     }

@@ -492,6 +492,10 @@ typedef struct GR_CoreApi {
    * meant other things by some attrs: a Placeholder's `shape {}` before 22
    * is "unknown"). */
   int32_t (*sc_graph_def_version)(const GR_ShapeContext* sc);
+  /* Item `index` of a list(shape) attr, as attr_shape reads a shape attr
+   * (attr_list_size counts the items). GR_OUT_OF_RANGE past the end. */
+  int32_t (*attr_shape_list_item)(const GR_Attrs* a, const char* name, int32_t index, int32_t* rank,
+                                  int64_t* dims, int32_t capacity);
 } GR_CoreApi;
 
 /* --------------------------------------------------------- entry point */

@@ -361,6 +361,27 @@ class AttrReader {
     v->dims.assign(dims, dims + (rank > 0 ? rank : 0));
     return s;
   }
+  // A list(shape) attr (ABI 1.2; Unimplemented on an older core).
+  Status Get(const char* name, std::vector<PartialShape>* v) const {
+    if (!GRAPHRT_CORE_HAS(attr_shape_list_item))
+      return errors::Unimplemented("attr '", name, "': list(shape) attrs need a graphrt core of ABI 1.2");
+    int32_t n = 0;
+    Status s = Wrap(name, Api().attr_list_size(a_, name, &n));
+    if (!s.ok()) return s;
+    v->clear();
+    for (int32_t i = 0; i < n; ++i) {
+      int64_t dims[64];
+      int32_t rank = 0;
+      s = Wrap(name, Api().attr_shape_list_item(a_, name, i, &rank, dims, 64));
+      if (!s.ok()) return s;
+      if (rank > 64) return errors::InvalidArgument("attr '", name, "' item ", i, " has rank ", rank, " > 64");
+      PartialShape p;
+      p.rank = rank;
+      p.dims.assign(dims, dims + (rank > 0 ? rank : 0));
+      v->push_back(std::move(p));
+    }
+    return s;
+  }
   Status Get(const char* name, Tensor* v) const {
     GR_Tensor* t = nullptr;
     int32_t code = Api().attr_tensor(a_, name, &t, nullptr);
