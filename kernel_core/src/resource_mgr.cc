@@ -6,7 +6,7 @@
 namespace graphrt {
 
 Status ResourceMgr::Delete(std::string_view container, std::string_view name, std::string_view type_name) {
-  Key key = MakeKey(container, name);
+  const KeyView key = MakeKey(container, name);
   ResourceBase* r = nullptr;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -25,8 +25,8 @@ void ResourceMgr::Cleanup(std::string_view container) {
   std::vector<ResourceBase*> dropped;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    const std::string c(container);
-    for (auto it = resources_.lower_bound({c, std::string()}); it != resources_.end() && it->first.first == c;) {
+    for (auto it = resources_.lower_bound(KeyView(container, std::string_view()));
+         it != resources_.end() && it->first.first == container;) {
       dropped.push_back(it->second);
       it = resources_.erase(it);
     }
@@ -35,7 +35,7 @@ void ResourceMgr::Cleanup(std::string_view container) {
 }
 
 void ResourceMgr::Clear() {
-  std::map<Key, ResourceBase*> all;
+  decltype(resources_) all;
   {
     std::lock_guard<std::mutex> lock(mu_);
     all.swap(resources_);

@@ -94,17 +94,26 @@ class ResourceMgr {
 
  private:
   using Key = std::pair<std::string, std::string>;
-  static Key MakeKey(std::string_view container, std::string_view name) {
-    return {container.empty() ? std::string(kDefaultContainer) : std::string(container), std::string(name)};
+  using KeyView = std::pair<std::string_view, std::string_view>;
+  // Lookups compare views: finding a variable allocates nothing.
+  struct KeyLess {
+    using is_transparent = void;
+    template <typename A, typename B>
+    bool operator()(const A& a, const B& b) const {
+      return KeyView(a.first, a.second) < KeyView(b.first, b.second);
+    }
+  };
+  static KeyView MakeKey(std::string_view container, std::string_view name) {
+    return {container.empty() ? std::string_view(kDefaultContainer) : container, name};
   }
   std::mutex mu_;
-  std::map<Key, ResourceBase*> resources_;  // each holds one reference
+  std::map<Key, ResourceBase*, KeyLess> resources_;  // each holds one reference
 };
 
 template <typename Create>
 Status ResourceMgr::LookupOrCreate(std::string_view container, std::string_view name, std::string_view type_name,
                                    Create&& create, bool may_create, ResourceBase** out) {
-  Key key = MakeKey(container, name);
+  const KeyView key = MakeKey(container, name);
   std::lock_guard<std::mutex> lock(mu_);
   auto it = resources_.find(key);
   if (it != resources_.end()) {
@@ -121,7 +130,7 @@ Status ResourceMgr::LookupOrCreate(std::string_view container, std::string_view 
   ResourceBase* r = nullptr;
   GR_RETURN_IF_ERROR(create(&r));
   r->Ref();  // one for the manager, one for the caller
-  resources_.emplace(std::move(key), r);
+  resources_.emplace(Key(key.first, key.second), r);
   *out = r;
   return Status::OK();
 }
