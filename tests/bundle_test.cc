@@ -423,6 +423,22 @@ TEST(BundleWriter, EveryDtypeRoundTrips) {
   EXPECT_NE(index.find(std::string("\x08\x01\x1a\x02\x08\x01", 6)), std::string::npos);
 }
 
+// As TensorFlow's writer, a prefix in a directory that does not exist yet
+// (a sharded Saver's "<prefix>_temp/part") gets its directory made.
+TEST(BundleWriter, MakesThePrefixDirectory) {
+  const std::string prefix = MakeDir() + "/not/yet/there/ckpt";
+  {
+    bd::BundleWriter w(prefix);
+    ASSERT_TRUE(w.Add("v", Pod<float>(bd::DT_FLOAT, {2}, {1.f, 2.f})).ok());
+    ASSERT_TRUE(w.Finish().ok());
+  }
+  std::unique_ptr<bd::CheckpointReader> r;
+  ASSERT_TRUE(bd::CheckpointReader::Open(prefix, &r).ok());
+  TensorValue v;
+  ASSERT_TRUE(r->Lookup("v", &v).ok());
+  EXPECT_EQ(v.bytes.size(), 8u);
+}
+
 TEST(BundleWriter, DirectoryStructureAndErrors) {
   const std::string prefix = TempDir();
   {

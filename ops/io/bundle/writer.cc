@@ -1,5 +1,7 @@
 // Writing checkpoints: the V2 BundleWriter, merging bundles, V1 files.
 #include <fcntl.h>
+
+#include <filesystem>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -51,6 +53,15 @@ struct BundleWriter::Sliced {
 };
 
 BundleWriter::BundleWriter(std::string prefix) : prefix_(std::move(prefix)) {
+  // As TensorFlow's writer does, make the prefix's directory (a sharded
+  // Saver's "<prefix>_temp/part" shards live in a fresh one).
+  const std::filesystem::path dir = std::filesystem::path(prefix_).parent_path();
+  std::error_code ec;
+  if (!dir.empty()) std::filesystem::create_directories(dir, ec);
+  if (ec) {
+    status_ = MakeStatus(kNotFound, "cannot create directory " + dir.string() + ": " + ec.message());
+    return;
+  }
   data_tmp_ = DataFilename(prefix_, 0, 1) + UniqueTempSuffix();
   data_fd_ = ::open(data_tmp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (data_fd_ < 0) status_ = ErrnoStatus("cannot create", data_tmp_);
