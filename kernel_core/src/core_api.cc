@@ -287,7 +287,7 @@ int32_t CtxInput(const GR_KernelContext* ctx, int32_t index, GR_TensorView* view
   const NodeItem& item = *ctx->call.item;
   if (index < 0 || index >= item.num_inputs) return GR_OUT_OF_RANGE;
   // A Ref(T) input is the variable's current value (read under its lock).
-  if (item.has_ref_inputs && item.ref_inputs[index] == NodeItem::RefInput::kRef) {
+  if (item.has_ref_inputs && item.ref_inputs[index] == NodeItem::RefInput::kRef) [[unlikely]] {
     FillView(RefInputOf(ctx->call.step, item, index)->value(), view);
     return GR_OK;
   }
@@ -295,11 +295,17 @@ int32_t CtxInput(const GR_KernelContext* ctx, int32_t index, GR_TensorView* view
   return GR_OK;
 }
 
-bool CheckOutputIndex(GR_KernelContext* ctx, int32_t index) {
-  if (index >= 0 && index < ctx->call.item->num_outputs) return true;
+[[gnu::noinline]] void OutputIndexError(GR_KernelContext* ctx, int32_t index);
+
+[[gnu::always_inline]] inline bool CheckOutputIndex(GR_KernelContext* ctx, int32_t index) {
+  if (index >= 0 && index < ctx->call.item->num_outputs) [[likely]] return true;
+  OutputIndexError(ctx, index);
+  return false;
+}
+
+void OutputIndexError(GR_KernelContext* ctx, int32_t index) {
   SetCallError(ctx->call, errors::Internal("output index ", index, " out of range [0, ",
                                            ctx->call.item->num_outputs, ")"));
-  return false;
 }
 
 int32_t AllocateInto(GR_KernelContext* ctx, int32_t index, int32_t rank, const int64_t* dims, GR_TensorView* view) {
@@ -325,8 +331,8 @@ int32_t CtxAllocateOutput(GR_KernelContext* ctx, int32_t index, int32_t rank, co
 // Output `out` takes input `in`'s buffer if nobody else can observe it:
 // sole reference, same dtype and size, not a ref input (a variable's
 // storage), POD elements.
-bool TryForwardInput(GR_KernelContext* ctx, int32_t in, int32_t out, int32_t rank, const int64_t* dims,
-                     GR_TensorView* view) {
+[[gnu::always_inline]] inline bool TryForwardInput(GR_KernelContext* ctx, int32_t in, int32_t out, int32_t rank,
+                                                   const int64_t* dims, GR_TensorView* view) {
   const NodeItem& item = *ctx->call.item;
   if (in < 0 || in >= item.num_inputs || rank < 0) return false;
   Tensor& input = ctx->call.inputs[in];

@@ -89,7 +89,7 @@ class StepRunner {
       int expensive_kept = -1;
       for (const OutEdge& e : item.out) {
         if (e.dst_slot >= 0) {
-          if (e.ref) s_->ref_slots[e.dst_slot] = s_->ref_outputs[item.output_start + e.src_output];
+          if (e.ref) [[unlikely]] s_->ref_slots[e.dst_slot] = s_->ref_outputs[item.output_start + e.src_output];
           else if (e.last_use) s_->slots[e.dst_slot] = std::move(outs[e.src_output]);
           else s_->slots[e.dst_slot] = outs[e.src_output];
         }
@@ -136,8 +136,9 @@ class StepRunner {
   }
 
   // Reads the variables behind the node's deref'd ref inputs, as they are
-  // now (after the node's control dependencies ran).
-  bool ReadRefInputs(const NodeItem& item, Tensor* inputs) {
+  // now (after the node's control dependencies ran). Out of line: graphs
+  // without variables must not pay for it in RunNode's size.
+  [[gnu::noinline]] bool ReadRefInputs(const NodeItem& item, Tensor* inputs) {
     for (int i = 0; i < item.num_inputs; ++i) {
       if (item.ref_inputs[i] == NodeItem::RefInput::kNone) continue;
       Var* v = s_->ref_slots[item.input_start + i];
@@ -155,11 +156,22 @@ class StepRunner {
     return true;
   }
 
-  bool RunNode(const NodeItem& item, Tensor* outs) {
+  [[gnu::noinline]] void ClearRefOutputs(const NodeItem& item) {
+    for (int i = 0; i < item.num_outputs; ++i) s_->ref_outputs[item.output_start + i] = nullptr;
+  }
+
+  [[gnu::noinline]] bool RefOutputSet(const NodeItem& item, int i) const {
+    return item.output_is_ref[i] && s_->ref_outputs[item.output_start + i] != nullptr;
+  }
+
+  // Inlined into Process (the per-node path): the ref cases are out of line.
+  [[gnu::always_inline]] bool RunNode(const NodeItem& item, Tensor* outs) {
     Tensor* inputs = &s_->slots[item.input_start];
     const RunArgs& args = *s_->args;
     const int64_t start = args.stats ? NowNanos() : 0;
-    if (item.has_ref_inputs && !ReadRefInputs(item, inputs)) return false;
+    if (item.has_ref_inputs) [[unlikely]] {
+      if (!ReadRefInputs(item, inputs)) return false;
+    }
     bool ok = true;
     switch (item.kind) {
       case NodeItem::Kind::kArg:
@@ -169,8 +181,8 @@ class StepRunner {
         (*args.fetches)[item.index] = std::move(inputs[0]);
         break;
       case NodeItem::Kind::kKernel: {
-        if (item.has_ref_outputs)
-          for (int i = 0; i < item.num_outputs; ++i) s_->ref_outputs[item.output_start + i] = nullptr;
+        if (item.has_ref_outputs) [[unlikely]]
+          ClearRefOutputs(item);
         GR_KernelContext ctx{KernelCall{&item, inputs, outs, s_, Status()}};
         // SDK kernels catch their own exceptions; a raw C-ABI kernel's must
         // not unwind through the executor.
@@ -188,10 +200,7 @@ class StepRunner {
           break;
         }
         for (int i = 0; i < item.num_outputs; ++i) {
-          const bool set = item.has_ref_outputs && item.output_is_ref[i]
-                               ? s_->ref_outputs[item.output_start + i] != nullptr
-                               : outs[i].IsInitialized();
-          if (!set) {
+          if (!outs[i].IsInitialized() && !(item.has_ref_outputs && RefOutputSet(item, i))) {
             RecordError(s_, errors::Internal(item.error_prefix, ": kernel did not set output ", i));
             ok = false;
             break;

@@ -36,21 +36,15 @@ class Var;
 class ResourceMgr;
 
 struct NodeItem {
+  // Hot: what the per-node path reads, together at the front.
   enum class Kind { kKernel, kArg, kRetval };
   Kind kind = Kind::kKernel;
-  std::string name;
-  std::string op;
-  std::string error_prefix;  // "Node 'x' (op 'Y')"
-  const KernelRegistration* reg = nullptr;
-  void* kernel = nullptr;
-  bool owns_kernel = false;
-  int index = 0;  // feed/fetch index for _Arg/_Retval
   int num_inputs = 0;
   int num_outputs = 0;
   int input_start = 0;
   int output_start = 0;
+  int index = 0;  // feed/fetch index for _Arg/_Retval
   bool has_unconsumed_outputs = false;  // some output has no data consumer
-  int initial_pending = 0;
   bool inexpensive = false;
   // Inputs fed by ref outputs: kDeref reads the variable's value when the
   // node runs (TensorFlow's semantics: after its control dependencies);
@@ -59,15 +53,24 @@ struct NodeItem {
   bool has_ref_inputs = false;
   bool has_ref_outputs = false;
   bool allows_uninitialized_input = false;
-  std::vector<RefInput> ref_inputs;      // per input, when has_ref_inputs
-  std::vector<std::string> ref_input_names;  // the producing nodes, for errors
-  std::vector<bool> output_is_ref;       // per output, when has_ref_outputs
+  const KernelRegistration* reg = nullptr;
+  void* kernel = nullptr;
+  Allocator* allocator = nullptr;  // where its outputs come from
+  std::vector<OutEdge> out;
   std::vector<DataType> input_types;
   std::vector<DataType> output_types;
-  std::vector<OutEdge> out;
+  // Cold: construction, errors, tracing.
+  std::string name;
+  std::string op;
+  std::string error_prefix;  // "Node 'x' (op 'Y')"
+  bool owns_kernel = false;
+  int initial_pending = 0;
   Device* device = nullptr;
-  Allocator* allocator = nullptr;  // where its outputs come from
   int device_index = 0;  // into Executor::devices()
+  // Graphs with variables only.
+  std::vector<RefInput> ref_inputs;          // per input, when has_ref_inputs
+  std::vector<std::string> ref_input_names;  // the producing nodes, for errors
+  std::vector<bool> output_is_ref;           // per output, when has_ref_outputs
 };
 
 // Hands out the kernel for a node: shared (stateful, session-owned) or fresh.
