@@ -1,0 +1,88 @@
+// A Session that records what the client library asks of it (the graph it
+// builds, the Runs it makes) and fakes what SaveV2/MergeV2Checkpoints would
+// leave on disk, so the Saver's graph and file handling are tested without
+// the checkpoint kernels.
+#ifndef GRAPHRT_TESTS_CLIENT_FAKE_SESSION_H_
+#define GRAPHRT_TESTS_CLIENT_FAKE_SESSION_H_
+
+#include <fstream>
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "graphrt/core/session.h"
+
+namespace graphrt {
+namespace testing {
+
+class FakeSession : public Session {
+ public:
+  struct RunCall {
+    std::map<std::string, std::string> string_feeds;
+    std::vector<std::string> fetches;
+    std::vector<std::string> targets;
+  };
+
+  Status Create(const proto::GraphDef& graph) override {
+    graph_ = graph;
+    return Status::OK();
+  }
+  Status Extend(const proto::GraphDef& graph) override {
+    if (!extend_status_.ok()) return extend_status_;
+    std::set<std::string> names;
+    for (const auto& n : graph_.node()) names.insert(n.name());
+    for (const auto& n : graph.node())
+      if (names.count(n.name())) return errors::AlreadyExists("node ", n.name(), " already exists");
+    for (const auto& n : graph.node()) *graph_.add_node() = n;
+    return Status::OK();
+  }
+  Status Run(const std::vector<std::pair<std::string, Tensor>>& inputs, const std::vector<std::string>& output_names,
+             const std::vector<std::string>& target_nodes, std::vector<Tensor>* outputs) override {
+    RunCall call;
+    for (const auto& [name, t] : inputs)
+      if (t.dtype() == GR_STRING && t.NumElements() == 1) call.string_feeds[name] = std::string(t.string_at(0));
+    call.fetches = output_names;
+    call.targets = target_nodes;
+    runs_.push_back(call);
+    outputs->clear();
+    if (!run_status_.ok()) return run_status_;
+    // A save: write the files a V2 bundle has and return the prefix.
+    if (!output_names.empty() && !call.string_feeds.empty()) {
+      const std::string prefix = call.string_feeds.begin()->second;
+      std::ofstream(prefix + ".index") << "index";
+      std::ofstream(prefix + ".data-00000-of-00001") << "data";
+      outputs->push_back(Tensor::StringScalar(prefix));
+    }
+    return Status::OK();
+  }
+  Status Run(const proto::RunOptions&, const std::vector<std::pair<std::string, Tensor>>& inputs,
+             const std::vector<std::string>& output_names, const std::vector<std::string>& target_nodes,
+             std::vector<Tensor>* outputs, proto::RunMetadata*) override {
+    return Run(inputs, output_names, target_nodes, outputs);
+  }
+  Status Close() override { return Status::OK(); }
+
+  const proto::GraphDef& graph() const { return graph_; }
+  const std::vector<RunCall>& runs() const { return runs_; }
+  void set_extend_status(Status s) { extend_status_ = std::move(s); }
+  void set_run_status(Status s) { run_status_ = std::move(s); }
+
+  const proto::NodeDef* Node(const std::string& name) const {
+    for (const auto& n : graph_.node())
+      if (n.name() == name) return &n;
+    return nullptr;
+  }
+
+ private:
+  proto::GraphDef graph_;
+  std::vector<RunCall> runs_;
+  Status extend_status_;
+  Status run_status_;
+};
+
+}  // namespace testing
+}  // namespace graphrt
+
+#endif  // GRAPHRT_TESTS_CLIENT_FAKE_SESSION_H_
