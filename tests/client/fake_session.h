@@ -7,6 +7,7 @@
 
 #include <fstream>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <utility>
@@ -80,6 +81,33 @@ class FakeSession : public Session {
   std::vector<RunCall> runs_;
   Status extend_status_;
   Status run_status_;
+};
+
+// Sessions for target "fake://": each new one is a FakeSession, the last
+// one created is reachable through last() (tests are single-threaded).
+class FakeSessionFactory : public SessionFactory {
+ public:
+  static FakeSession* last() { return last_; }
+  // What the Runs of sessions created from now on return.
+  static void set_next_run_status(Status s) { next_run_status_ = std::move(s); }
+  static void RegisterOnce() {
+    static bool done = [] {
+      RegisterSessionFactory("fake://", std::make_unique<FakeSessionFactory>());
+      return true;
+    }();
+    (void)done;
+  }
+  Status NewSession(const SessionOptions&, std::unique_ptr<Session>* out) override {
+    auto s = std::make_unique<FakeSession>();
+    s->set_run_status(next_run_status_);
+    last_ = s.get();
+    *out = std::move(s);
+    return Status::OK();
+  }
+
+ private:
+  static inline FakeSession* last_ = nullptr;
+  static inline Status next_run_status_;
 };
 
 }  // namespace testing

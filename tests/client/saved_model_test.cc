@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "client_test_util.h"
+#include "fake_session.h"
 #include "graphrt/client/meta_graph.h"
 #include "graphrt/client/saved_model.h"
 #include "graphrt/client/saver.h"
@@ -214,6 +215,53 @@ TEST(SavedModelReadTest, MetaGraphWithoutSignatures) {
 }
 
 // ------------------------------------------------------------ loading and running
+
+// The loader's steps, seen from the session (TF1 loader order): restore
+// with the variables prefix and the asset paths fed, then the main op with
+// the asset paths fed.
+TEST(SavedModelLoadTest, LoaderStepsAsTheSessionSeesThem) {
+  GRAPHRT_TESTDATA(dir, "serving/saved_model_half_plus_two_cpu/00000123");
+  testing::FakeSessionFactory::RegisterOnce();
+  SessionOptions options;
+  options.target = "fake://";
+  SavedModelBundle bundle;
+  Status s = LoadSavedModel(options, dir, {"serve"}, &bundle);
+  ASSERT_TRUE(s.ok()) << s;
+  const testing::FakeSession* fake = testing::FakeSessionFactory::last();
+  ASSERT_NE(fake, nullptr);
+  EXPECT_EQ(fake->graph().node_size(), 74);
+  ASSERT_EQ(fake->runs().size(), 2u);
+  const auto& restore = fake->runs()[0];
+  EXPECT_EQ(restore.targets, std::vector<std::string>{"save/restore_all"});
+  EXPECT_TRUE(restore.fetches.empty());
+  EXPECT_EQ(restore.string_feeds.at("save/Const:0"), dir + "/variables/variables");
+  EXPECT_EQ(restore.string_feeds.at("Const:0"), dir + "/assets/foo.txt");
+  const auto& main_op = fake->runs()[1];
+  EXPECT_EQ(main_op.targets, std::vector<std::string>{"group_deps"});
+  EXPECT_EQ(main_op.string_feeds.size(), 1u);
+  EXPECT_EQ(main_op.string_feeds.at("Const:0"), dir + "/assets/foo.txt");
+
+  // No variables/ (the text SavedModel): only the legacy init op runs.
+  GRAPHRT_TESTDATA(pbtxt, "tensorflow/cc/saved_model/testdata/half_plus_two_pbtxt/00000123");
+  s = LoadSavedModel(options, pbtxt, {"serve"}, &bundle);
+  ASSERT_TRUE(s.ok()) << s;
+  fake = testing::FakeSessionFactory::last();
+  ASSERT_EQ(fake->runs().size(), 1u);
+  EXPECT_EQ(fake->runs()[0].targets, std::vector<std::string>{"group_deps"});
+  EXPECT_EQ(fake->runs()[0].string_feeds.at("Const:0"), pbtxt + "/assets/foo.txt");
+
+  // A failing restore: the error names the checkpoint and the bundle stays empty.
+  GRAPHRT_TESTDATA(counter, "serving/saved_model_counter/00000123");
+  testing::FakeSessionFactory::set_next_run_status(errors::DataLoss("Checksum does not match"));
+  s = LoadSavedModel(options, counter, {"serve"}, &bundle);
+  testing::FakeSessionFactory::set_next_run_status(Status::OK());
+  EXPECT_EQ(s.code(), Code::kDataLoss);
+  EXPECT_NE(s.message().find("restoring the variables from " + counter + "/variables/variables"), std::string::npos)
+      << s;
+  EXPECT_NE(s.message().find("Checksum does not match"), std::string::npos) << s;
+  EXPECT_EQ(bundle.session, nullptr);
+  EXPECT_EQ(bundle.meta_graph_def.graph_def().node_size(), 0);
+}
 
 TEST(SavedModelLoadTest, MatrixHalfPlusTwoNeedsNoVariables) {
   GRAPHRT_TESTDATA(dir, "serving/batching/matrix_half_plus_two/1");
