@@ -188,4 +188,25 @@ Status LoadMetaGraphAndCheckpoint(const SessionOptions& session_options, const s
   return Status::OK();
 }
 
+bool MaybeSessionBundleDirectory(const std::string& dir) { return FileExists(JoinPath(dir, "export.meta")); }
+
+Status LoadSessionBundle(const SessionOptions& session_options, const std::string& export_dir,
+                         SavedModelBundle* bundle) {
+  const std::string meta = JoinPath(export_dir, "export.meta");
+  if (!FileExists(meta)) return errors::NotFound("No SessionBundle at ", export_dir, ": ", meta, " does not exist");
+  std::string prefix = JoinPath(export_dir, "export");
+  // The prefix itself only when it is a V2 bundle or a whole V1 file; V1
+  // shards are named by their files (the restore kernel gets a real name).
+  if (!FileExists(prefix + ".index") && !(FileExists(prefix) && !client_internal::IsDirectory(prefix))) {
+    // V1 shards; one shard is named as itself, so the restore kernel need
+    // not expand patterns.
+    const std::vector<std::string> shards = MatchingFiles(prefix + "-?????-of-?????");
+    if (shards.empty())
+      return errors::NotFound("No checkpoint beside ", meta, " (looked for ", prefix, ".index, ", prefix, " and ",
+                              prefix, "-?????-of-?????)");
+    prefix = shards.size() == 1 ? shards[0] : prefix + "-?????-of-?????";
+  }
+  return LoadMetaGraphAndCheckpoint(session_options, meta, prefix, bundle);
+}
+
 }  // namespace graphrt

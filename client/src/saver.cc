@@ -4,6 +4,7 @@
 // (tf_behaviours.md §13).
 #include "graphrt/client/saver.h"
 
+#include <glob.h>
 #include <google/protobuf/text_format.h>
 
 #include <algorithm>
@@ -216,15 +217,29 @@ std::vector<std::string> CheckpointFiles(const std::string& prefix, bool include
     const bool v1_shard = rest.size() == 15 && rest[0] == '-' && rest.substr(6, 4) == "-of-";
     if (rest.empty() || rest == ".index" || rest.rfind(".data-", 0) == 0 || v1_shard ||
         (include_meta && rest == ".meta"))
-      files.push_back(it->path().string());
+      files.push_back(JoinPath(DirName(prefix), name));
   }
   return files;
 }
 
 }  // namespace
 
+std::vector<std::string> MatchingFiles(const std::string& pattern) {
+  std::vector<std::string> out;
+  glob_t g;
+  if (::glob(pattern.c_str(), GLOB_NOSORT | GLOB_NOESCAPE, nullptr, &g) == 0) {
+    for (size_t i = 0; i < g.gl_pathc; ++i) out.push_back(g.gl_pathv[i]);
+  }
+  ::globfree(&g);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 bool CheckpointExists(const std::string& prefix) {
   if (FileExists(prefix + ".index")) return true;
+  // A V1 pattern as the V1 Saver reports sharded checkpoints
+  // ("<prefix>-?????-of-00002").
+  if (prefix.find_first_of("?*[") != std::string::npos) return !MatchingFiles(prefix).empty();
   for (const std::string& f : CheckpointFiles(prefix, false)) {
     // V1: the prefix itself, or one of its shards.
     if (f == prefix || f.size() == prefix.size() + 15) return !client_internal::IsDirectory(f);

@@ -83,6 +83,8 @@ run_ok "show pbtxt SavedModel" "$GRAPHRT" show "$TF/tensorflow/cc/saved_model/te
   expect_out "show: pbtxt has no variables" "variables: none"
 run_ok "show .meta without signatures" "$GRAPHRT" show "$TF/serving/bad_half_plus_two/00000123/export.meta" &&
   expect_out "show: no signatures" "(no signatures: run its tensors by name)"
+run_ok "show SessionBundle directory" "$GRAPHRT" show "$TF/serving/session_bundle/half_plus_two/00000123" &&
+  expect_out "show: SessionBundle saver" "saver: feed save/Const:0, restore save/restore_all, save save/ShardedFilespec:0 (sharded)"
 expect_error "show: wrong tags" 1 "Could not find meta graph def matching supplied tags: { gpu } (available tag sets: { serve })" \
   "$GRAPHRT" show "$HP2" --tag gpu
 expect_error "show: unknown signature" 1 "no tag-set of" "$GRAPHRT" show "$HP2" --signature nope

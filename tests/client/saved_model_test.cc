@@ -263,6 +263,36 @@ TEST(SavedModelLoadTest, LoaderStepsAsTheSessionSeesThem) {
   EXPECT_EQ(bundle.meta_graph_def.graph_def().node_size(), 0);
 }
 
+// SessionBundle directories: export.meta restored from the V1 checkpoint
+// beside it (a single shard is named as itself).
+TEST(SavedModelLoadTest, SessionBundleStepsAsTheSessionSeesThem) {
+  GRAPHRT_TESTDATA(bundle_dir, "serving/session_bundle/half_plus_two/00000123");
+  GRAPHRT_TESTDATA(bad_dir, "serving/bad_half_plus_two/00000123");
+  testing::FakeSessionFactory::RegisterOnce();
+  SessionOptions options;
+  options.target = "fake://";
+  EXPECT_TRUE(MaybeSessionBundleDirectory(bundle_dir));
+  EXPECT_FALSE(MaybeSavedModelDirectory(bundle_dir));
+  for (const auto& [dir, prefix] : {std::pair<std::string, std::string>{bundle_dir, bundle_dir + "/export-00000-of-00001"},
+                                    {bad_dir, bad_dir + "/export"}}) {
+    SavedModelBundle bundle;
+    Status s = LoadSessionBundle(options, dir, &bundle);
+    ASSERT_TRUE(s.ok()) << s;
+    const testing::FakeSession* fake = testing::FakeSessionFactory::last();
+    ASSERT_EQ(fake->runs().size(), 1u);
+    const std::string filename = bundle.meta_graph_def.saver_def().filename_tensor_name();
+    EXPECT_FALSE(filename.empty());
+    EXPECT_EQ(fake->runs()[0].string_feeds.at(filename), prefix);
+    EXPECT_EQ(fake->runs()[0].targets,
+              std::vector<std::string>{TensorNameToNodeName(bundle.meta_graph_def.saver_def().restore_op_name())});
+  }
+  SavedModelBundle bundle;
+  testing::ScopedTempDir tmp;
+  Status s = LoadSessionBundle(options, tmp.path(), &bundle);
+  EXPECT_EQ(s.code(), Code::kNotFound);
+  EXPECT_NE(s.message().find("export.meta"), std::string::npos);
+}
+
 TEST(SavedModelLoadTest, MatrixHalfPlusTwoNeedsNoVariables) {
   GRAPHRT_TESTDATA(dir, "serving/batching/matrix_half_plus_two/1");
   SavedModelBundle bundle;

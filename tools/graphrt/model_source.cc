@@ -55,6 +55,11 @@ ModelSource::ModelSource(const po::variables_map& vm, const std::string& path, c
     if (vm.count("tag")) throw UsageError("--tag applies to SavedModel directories, not to " + path);
     const std::string prefix = vm.count("checkpoint") ? vm["checkpoint"].as<std::string>() : "";
     Check(LoadMetaGraphAndCheckpoint(options, path, prefix, &bundle_));
+  } else if (!MaybeSavedModelDirectory(path) && MaybeSessionBundleDirectory(path)) {
+    // The older SessionBundle layout (export.meta + export checkpoint).
+    if (vm.count("tag") || vm.count("checkpoint"))
+      throw UsageError(path + " is a SessionBundle (export.meta): --tag and --checkpoint do not apply");
+    Check(LoadSessionBundle(options, path, &bundle_));
   } else {
     if (vm.count("checkpoint"))
       throw UsageError("--checkpoint applies to .meta files; a SavedModel restores its own variables/");

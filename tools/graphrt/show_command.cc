@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "graphrt/client/meta_graph.h"
+#include "graphrt/client/saved_model.h"
 #include "graphrt/client/saver.h"
 #include "model_source.h"
 
@@ -20,8 +21,8 @@ namespace {
 const char kShowUsage[] =
     "usage: graphrt show PATH [--tag TAGS] [--signature KEY]\n"
     "\n"
-    "Shows a SavedModel directory (saved_model.pb or .pbtxt) or a MetaGraphDef\n"
-    "(.meta) file: every tag set, its signatures (inputs and outputs with dtype,\n"
+    "Shows a SavedModel directory (saved_model.pb or .pbtxt), a SessionBundle\n"
+    "directory (export.meta) or a MetaGraphDef (.meta) file: every tag set, its signatures (inputs and outputs with dtype,\n"
     "shape and tensor name; method name), the saver, assets and init op.\n"
     "--tag (comma-separated, e.g. serve,train) and --signature narrow it down.\n"
     "\n"
@@ -121,9 +122,11 @@ int ShowCommand(const std::vector<std::string>& args) {
   const bool tag_given = vm.count("tag") > 0;
   const std::set<std::string> tags = ParseTags(tag_given ? vm["tag"].as<std::string>() : "");
 
-  if (IsMetaGraphFile(path)) {
+  const bool session_bundle = !IsMetaGraphFile(path) && !MaybeSavedModelDirectory(path) &&
+                              MaybeSessionBundleDirectory(path);
+  if (IsMetaGraphFile(path) || session_bundle) {
     proto::MetaGraphDef meta;
-    Check(ReadMetaGraphDefFromFile(path, &meta));
+    Check(ReadMetaGraphDefFromFile(session_bundle ? path + "/export.meta" : path, &meta));
     ShowMetaGraph(meta, signature);
     return 0;
   }

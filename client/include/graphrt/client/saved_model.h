@@ -52,6 +52,13 @@ Status LoadSavedModel(const SessionOptions& session_options, const std::string& 
 Status LoadMetaGraphAndCheckpoint(const SessionOptions& session_options, const std::string& meta_graph_path,
                                   const std::string& checkpoint_prefix, SavedModelBundle* bundle);
 
+// TensorFlow Serving's older SessionBundle layout: <dir>/export.meta with
+// the checkpoint <dir>/export (V2 index or V1 file) or its V1 shards
+// <dir>/export-?????-of-?????. Loaded as LoadMetaGraphAndCheckpoint does.
+bool MaybeSessionBundleDirectory(const std::string& dir);
+Status LoadSessionBundle(const SessionOptions& session_options, const std::string& export_dir,
+                         SavedModelBundle* bundle);
+
 }  // namespace graphrt
 
 #endif  // GRAPHRT_CLIENT_SAVED_MODEL_H_

@@ -101,8 +101,10 @@ Status UpdateCheckpointState(const std::string& dir, const std::string& model_ch
 // The newest checkpoint named by the state file if its files exist, else "".
 std::string LatestCheckpoint(const std::string& dir, const std::string& latest_filename = "checkpoint");
 // A V2 prefix with <prefix>.index, or a V1 checkpoint file <prefix> or
-// <prefix>-?????-of-?????.
+// <prefix>-?????-of-?????, or a glob pattern (V1) matching a file.
 bool CheckpointExists(const std::string& prefix);
+// The files a glob pattern matches, sorted.
+std::vector<std::string> MatchingFiles(const std::string& pattern);
 
 }  // namespace graphrt
 
