@@ -206,7 +206,36 @@ Status LoadSessionBundle(const SessionOptions& session_options, const std::strin
                               prefix, "-?????-of-?????)");
     prefix = shards.size() == 1 ? shards[0] : prefix + "-?????-of-?????";
   }
-  return LoadMetaGraphAndCheckpoint(session_options, meta, prefix, bundle);
+  GR_RETURN_IF_ERROR(LoadMetaGraphAndCheckpoint(session_options, meta, prefix, bundle));
+  // SessionBundle's own init op and assets (collections "serving_init_op",
+  // node_list, and "serving_assets", any_list of AssetFile, whose wire form
+  // {tensor_binding {tensor_name #1} #1, filename #2} is AssetFileDef's).
+  Status s = StatusFromExceptions("LoadSessionBundle", [&]() -> Status {
+    const auto& collections = bundle->meta_graph_def.collection_def();
+    auto init = collections.find("serving_init_op");
+    if (init == collections.end()) return Status::OK();
+    if (init->second.kind_case() != proto::CollectionDef::kNodeList || init->second.node_list().value_size() != 1)
+      return errors::FailedPrecondition("Expected exactly one serving init op in : ", export_dir);
+    Feeds feeds;
+    auto assets = collections.find("serving_assets");
+    if (assets != collections.end() && assets->second.kind_case() == proto::CollectionDef::kAnyList) {
+      for (const auto& any : assets->second.any_list().value()) {
+        proto::AssetFileDef def;
+        if (!def.ParseFromString(any.value()) || def.tensor_info().name().empty())
+          return errors::DataLoss("collection 'serving_assets' holds an AssetFile that does not parse");
+        feeds.emplace_back(def.tensor_info().name(),
+                           Tensor::StringScalar(JoinPath(JoinPath(export_dir, kSavedModelAssetsDirectory), def.filename())));
+      }
+    }
+    const std::string op = TensorNameToNodeName(init->second.node_list().value(0));
+    std::vector<Tensor> outputs;
+    return bundle->session->Run(feeds, {}, {op}, &outputs).WithContext("running the init op '" + op + "'");
+  });
+  if (!s.ok()) {
+    Reset(bundle);
+    return s.WithContext("loading SessionBundle " + export_dir);
+  }
+  return Status::OK();
 }
 
 }  // namespace graphrt

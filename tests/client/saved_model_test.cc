@@ -279,7 +279,14 @@ TEST(SavedModelLoadTest, SessionBundleStepsAsTheSessionSeesThem) {
     Status s = LoadSessionBundle(options, dir, &bundle);
     ASSERT_TRUE(s.ok()) << s;
     const testing::FakeSession* fake = testing::FakeSessionFactory::last();
-    ASSERT_EQ(fake->runs().size(), 1u);
+    // The session bundle also runs its "serving_init_op"; the bad one has none.
+    const auto& collections = bundle.meta_graph_def.collection_def();
+    ASSERT_EQ(fake->runs().size(), collections.count("serving_init_op") ? 2u : 1u);
+    if (dir == bundle_dir) {
+      ASSERT_TRUE(collections.count("serving_init_op"));
+      EXPECT_EQ(fake->runs()[1].targets,
+                std::vector<std::string>{collections.at("serving_init_op").node_list().value(0)});
+    }
     const std::string filename = bundle.meta_graph_def.saver_def().filename_tensor_name();
     EXPECT_FALSE(filename.empty());
     EXPECT_EQ(fake->runs()[0].string_feeds.at(filename), prefix);
