@@ -121,6 +121,16 @@ Status WriteFileAtomically(const std::string& path, const std::string& contents)
   return Status::OK();
 }
 
+bool ParseTextProto(const std::string& text, google::protobuf::Message* msg, std::string* error) {
+  FirstErrorCollector collector;
+  google::protobuf::TextFormat::Parser parser;
+  parser.RecordErrorsTo(&collector);
+  msg->Clear();
+  if (parser.ParseFromString(text, msg)) return true;
+  *error = collector.first().empty() ? "malformed text proto" : collector.first();
+  return false;
+}
+
 Status ReadProtoFromFile(const std::string& path, google::protobuf::Message* msg) {
   std::string data;
   GR_RETURN_IF_ERROR(ReadFileToString(path, &data));

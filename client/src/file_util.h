@@ -25,6 +25,10 @@ std::string RandomHex();
 // directory, fsync, rename over `path`, fsync of the directory.
 Status WriteFileAtomically(const std::string& path, const std::string& contents);
 
+// Text-format parse that reports its first error ("line L, column C: ...")
+// in *error instead of logging it.
+bool ParseTextProto(const std::string& text, google::protobuf::Message* msg, std::string* error);
+
 // Reads a binary or text proto: binary first unless `path` ends in .pbtxt or
 // .txt, then the other format. Errors name the file and the message type.
 Status ReadProtoFromFile(const std::string& path, google::protobuf::Message* msg);

@@ -252,9 +252,10 @@ Status GetCheckpointState(const std::string& dir, proto::CheckpointState* state,
   const std::string path = JoinPath(dir, latest_filename);
   std::string text;
   GR_RETURN_IF_ERROR(ReadFileToString(path, &text));
-  if (!google::protobuf::TextFormat::ParseFromString(text, state)) {
+  std::string error;
+  if (!client_internal::ParseTextProto(text, state, &error)) {
     state->Clear();
-    return errors::DataLoss("Could not parse checkpoint state file ", path, " as a text CheckpointState");
+    return errors::DataLoss("Could not parse checkpoint state file ", path, " as a text CheckpointState (", error, ")");
   }
   if (state->model_checkpoint_path().empty()) {
     state->Clear();
