@@ -101,6 +101,16 @@ Status SavedModelBundle::RunSignature(const std::string& key, const std::vector<
     GR_RETURN_IF_ERROR(TensorNameOf(key, "input", input_key, sig->inputs(), &name));
     feeds.emplace_back(name, value);
   }
+  // SignatureDef.defaults: values for inputs the caller did not feed.
+  for (const auto& [input_key, proto_value] : sig->defaults()) {
+    if (std::any_of(inputs.begin(), inputs.end(), [&](const auto& in) { return in.first == input_key; })) continue;
+    std::string name;
+    GR_RETURN_IF_ERROR(TensorNameOf(key, "input", input_key, sig->inputs(), &name));
+    Tensor value;
+    GR_RETURN_IF_ERROR(Tensor::FromProto(proto_value, &value)
+                           .WithContext("signature '" + key + "' default for input '" + input_key + "'"));
+    feeds.emplace_back(name, std::move(value));
+  }
   std::vector<std::string> keys = output_keys;
   if (keys.empty()) {
     for (const auto& [k, v] : sig->outputs()) keys.push_back(k);

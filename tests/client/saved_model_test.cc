@@ -343,6 +343,35 @@ TEST(SavedModelLoadTest, SignatureErrorsNameKeysAndTheSessionKeepsWorking) {
   ExpectFloats(out[0], {1, 3, 3}, std::vector<float>(9, 2));
 }
 
+TEST(SavedModelLoadTest, SignatureDefaultsFeedInputsNotGiven) {
+  GRAPHRT_TESTDATA(dir, "serving/batching/matrix_half_plus_two/1");
+  SavedModelBundle bundle;
+  Status s = LoadSavedModel(Options(), dir, {"serve"}, &bundle);
+  ASSERT_TRUE(s.ok()) << s;
+  proto::TensorProto& def = (*(*bundle.meta_graph_def.mutable_signature_def())["serving_default"].mutable_defaults())["x"];
+  def.set_dtype(proto::DT_FLOAT);
+  def.mutable_tensor_shape()->add_dim()->set_size(1);
+  def.mutable_tensor_shape()->add_dim()->set_size(1);
+  def.mutable_tensor_shape()->add_dim()->set_size(2);
+  def.add_float_val(4);
+  def.add_float_val(-4);
+  std::vector<Tensor> out;
+  s = bundle.RunSignature("serving_default", {}, {"y"}, &out);
+  ASSERT_TRUE(s.ok()) << s;
+  ExpectFloats(out[0], {1, 1, 2}, {4, 0});
+  // A value given wins over the default.
+  s = bundle.RunSignature("serving_default", {{"x", MakeTensor<float>(GR_FLOAT, {1}, {2})}}, {"y"}, &out);
+  ASSERT_TRUE(s.ok()) << s;
+  ExpectFloats(out[0], {1}, {3});
+  // A default that is not a valid tensor: an error naming the input.
+  def.add_float_val(1);
+  def.add_float_val(2);
+  def.add_float_val(3);
+  s = bundle.RunSignature("serving_default", {}, {"y"}, &out);
+  EXPECT_EQ(s.code(), Code::kInvalidArgument) << s;
+  EXPECT_NE(s.message().find("default for input 'x'"), std::string::npos) << s;
+}
+
 TEST(SavedModelLoadTest, LoadErrors) {
   GRAPHRT_TESTDATA(dir, "serving/batching/matrix_half_plus_two/1");
   SavedModelBundle bundle;

@@ -32,7 +32,8 @@ struct SavedModelBundle {
   Status GetSignature(const std::string& key, const proto::SignatureDef** out) const;
 
   // Runs signature `key`: `inputs` by input key (every key must exist in the
-  // signature), `output_keys` by output key (empty: every output, sorted by
+  // signature; an input not given takes the signature's default value
+  // when it has one), `output_keys` by output key (empty: every output, sorted by
   // key, and *output_keys_used says which). Errors name the signature and key.
   Status RunSignature(const std::string& key, const std::vector<std::pair<std::string, Tensor>>& inputs,
                       const std::vector<std::string>& output_keys, std::vector<Tensor>* outputs,
