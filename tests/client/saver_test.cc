@@ -6,9 +6,18 @@
 
 #include <gtest/gtest.h>
 
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <sstream>
+#include <thread>
 
 #include "client_test_util.h"
 #include "fake_session.h"
@@ -509,6 +518,90 @@ TEST(SaverRoundTrip, NamedVariablesOnlyAndShapeMismatch) {
   EXPECT_EQ(s.code(), Code::kNotFound) << s;
   EXPECT_NE(s.message().find("w"), std::string::npos) << s;
   ExpectValues(session.get(), {10, 20}, 7);  // the session keeps working
+}
+
+// ------------------------------------------------------------ killed while saving
+
+const char kCounterGraph[] = R"pb(
+  node { name: "counter" op: "VariableV2" attr { key: "dtype" value { type: DT_INT64 } }
+         attr { key: "shape" value { shape { } } } }
+  node { name: "zero" op: "Const" attr { key: "dtype" value { type: DT_INT64 } }
+         attr { key: "value" value { tensor { dtype: DT_INT64 tensor_shape { } int64_val: 0 } } } }
+  node { name: "one" op: "Const" attr { key: "dtype" value { type: DT_INT64 } }
+         attr { key: "value" value { tensor { dtype: DT_INT64 tensor_shape { } int64_val: 1 } } } }
+  node { name: "init" op: "Assign" input: "counter" input: "zero" attr { key: "T" value { type: DT_INT64 } } }
+  node { name: "incr" op: "AssignAdd" input: "counter" input: "one" attr { key: "T" value { type: DT_INT64 } } }
+  node { name: "read" op: "Identity" input: "counter" attr { key: "T" value { type: DT_INT64 } } }
+)pb";
+
+// The child of SaverKillTest: counts up and saves step after step (each
+// checkpoint holds its own step number) until it is killed.
+TEST(SaverKillChild, SaveForever) {
+  const char* dir = std::getenv("GRAPHRT_SAVER_KILL_DIR");
+  if (dir == nullptr) GTEST_SKIP() << "run by SaverKillTest only";
+  proto::GraphDef graph = testing::ParseGraph(kCounterGraph);
+  auto session = testing::CreateSession(graph);
+  std::vector<Tensor> out;
+  ASSERT_TRUE(session->Run({}, {}, {"init"}, &out).ok());
+  SaverOptions options;
+  options.sharded = std::getenv("GRAPHRT_SAVER_KILL_SHARDED") != nullptr;
+  options.max_to_keep = 2;
+  std::unique_ptr<Saver> saver;
+  ASSERT_TRUE(Saver::Create(session.get(), &graph, options, &saver).ok());
+  for (;;) {
+    ASSERT_TRUE(session->Run({}, {"incr:0"}, {}, &out).ok());
+    ASSERT_TRUE(saver->Save(session.get(), std::string(dir) + "/model", out[0].scalar<int64_t>()).ok());
+  }
+}
+
+// SIGKILL at random moments of a save never leaves the latest checkpoint
+// unreadable: after each kill, latest_checkpoint restores, and to the step
+// its name says.
+TEST(SaverKillTest, KilledWhileSavingLeavesALoadableCheckpoint) {
+  GRAPHRT_REQUIRE_OPS("VariableV2", "Assign", "AssignAdd", "SaveV2", "RestoreV2", "StringJoin", "ShardedFilename",
+                      "MergeV2Checkpoints");
+  ScopedTempDir tmp;
+  std::mt19937 rng(12345);
+  int restored = 0;
+  for (int round = 0; round < 12; ++round) {
+    const bool sharded = round % 2 == 1;
+    std::string env_dir = "GRAPHRT_SAVER_KILL_DIR=" + tmp.path();
+    std::string filter = "--gtest_filter=SaverKillChild.SaveForever";
+    std::string exe = "/proc/self/exe";
+    std::vector<char*> argv = {exe.data(), filter.data(), nullptr};
+    std::vector<std::string> env_strings;
+    for (char** e = environ; *e != nullptr; ++e) env_strings.push_back(*e);
+    env_strings.push_back(env_dir);
+    if (sharded) env_strings.push_back("GRAPHRT_SAVER_KILL_SHARDED=1");
+    std::vector<char*> envp;
+    for (std::string& e : env_strings) envp.push_back(e.data());
+    envp.push_back(nullptr);
+    pid_t pid;
+    ASSERT_EQ(posix_spawn(&pid, "/proc/self/exe", nullptr, nullptr, argv.data(), envp.data()), 0);
+    // The last rounds wait long enough for several saves to finish.
+    const int ms = round >= 10 ? 400 : static_cast<int>(rng() % 150);
+    std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+    ::kill(pid, SIGKILL);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+
+    const std::string latest = LatestCheckpoint(tmp.path());
+    if (latest.empty()) continue;  // killed before the first save finished
+    const int64_t step = std::stoll(latest.substr(latest.rfind('-') + 1));
+    proto::GraphDef graph = testing::ParseGraph(kCounterGraph);
+    auto session = testing::CreateSession(graph);
+    std::unique_ptr<Saver> saver;
+    SaverOptions options;
+    options.sharded = sharded;
+    ASSERT_TRUE(Saver::Create(session.get(), &graph, options, &saver).ok());
+    Status s = saver->Restore(session.get(), latest);
+    ASSERT_TRUE(s.ok()) << "round " << round << ": " << s;
+    std::vector<Tensor> out;
+    ASSERT_TRUE(session->Run({}, {"read:0"}, {}, &out).ok());
+    EXPECT_EQ(out[0].scalar<int64_t>(), step) << latest;
+    ++restored;
+  }
+  EXPECT_GE(restored, 2);
 }
 
 }  // namespace
