@@ -74,7 +74,9 @@ void ShowMetaGraph(const proto::MetaGraphDef& meta, const std::string& signature
     throw CliError("--signature '" + signature_filter + "': no such signature in tag-set '" + tag_set +
                    "' (available: " + (list.empty() ? "none" : list) + ")");
   }
-  std::cout << "MetaGraphDef with tag-set: '" << tag_set << "' contains the following SignatureDefs:\n";
+  // A .meta file's MetaGraphDef usually has no tags.
+  std::cout << (tags.empty() ? std::string("MetaGraphDef (no tag-set)") : "MetaGraphDef with tag-set: '" + tag_set + "'")
+            << " contains the following SignatureDefs:\n";
   if (sigs.empty()) std::cout << "\n(no signatures: run its tensors by name)\n";
   std::vector<std::string> keys;
   for (const auto& [k, v] : sigs) keys.push_back(k);
