@@ -29,12 +29,14 @@ Status AssetFeeds(const proto::MetaGraphDef& meta, const std::string& export_dir
   return Status::OK();
 }
 
-Status RunInitOp(Session* session, const proto::MetaGraphDef& meta, const std::string& where, const Feeds& feeds) {
+Status RunInitOp(Session* session, const proto::RunOptions& run_options, const proto::MetaGraphDef& meta,
+                 const std::string& where, const Feeds& feeds) {
   std::string init_op;
   GR_RETURN_IF_ERROR(GetInitOp(meta, where, &init_op));
   if (init_op.empty()) return Status::OK();
   std::vector<Tensor> outputs;
-  return session->Run(feeds, {}, {init_op}, &outputs).WithContext("running the init op '" + init_op + "'");
+  return session->Run(run_options, feeds, {}, {init_op}, &outputs, nullptr)
+      .WithContext("running the init op '" + init_op + "'");
 }
 
 std::string KeyList(const google::protobuf::Map<std::string, proto::TensorInfo>& m) {
@@ -128,6 +130,11 @@ Status SavedModelBundle::RunSignature(const std::string& key, const std::vector<
 
 Status LoadSavedModel(const SessionOptions& session_options, const std::string& export_dir,
                       const std::set<std::string>& tags, SavedModelBundle* bundle) {
+  return LoadSavedModel(session_options, proto::RunOptions(), export_dir, tags, bundle);
+}
+
+Status LoadSavedModel(const SessionOptions& session_options, const proto::RunOptions& run_options,
+                      const std::string& export_dir, const std::set<std::string>& tags, SavedModelBundle* bundle) {
   Reset(bundle);
   Status s = StatusFromExceptions("LoadSavedModel", [&]() -> Status {
     proto::SavedModel saved_model;
@@ -150,10 +157,12 @@ Status LoadSavedModel(const SessionOptions& session_options, const std::string& 
       Feeds feeds = asset_feeds;
       feeds.emplace_back(saver.filename_tensor_name(), Tensor::StringScalar(variables_prefix));
       std::vector<Tensor> outputs;
-      GR_RETURN_IF_ERROR(bundle->session->Run(feeds, {}, {TensorNameToNodeName(saver.restore_op_name())}, &outputs)
+      GR_RETURN_IF_ERROR(bundle->session
+                             ->Run(run_options, feeds, {}, {TensorNameToNodeName(saver.restore_op_name())}, &outputs,
+                                   nullptr)
                              .WithContext("restoring the variables from " + variables_prefix));
     }
-    return RunInitOp(bundle->session.get(), *meta, export_dir, asset_feeds);
+    return RunInitOp(bundle->session.get(), run_options, *meta, export_dir, asset_feeds);
   });
   if (!s.ok()) {
     Reset(bundle);

@@ -24,6 +24,7 @@ class FakeSession : public Session {
     std::map<std::string, std::string> string_feeds;
     std::vector<std::string> fetches;
     std::vector<std::string> targets;
+    int64_t timeout_in_ms = -1;  // -1: the Run without RunOptions
   };
 
   Status Create(const proto::GraphDef& graph) override {
@@ -58,10 +59,12 @@ class FakeSession : public Session {
     }
     return Status::OK();
   }
-  Status Run(const proto::RunOptions&, const std::vector<std::pair<std::string, Tensor>>& inputs,
+  Status Run(const proto::RunOptions& options, const std::vector<std::pair<std::string, Tensor>>& inputs,
              const std::vector<std::string>& output_names, const std::vector<std::string>& target_nodes,
              std::vector<Tensor>* outputs, proto::RunMetadata*) override {
-    return Run(inputs, output_names, target_nodes, outputs);
+    Status s = Run(inputs, output_names, target_nodes, outputs);
+    runs_.back().timeout_in_ms = options.timeout_in_ms();
+    return s;
   }
   Status Close() override { return Status::OK(); }
 

@@ -241,6 +241,16 @@ TEST(SavedModelLoadTest, LoaderStepsAsTheSessionSeesThem) {
   EXPECT_EQ(main_op.string_feeds.size(), 1u);
   EXPECT_EQ(main_op.string_feeds.at("Const:0"), dir + "/assets/foo.txt");
 
+  // With RunOptions, both runs get them.
+  proto::RunOptions run_options;
+  run_options.set_timeout_in_ms(1234);
+  s = LoadSavedModel(options, run_options, dir, {"serve"}, &bundle);
+  ASSERT_TRUE(s.ok()) << s;
+  fake = testing::FakeSessionFactory::last();
+  ASSERT_EQ(fake->runs().size(), 2u);
+  EXPECT_EQ(fake->runs()[0].timeout_in_ms, 1234);
+  EXPECT_EQ(fake->runs()[1].timeout_in_ms, 1234);
+
   // No variables/ (the text SavedModel): only the legacy init op runs.
   GRAPHRT_TESTDATA(pbtxt, "tensorflow/cc/saved_model/testdata/half_plus_two_pbtxt/00000123");
   s = LoadSavedModel(options, pbtxt, {"serve"}, &bundle);

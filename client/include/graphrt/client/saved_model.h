@@ -15,6 +15,7 @@
 #include "graphrt/core/session.h"
 #include "graphrt/core/status.h"
 #include "graphrt/core/tensor.h"
+#include "graphrt/proto/config.pb.h"
 #include "graphrt/proto/meta_graph.pb.h"
 
 namespace graphrt {
@@ -44,6 +45,10 @@ struct SavedModelBundle {
 // session (see above). On failure *bundle is left empty.
 Status LoadSavedModel(const SessionOptions& session_options, const std::string& export_dir,
                       const std::set<std::string>& tags, SavedModelBundle* bundle);
+// The same, with RunOptions for the restore and init-op runs (TensorFlow's
+// overload).
+Status LoadSavedModel(const SessionOptions& session_options, const proto::RunOptions& run_options,
+                      const std::string& export_dir, const std::set<std::string>& tags, SavedModelBundle* bundle);
 
 // import_meta_graph + Saver.restore: a .meta file's graph in a new session,
 // its variables restored from `checkpoint_prefix` through the file's
