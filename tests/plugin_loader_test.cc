@@ -113,6 +113,54 @@ TEST_F(PluginLoader, PluginBuiltWithClangAndLibcxxRuns) {
   ExpectAddOne("LibcxxAddOne");
 }
 
+// A plain C plugin compiled against the frozen 1.0 header loads and runs.
+TEST_F(PluginLoader, PluginBuiltAgainstFrozenAbi10HeaderRuns) {
+  ASSERT_TRUE(Load("abi_1_0").ok());
+  ExpectAddOne("Abi10AddOne");
+}
+
+// Plugin resources (ABI 1.2): the session's container keeps them across
+// Runs until deleted or Close; the step's container drops them at step end;
+// a failing create reports the plugin's message; the session goes on.
+TEST_F(PluginLoader, PluginResourcesLiveInTheSessionOrTheStep) {
+  ASSERT_TRUE(Load("resources").ok());
+  auto counter = [](const std::string& node, const std::string& name, bool per_step) {
+    return "node { name: '" + node + "' op: 'TestCounter' attr { key: 'name' value { s: '" + name +
+           "' } } attr { key: 'per_step' value { b: " + (per_step ? "true" : "false") + " } } }";
+  };
+  auto s = testing::CreateSession(testing::ParseGraph(
+      counter("a", "c", false) + counter("step1", "s", true) + counter("step2", "s", true) +
+      counter("bad", "refuse", false) + "node { name: 'del' op: 'TestDeleteCounter' attr { key: 'name' value { s: 'c' } } }"
+      "node { name: 'live' op: 'TestLiveCounters' }"));
+  ASSERT_NE(s, nullptr);
+  std::vector<Tensor> out;
+  for (int64_t want = 1; want <= 3; ++want) {
+    ASSERT_TRUE(s->Run({}, {"a"}, {}, &out).ok());
+    EXPECT_EQ(out[0].scalar<int64_t>(), want);
+  }
+  // Two nodes of one step share the step's counter; the next step starts over.
+  for (int step = 0; step < 2; ++step) {
+    ASSERT_TRUE(s->Run({}, {"step1"}, {"step2"}, &out).ok());
+    ASSERT_TRUE(s->Run({}, {"step1", "step2"}, {}, &out).ok());
+    EXPECT_EQ(out[0].scalar<int64_t>() + out[1].scalar<int64_t>(), 3);  // 1 and 2, in either order
+  }
+  ASSERT_TRUE(s->Run({}, {"live"}, {}, &out).ok());
+  EXPECT_EQ(out[0].scalar<int64_t>(), 1);  // only the session's counter is left
+  Status bad = s->Run({}, {"bad"}, {}, &out);
+  EXPECT_EQ(bad.code(), Code::kInvalidArgument);
+  EXPECT_NE(bad.message().find("refusing to make counter 'refuse'"), std::string::npos) << bad;
+  ASSERT_TRUE(s->Run({}, {}, {"del"}, nullptr).ok());
+  Status again = s->Run({}, {}, {"del"}, nullptr);
+  EXPECT_EQ(again.code(), Code::kNotFound) << again;
+  ASSERT_TRUE(s->Run({}, {"a", "live"}, {}, &out).ok());
+  EXPECT_EQ(out[0].scalar<int64_t>(), 1);  // made afresh after the delete
+  EXPECT_EQ(out[1].scalar<int64_t>(), 1);
+  ASSERT_TRUE(s->Close().ok());
+  auto s2 = testing::CreateSession(testing::ParseGraph("node { name: 'live' op: 'TestLiveCounters' }"));
+  ASSERT_TRUE(s2->Run({}, {"live"}, {}, &out).ok());
+  EXPECT_EQ(out[0].scalar<int64_t>(), 0);  // Close destroyed them
+}
+
 TEST_F(PluginLoader, LoadingTwiceIsANoOp) {
   ASSERT_TRUE(Load("old_abi").ok());
   size_t n = NumPlugins();
@@ -135,6 +183,7 @@ TEST_F(PluginLoader, ErrorsNameTheFileAndLeaveTheCoreUnchanged) {
       {TestPlugin("init_fails"), Code::kUnavailable, {"failed to initialise", "license server unreachable"}},
       {TestPlugin("orphan_kernel"), Code::kFailedPrecondition, {"NobodyDefinedThis", "no loaded plugin defines"}},
       {TestPlugin("conflicting_op"), Code::kAlreadyExists, {"AddV2", "already defined differently"}},
+      {TestPlugin("short_op_spec"), Code::kInvalidArgument, {"GR_OpSpec is null or too small"}},
       {TestPlugin("init_throws"), Code::kInternal,
        {TestPlugin("init_throws"), "failed to initialise", "thrown by the plugin's init"}},
       {StandardPluginCopy(), Code::kAlreadyExists, {"ops_array_cpu", "already loaded from", "one copy"}},

@@ -8,6 +8,7 @@ packages=(
   libeigen3-dev libdnnl-dev libtbb-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libsnappy-dev python3-numpy time
+  librandom123-dev  # Philox4x32-10 for the random ops (header-only)
   clang libc++-dev libc++abi-dev
   libclang-rt-14-dev  # clang's ASan/UBSan/libFuzzer runtimes (only recommended by clang-14)
 )

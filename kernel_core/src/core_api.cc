@@ -11,6 +11,7 @@
 #include "core_api_internal.h"
 #include "executor.h"
 #include "node_def_util.h"
+#include "resource_mgr.h"
 
 #include <graphrt/shape_limits.h>
 
@@ -27,7 +28,7 @@ int32_t Fail(GR_Registrar* reg, Status s) {
 }
 
 int32_t RegisterOp(GR_Registrar* reg, const GR_OpSpec* spec) {
-  if (spec == nullptr || spec->struct_size < offsetof(GR_OpSpec, shape_fn_user_data))
+  if (spec == nullptr || spec->struct_size < GR_SIZE_THROUGH(GR_OpSpec, shape_fn_user_data))
     return Fail(reg, errors::InvalidArgument("register_op: GR_OpSpec is null or too small"));
   auto data = std::make_unique<OpRegistrationData>();
   Status s = BuildOpDef(*spec, &data->op_def);
@@ -40,7 +41,7 @@ int32_t RegisterOp(GR_Registrar* reg, const GR_OpSpec* spec) {
 }
 
 int32_t RegisterKernel(GR_Registrar* reg, const GR_KernelSpec* spec) {
-  if (spec == nullptr || spec->struct_size < offsetof(GR_KernelSpec, destroy) + sizeof(spec->destroy))
+  if (spec == nullptr || spec->struct_size < GR_SIZE_THROUGH(GR_KernelSpec, destroy))
     return Fail(reg, errors::InvalidArgument("register_kernel: GR_KernelSpec is null or too small"));
   if (spec->op_name == nullptr || spec->device_type == nullptr || !spec->create || !spec->compute || !spec->destroy)
     return Fail(reg, errors::InvalidArgument("register_kernel: op_name, device_type, create, compute and destroy "
@@ -51,6 +52,9 @@ int32_t RegisterKernel(GR_Registrar* reg, const GR_KernelSpec* spec) {
   k->device_type = spec->device_type;
   for (int i = 0; i < spec->num_constraints; ++i) {
     const GR_TypeConstraint& c = spec->constraints[i];
+    if (c.struct_size < GR_SIZE_THROUGH(GR_TypeConstraint, num_allowed))
+      return Fail(reg, errors::InvalidArgument("register_kernel: op ", k->op, ": GR_TypeConstraint ", i,
+                                               " is too small (struct_size ", c.struct_size, ")"));
     std::vector<DataType> allowed;
     for (int j = 0; j < c.num_allowed; ++j) {
       DataType t;
@@ -77,7 +81,7 @@ int32_t RegisterKernel(GR_Registrar* reg, const GR_KernelSpec* spec) {
 }
 
 int32_t RegisterDevice(GR_Registrar* reg, const GR_DeviceSpec* spec) {
-  if (spec == nullptr || spec->struct_size < offsetof(GR_DeviceSpec, deallocate) + sizeof(spec->deallocate))
+  if (spec == nullptr || spec->struct_size < GR_SIZE_THROUGH(GR_DeviceSpec, deallocate))
     return Fail(reg, errors::InvalidArgument("register_device: GR_DeviceSpec is null or too small"));
   // An older plugin's spec may be shorter: fields past its size stay null.
   GR_DeviceSpec copy;
@@ -265,7 +269,13 @@ int32_t CtxNumInputs(const GR_KernelContext* ctx) { return ctx->call.item->num_i
 int32_t CtxNumOutputs(const GR_KernelContext* ctx) { return ctx->call.item->num_outputs; }
 
 int32_t CtxInput(const GR_KernelContext* ctx, int32_t index, GR_TensorView* view) {
-  if (index < 0 || index >= ctx->call.item->num_inputs) return GR_OUT_OF_RANGE;
+  const NodeItem& item = *ctx->call.item;
+  if (index < 0 || index >= item.num_inputs) return GR_OUT_OF_RANGE;
+  // A Ref(T) input is the variable's current value (read under its lock).
+  if (item.has_ref_inputs && item.ref_inputs[index] == NodeItem::RefInput::kRef) {
+    FillView(RefInputOf(ctx->call.step, item, index)->value(), view);
+    return GR_OK;
+  }
   FillView(ctx->call.inputs[index], view);
   return GR_OK;
 }
@@ -462,12 +472,217 @@ void ScSetError(GR_ShapeContext* sc, int32_t code, const char* msg) {
   if (sc->status.ok()) sc->status = Status(static_cast<Code>(code == GR_OK ? GR_INTERNAL : code), msg ? msg : "");
 }
 const char* ScNodeName(const GR_ShapeContext* sc) { return sc->node->name().c_str(); }
+int32_t ScGraphDefVersion(const GR_ShapeContext* sc) { return sc->graph_def_version; }
 
 }  // namespace
 
-// Step-level services need StepState, which lives in executor.cc.
-int64_t StepIdOf(const StepState* s);
-int32_t NumThreadsOf(const StepState* s);
+namespace {
+
+// ---------------------------------------------------------------- state
+
+Var* AsVar(GR_Variable* v) { return reinterpret_cast<Var*>(v); }
+const Var* AsVar(const GR_Variable* v) { return reinterpret_cast<const Var*>(v); }
+GR_Variable* AsHandle(Var* v) { return reinterpret_cast<GR_Variable*>(v); }
+PluginResource* AsPluginResource(GR_Resource* r) { return reinterpret_cast<PluginResource*>(r); }
+
+int32_t CallError(GR_KernelContext* ctx, Status s) {
+  const int32_t code = static_cast<int32_t>(s.code());
+  SetCallError(ctx->call, std::move(s));
+  return code;
+}
+
+ResourceMgr* Resources(GR_KernelContext* ctx, Status* error) {
+  ResourceMgr* rm = ResourcesOf(ctx->call.step);
+  if (rm == nullptr) *error = errors::FailedPrecondition("this step has no resource manager (not run by a session)");
+  return rm;
+}
+
+int32_t CtxLookupVariable(GR_KernelContext* ctx, const char* container, const char* name, int32_t dtype,
+                          int32_t create, GR_Variable** out) {
+  Status s;
+  ResourceMgr* rm = Resources(ctx, &s);
+  if (rm == nullptr) return CallError(ctx, s);
+  const std::string var_name = name ? name : "";
+  DataType type = GR_INVALID;
+  if (dtype != GR_INVALID || create) {
+    s = ValidateDataType(dtype, /*allow_ref=*/false, "variable " + var_name, &type);
+    if (!s.ok()) return CallError(ctx, s);
+  }
+  ResourceBase* r = nullptr;
+  s = rm->LookupOrCreate(
+      container ? container : "", var_name, kVariableTypeName,
+      [&](ResourceBase** made) {
+        *made = new Var(var_name, type);
+        return Status::OK();
+      },
+      create != 0, &r);
+  if (s.code() == Code::kNotFound) return GR_NOT_FOUND;  // the kernel words it (or ignores it)
+  if (!s.ok()) return CallError(ctx, s);
+  Var* v = static_cast<Var*>(r);
+  if (type != GR_INVALID && v->dtype() != type) {
+    v->Unref();
+    return CallError(ctx, errors::InvalidArgument("Trying to access variable ", var_name, " of dtype ",
+                                                  DataTypeString(v->dtype()), " as ", DataTypeString(type)));
+  }
+  *out = AsHandle(v);
+  return GR_OK;
+}
+void VariableRetain(GR_Variable* v) { AsVar(v)->Ref(); }
+void VariableRelease(GR_Variable* v) {
+  if (v) AsVar(v)->Unref();
+}
+void VariableLock(GR_Variable* v, int32_t exclusive) {
+  if (exclusive) AsVar(v)->mu().lock();
+  else AsVar(v)->mu().lock_shared();
+}
+void VariableUnlock(GR_Variable* v, int32_t exclusive) {
+  if (exclusive) AsVar(v)->mu().unlock();
+  else AsVar(v)->mu().unlock_shared();
+}
+int32_t VariableView(GR_Variable* v, GR_TensorView* view) {
+  if (!AsVar(v)->initialized()) return 0;
+  FillView(AsVar(v)->value(), view);
+  return 1;
+}
+GR_Tensor* VariableValue(GR_Variable* v) {
+  if (!AsVar(v)->initialized()) return nullptr;
+  auto* t = new GR_Tensor();
+  t->tensor = AsVar(v)->value();
+  return t;
+}
+const char* VariableName(const GR_Variable* v) { return AsVar(v)->name().c_str(); }
+int32_t VariableDtype(const GR_Variable* v) { return AsVar(v)->dtype(); }
+
+int32_t CtxVariableAssign(GR_KernelContext* ctx, GR_Variable* v, GR_Tensor* value) {
+  Var* var = AsVar(v);
+  if (value == nullptr || value->tensor.dtype() != var->dtype())
+    return CallError(ctx, errors::InvalidArgument("cannot assign a ",
+                                                  value ? DataTypeString(value->tensor.dtype()) : std::string("null"),
+                                                  " value to variable ", var->name(), " of dtype ",
+                                                  DataTypeString(var->dtype())));
+  var->value() = value->tensor;
+  return GR_OK;
+}
+
+int32_t CtxVariablePrepareUpdate(GR_KernelContext* ctx, GR_Variable* v, GR_TensorView* view) {
+  Var* var = AsVar(v);
+  if (!var->initialized())
+    return CallError(ctx, errors::FailedPrecondition("Attempting to use uninitialized value ", var->name()));
+  Tensor& value = var->value();
+  // Copy on write: a reader holding the old buffer keeps seeing the value it read.
+  if (!value.RefCountIsOne() && value.NumElements() > 0) {
+    Tensor copy;
+    Status s = value.DeepCopy(ctx->call.item->allocator, &copy);
+    if (!s.ok()) return CallError(ctx, s.WithContext("variable " + var->name()));
+    value = std::move(copy);
+  }
+  FillView(value, view);
+  return GR_OK;
+}
+
+int32_t CtxVariableAllocate(GR_KernelContext* ctx, GR_Variable* v, int32_t rank, const int64_t* dims,
+                            GR_TensorView* view) {
+  Var* var = AsVar(v);
+  TensorShape shape;
+  Tensor t;
+  Status s = TensorShape::FromDims(dims, rank, &shape);
+  if (s.ok()) s = Tensor::Allocate(ctx->call.item->allocator, var->dtype(), shape, &t);
+  if (!s.ok()) return CallError(ctx, s.WithContext("variable " + var->name()));
+  var->value() = std::move(t);
+  if (view) FillView(var->value(), view);
+  return GR_OK;
+}
+
+GR_Variable* CtxInputRef(GR_KernelContext* ctx, int32_t index) {
+  const NodeItem& item = *ctx->call.item;
+  if (index < 0 || index >= item.num_inputs || !item.has_ref_inputs ||
+      item.ref_inputs[index] != NodeItem::RefInput::kRef) {
+    SetCallError(ctx->call, errors::Internal("input ", index, " is not a ref input"));
+    return nullptr;
+  }
+  return AsHandle(RefInputOf(ctx->call.step, item, index));
+}
+
+int32_t CtxSetOutputRef(GR_KernelContext* ctx, int32_t index, GR_Variable* v) {
+  if (!CheckOutputIndex(ctx, index)) return GR_INTERNAL;
+  const NodeItem& item = *ctx->call.item;
+  if (!item.has_ref_outputs || !item.output_is_ref[index])
+    return CallError(ctx, errors::Internal("output ", index, " is not a ref output"));
+  if (v == nullptr || AsVar(v)->dtype() != BaseType(item.output_types[index]))
+    return CallError(ctx, errors::Internal("ref output ", index, " must be a ",
+                                           DataTypeString(BaseType(item.output_types[index])), " variable"));
+  SetRefOutputOf(ctx->call.step, item, index, AsVar(v));
+  return GR_OK;
+}
+
+GR_Tensor* CtxInputTensor(GR_KernelContext* ctx, int32_t index) {
+  const NodeItem& item = *ctx->call.item;
+  if (index < 0 || index >= item.num_inputs ||
+      (item.has_ref_inputs && item.ref_inputs[index] == NodeItem::RefInput::kRef))
+    return nullptr;
+  auto* t = new GR_Tensor();
+  t->tensor = ctx->call.inputs[index];
+  return t;
+}
+
+int32_t CtxSetOutputResourceHandle(GR_KernelContext* ctx, int32_t index, const char* container, const char* name,
+                                   const char* type_name) {
+  if (!CheckOutputIndex(ctx, index)) return GR_INTERNAL;
+  if (ctx->call.item->output_types[index] != GR_RESOURCE)
+    return CallError(ctx, errors::Internal("output ", index, " is not a resource"));
+  Tensor t;
+  Status s = Tensor::Allocate(ctx->call.item->allocator, GR_RESOURCE, TensorShape(), &t);
+  if (!s.ok()) return CallError(ctx, s);
+  GR_ResourceHandle& h = *t.data<GR_ResourceHandle>();
+  h.container = InternString(container && *container ? container : ResourceMgr::kDefaultContainer);
+  h.name = InternString(name ? name : "");
+  h.type_name = InternString(type_name ? type_name : "");
+  ctx->call.outputs[index] = std::move(t);
+  return GR_OK;
+}
+
+const char* CtxStepContainer(const GR_KernelContext* ctx) { return StepContainerOf(ctx->call.step); }
+
+int32_t CtxLookupResource(GR_KernelContext* ctx, const char* container, const char* name, const char* type_name,
+                          GR_ResourceCreateFn create, void* arg, void (*destroy)(void*), GR_Resource** out) {
+  Status s;
+  ResourceMgr* rm = Resources(ctx, &s);
+  if (rm == nullptr) return CallError(ctx, s);
+  const std::string type = type_name ? type_name : "";
+  if (type == kVariableTypeName)
+    return CallError(ctx, errors::InvalidArgument("variables are reached with ctx_lookup_variable"));
+  ResourceBase* r = nullptr;
+  s = rm->LookupOrCreate(
+      container ? container : "", name ? name : "", type,
+      [&](ResourceBase** made) {
+        GR_StatusSink sink;
+        void* object = create(arg, &sink);
+        if (object == nullptr)
+          return sink.status.ok() ? errors::Internal("creating resource ", type, " ", name ? name : "", " failed")
+                                  : sink.status;
+        *made = new PluginResource(type, name ? name : "", object, destroy);
+        return Status::OK();
+      },
+      create != nullptr, &r);
+  if (s.code() == Code::kNotFound) return GR_NOT_FOUND;
+  if (!s.ok()) return CallError(ctx, s);
+  *out = reinterpret_cast<GR_Resource*>(static_cast<PluginResource*>(r));
+  return GR_OK;
+}
+void* ResourceObject(GR_Resource* r) { return AsPluginResource(r)->object(); }
+void ResourceRelease(GR_Resource* r) {
+  if (r) AsPluginResource(r)->Unref();
+}
+int32_t CtxDeleteResource(GR_KernelContext* ctx, const char* container, const char* name, const char* type_name) {
+  Status s;
+  ResourceMgr* rm = Resources(ctx, &s);
+  if (rm == nullptr) return CallError(ctx, s);
+  s = rm->Delete(container ? container : "", name ? name : "", type_name ? type_name : "");
+  if (s.code() == Code::kNotFound) return GR_NOT_FOUND;
+  return s.ok() ? GR_OK : CallError(ctx, s);
+}
+
+}  // namespace
 
 namespace {
 int64_t CtxStepId(const GR_KernelContext* ctx) { return StepIdOf(ctx->call.step); }
@@ -554,6 +769,28 @@ const GR_CoreApi* CoreApi() {
     a.sc_node_name = ScNodeName;
     a.ctx_set_output_from_input_range = CtxSetOutputFromInputRange;
     a.ctx_forward_input = CtxForwardInput;
+    a.ctx_lookup_variable = CtxLookupVariable;
+    a.variable_retain = VariableRetain;
+    a.variable_release = VariableRelease;
+    a.variable_lock = VariableLock;
+    a.variable_unlock = VariableUnlock;
+    a.variable_view = VariableView;
+    a.variable_value = VariableValue;
+    a.variable_name = VariableName;
+    a.variable_dtype = VariableDtype;
+    a.ctx_variable_assign = CtxVariableAssign;
+    a.ctx_variable_prepare_update = CtxVariablePrepareUpdate;
+    a.ctx_variable_allocate = CtxVariableAllocate;
+    a.ctx_input_ref = CtxInputRef;
+    a.ctx_set_output_ref = CtxSetOutputRef;
+    a.ctx_input_tensor = CtxInputTensor;
+    a.ctx_set_output_resource_handle = CtxSetOutputResourceHandle;
+    a.ctx_step_container = CtxStepContainer;
+    a.ctx_lookup_resource = CtxLookupResource;
+    a.resource_object = ResourceObject;
+    a.resource_release = ResourceRelease;
+    a.ctx_delete_resource = CtxDeleteResource;
+    a.sc_graph_def_version = ScGraphDefVersion;
     return a;
   }();
   return &api;

@@ -69,6 +69,17 @@ struct KernelCall {
 
 const GR_CoreApi* CoreApi();
 
+// Step-level services for the ABI; StepState lives in executor.cc.
+class Var;
+class ResourceMgr;
+int64_t StepIdOf(const StepState* s);
+int32_t NumThreadsOf(const StepState* s);
+ResourceMgr* ResourcesOf(const StepState* s);
+Var* RefInputOf(const StepState* s, const NodeItem& item, int index);
+void SetRefOutputOf(StepState* s, const NodeItem& item, int index, Var* v);
+// The step's resource container ("__per_step_<id>"), emptied when it ends.
+const char* StepContainerOf(StepState* s);
+
 }  // namespace graphrt
 
 struct GR_KernelContext {
@@ -84,4 +95,5 @@ struct GR_ShapeContext {
   const std::vector<const graphrt::Tensor*>* input_values;  // null entries = unknown
   std::vector<graphrt::PartialTensorShape> outputs;
   graphrt::Status status;
+  int32_t graph_def_version = 0;  // the GraphDef's producer
 };

@@ -19,6 +19,7 @@
 
 #include "executor.h"
 #include "memory_budget.h"
+#include "resource_mgr.h"
 #include "graphrt/core/graph.h"
 #include "graphrt/core/graph_optimizer.h"
 #include "graphrt/core/runtime.h"
@@ -99,7 +100,6 @@ class DirectSession final : public Session {
     Close().IgnoreError();
     cache_.clear();
     cache_index_.clear();
-    for (auto& [name, k] : stateful_kernels_) k.reg->destroy(k.kernel);
     budget_->ReleaseOwner();  // the budget lives on while returned tensors do
   }
 
@@ -143,9 +143,19 @@ class DirectSession final : public Session {
       std::unique_lock<std::mutex> lock(run_mu_);
       runs_done_.wait(lock, [this] { return active_runs_.load() == 0; });
     }
-    std::lock_guard<std::mutex> lock(cache_mu_);
-    cache_.clear();
-    cache_index_.clear();
+    {
+      std::lock_guard<std::mutex> lock(cache_mu_);
+      cache_.clear();
+      cache_index_.clear();
+    }
+    // No Run can start any more: the session's state goes now (variables
+    // with their memory), not when the object is destroyed.
+    {
+      std::lock_guard<std::mutex> lock(kernel_mu_);
+      for (auto& [name, k] : stateful_kernels_) k.reg->destroy(k.kernel);
+      stateful_kernels_.clear();
+    }
+    resources_.Clear();
     return Status::OK();
   }
 
@@ -202,6 +212,9 @@ class DirectSession final : public Session {
     for (size_t k = 0; k < inputs.size(); ++k) {
       const auto& [name, t] = inputs[sig.feeds[k]];
       if (!t.IsInitialized()) return errors::InvalidArgument("Feed '", name, "' is an uninitialized tensor");
+      // A handle holds pointers only the session's own kernels make.
+      if (t.dtype() == GR_RESOURCE)
+        return errors::InvalidArgument("Feed '", name, "' is a resource handle; handles cannot be fed");
       // TensorShape's constructors do not check; kernels rely on the size rule.
       int64_t elements;
       if (gr_shape_num_elements(t.shape().data(), t.dims(), &elements) != GR_OK)
@@ -220,6 +233,7 @@ class DirectSession final : public Session {
     args.num_threads = num_threads_;
     args.arena = arena_.get();
     args.cancelled = &closed_;
+    args.resources = &resources_;
     proto::StepStats step_stats;
     const bool trace = run_options.trace_level() != proto::RunOptions::NO_TRACE && run_metadata != nullptr;
     if (trace) args.stats = &step_stats;
@@ -564,6 +578,8 @@ class DirectSession final : public Session {
 
   std::mutex kernel_mu_;
   std::unordered_map<std::string, SharedKernel> stateful_kernels_;
+
+  ResourceMgr resources_;  // variables and other state, until Close
 };
 
 class DirectSessionFactory final : public SessionFactory {

@@ -8,17 +8,31 @@
 
 #include "core_api_internal.h"
 #include "node_def_util.h"
+#include "resource_mgr.h"
 
 namespace graphrt {
 
 struct StepState {
-  StepState(int num_slots, int num_outputs, int num_items)
-      : slots(new Tensor[num_slots]), outputs(new Tensor[num_outputs]), pending(new std::atomic<int>[num_items]) {}
+  StepState(int num_slots, int num_outputs, int num_items, bool has_refs)
+      : slots(new Tensor[num_slots]),
+        outputs(new Tensor[num_outputs]),
+        pending(new std::atomic<int>[num_items]),
+        ref_slots(has_refs ? new Var*[num_slots]() : nullptr),
+        ref_outputs(has_refs ? new Var*[num_outputs]() : nullptr) {}
   std::unique_ptr<Tensor[]> slots;
   // Each node's outputs while it hands them to its consumers; empty between
   // nodes, so a pooled step constructs no tensor per node.
   std::unique_ptr<Tensor[]> outputs;
   std::unique_ptr<std::atomic<int>[]> pending;
+  // Variables on ref edges (only in executors with refs). Raw pointers: the
+  // session's resource manager and the kernels that produced them hold
+  // references for longer than any step.
+  std::unique_ptr<Var*[]> ref_slots;
+  std::unique_ptr<Var*[]> ref_outputs;
+  // Set when a kernel asked for the step's container: its resources are
+  // dropped when the step ends.
+  std::atomic<bool> used_step_container{false};
+  std::string step_container;
   const RunArgs* args = nullptr;
   tbb::task_group* group = nullptr;
   std::atomic<bool> failed{false};
@@ -75,7 +89,8 @@ class StepRunner {
       int expensive_kept = -1;
       for (const OutEdge& e : item.out) {
         if (e.dst_slot >= 0) {
-          if (e.last_use) s_->slots[e.dst_slot] = std::move(outs[e.src_output]);
+          if (e.ref) s_->ref_slots[e.dst_slot] = s_->ref_outputs[item.output_start + e.src_output];
+          else if (e.last_use) s_->slots[e.dst_slot] = std::move(outs[e.src_output]);
           else s_->slots[e.dst_slot] = outs[e.src_output];
         }
         if (!DecrementPending(e.dst_item)) continue;
@@ -120,10 +135,31 @@ class StepRunner {
     else overflow->push_back(id);
   }
 
+  // Reads the variables behind the node's deref'd ref inputs, as they are
+  // now (after the node's control dependencies ran).
+  bool ReadRefInputs(const NodeItem& item, Tensor* inputs) {
+    for (int i = 0; i < item.num_inputs; ++i) {
+      if (item.ref_inputs[i] == NodeItem::RefInput::kNone) continue;
+      Var* v = s_->ref_slots[item.input_start + i];
+      std::shared_lock<std::shared_mutex> lock(v->mu());
+      // Ops that take the ref itself are checked too, as TensorFlow's
+      // executor does, unless they initialize (Assign, IsVariableInitialized).
+      if (!v->initialized() && !item.allows_uninitialized_input) {
+        // TensorFlow names the consumer's input (the variable's node).
+        RecordError(s_, errors::FailedPrecondition("Attempting to use uninitialized value ",
+                                                   item.ref_input_names[i], "\n\t [[", item.error_prefix, "]]"));
+        return false;
+      }
+      if (item.ref_inputs[i] == NodeItem::RefInput::kDeref) inputs[i] = v->value();
+    }
+    return true;
+  }
+
   bool RunNode(const NodeItem& item, Tensor* outs) {
     Tensor* inputs = &s_->slots[item.input_start];
     const RunArgs& args = *s_->args;
     const int64_t start = args.stats ? NowNanos() : 0;
+    if (item.has_ref_inputs && !ReadRefInputs(item, inputs)) return false;
     bool ok = true;
     switch (item.kind) {
       case NodeItem::Kind::kArg:
@@ -133,6 +169,8 @@ class StepRunner {
         (*args.fetches)[item.index] = std::move(inputs[0]);
         break;
       case NodeItem::Kind::kKernel: {
+        if (item.has_ref_outputs)
+          for (int i = 0; i < item.num_outputs; ++i) s_->ref_outputs[item.output_start + i] = nullptr;
         GR_KernelContext ctx{KernelCall{&item, inputs, outs, s_, Status()}};
         // SDK kernels catch their own exceptions; a raw C-ABI kernel's must
         // not unwind through the executor.
@@ -150,7 +188,10 @@ class StepRunner {
           break;
         }
         for (int i = 0; i < item.num_outputs; ++i) {
-          if (!outs[i].IsInitialized()) {
+          const bool set = item.has_ref_outputs && item.output_is_ref[i]
+                               ? s_->ref_outputs[item.output_start + i] != nullptr
+                               : outs[i].IsInitialized();
+          if (!set) {
             RecordError(s_, errors::Internal(item.error_prefix, ": kernel did not set output ", i));
             ok = false;
             break;
@@ -216,6 +257,12 @@ Status Executor::Create(const Graph& graph, const DeviceOfNode& device_of, const
     item.num_outputs = n->num_outputs();
     item.input_types = n->input_types();
     item.output_types = n->output_types();
+    for (DataType t : item.output_types) item.has_ref_outputs |= IsRefType(t);
+    if (item.has_ref_outputs) {
+      ex->has_refs_ = true;
+      for (DataType t : item.output_types) item.output_is_ref.push_back(IsRefType(t));
+    }
+    item.allows_uninitialized_input = n->op_def() != nullptr && n->op_def()->allows_uninitialized_input();
     Device* device = device_of(*n);
     item.device = device;
     item.allocator = allocator_of(device);
@@ -239,8 +286,18 @@ Status Executor::Create(const Graph& graph, const DeviceOfNode& device_of, const
   for (Node* n : order) {
     if (!n->IsOp()) continue;
     NodeItem& item = ex->items_[item_of[n->id()]];
-    for (const Edge* e : n->in_edges())
+    for (const Edge* e : n->in_edges()) {
       if (e->src()->IsOp()) ++item.initial_pending;
+      if (e->IsControlEdge() || !IsRefType(e->src()->output_type(e->src_output()))) continue;
+      if (!item.has_ref_inputs) {
+        item.has_ref_inputs = true;
+        item.ref_inputs.assign(item.num_inputs, NodeItem::RefInput::kNone);
+        item.ref_input_names.assign(item.num_inputs, std::string());
+      }
+      item.ref_input_names[e->dst_input()] = e->src()->name();
+      item.ref_inputs[e->dst_input()] =
+          IsRefType(item.input_types[e->dst_input()]) ? NodeItem::RefInput::kRef : NodeItem::RefInput::kDeref;
+    }
     std::vector<const Edge*> outs;
     for (const Edge* e : n->out_edges())
       if (e->dst()->IsOp()) outs.push_back(e);
@@ -261,6 +318,7 @@ Status Executor::Create(const Graph& graph, const DeviceOfNode& device_of, const
       oe.src_output = e->src_output();
       oe.dst_item = item_of[e->dst()->id()];
       oe.dst_slot = e->IsControlEdge() ? -1 : ex->items_[oe.dst_item].input_start + e->dst_input();
+      oe.ref = !e->IsControlEdge() && IsRefType(item.output_types[e->src_output()]);
       oe.last_use = !e->IsControlEdge() &&
                     (i + 1 == outs.size() || outs[i + 1]->IsControlEdge() || outs[i + 1]->src_output() != e->src_output());
       item.out.push_back(oe);
@@ -287,7 +345,7 @@ StepState* Executor::AcquireStep() {
       return s;
     }
   }
-  return new StepState(num_slots_, num_outputs_, static_cast<int>(items_.size()));
+  return new StepState(num_slots_, num_outputs_, static_cast<int>(items_.size()), has_refs_);
 }
 
 void Executor::ReleaseStep(StepState* s) {
@@ -322,6 +380,10 @@ Status Executor::Run(const RunArgs& args) {
     run_roots();
   }
   s->group = nullptr;
+  if (s->used_step_container.load(std::memory_order_acquire)) {
+    args.resources->Cleanup(s->step_container);
+    s->used_step_container.store(false, std::memory_order_relaxed);
+  }
   Status result;
   if (s->failed.load(std::memory_order_acquire)) {
     result = std::move(s->error);
@@ -338,4 +400,21 @@ Status Executor::Run(const RunArgs& args) {
 namespace graphrt {
 int64_t StepIdOf(const StepState* s) { return s->args->step_id; }
 int32_t NumThreadsOf(const StepState* s) { return s->args->num_threads; }
+ResourceMgr* ResourcesOf(const StepState* s) { return s->args->resources; }
+Var* RefInputOf(const StepState* s, const NodeItem& item, int index) {
+  return s->ref_slots ? s->ref_slots[item.input_start + index] : nullptr;
+}
+void SetRefOutputOf(StepState* s, const NodeItem& item, int index, Var* v) {
+  s->ref_outputs[item.output_start + index] = v;
+}
+const char* StepContainerOf(StepState* s) {
+  if (!s->used_step_container.load(std::memory_order_relaxed)) {
+    std::lock_guard<std::mutex> lock(s->mu);
+    if (!s->used_step_container.load(std::memory_order_relaxed)) {
+      s->step_container = "__per_step_" + std::to_string(s->args->step_id);
+      s->used_step_container.store(true, std::memory_order_release);
+    }
+  }
+  return s->step_container.c_str();
+}
 }  // namespace graphrt

@@ -29,7 +29,11 @@ struct OutEdge {
   int dst_item;
   int dst_slot;    // absolute input slot, -1 for control
   bool last_use;   // last consumer of this output: may take the tensor by move
+  bool ref;        // a ref output: carries the variable, not a tensor
 };
+
+class Var;
+class ResourceMgr;
 
 struct NodeItem {
   enum class Kind { kKernel, kArg, kRetval };
@@ -48,6 +52,16 @@ struct NodeItem {
   bool has_unconsumed_outputs = false;  // some output has no data consumer
   int initial_pending = 0;
   bool inexpensive = false;
+  // Inputs fed by ref outputs: kDeref reads the variable's value when the
+  // node runs (TensorFlow's semantics: after its control dependencies);
+  // kRef passes the variable itself to a Ref(T) input.
+  enum class RefInput : uint8_t { kNone, kDeref, kRef };
+  bool has_ref_inputs = false;
+  bool has_ref_outputs = false;
+  bool allows_uninitialized_input = false;
+  std::vector<RefInput> ref_inputs;      // per input, when has_ref_inputs
+  std::vector<std::string> ref_input_names;  // the producing nodes, for errors
+  std::vector<bool> output_is_ref;       // per output, when has_ref_outputs
   std::vector<DataType> input_types;
   std::vector<DataType> output_types;
   std::vector<OutEdge> out;
@@ -77,6 +91,8 @@ struct RunArgs {
   // Set (by Session::Close) to end the step early: nodes not yet started
   // do not run and the step returns CANCELLED. May be null.
   const std::atomic<bool>* cancelled = nullptr;
+  // The session's resources (variables); null for graphs without state.
+  ResourceMgr* resources = nullptr;
 };
 
 struct StepState;
@@ -95,6 +111,7 @@ class Executor {
   // The devices the nodes run on, in order of first use.
   const std::vector<Device*>& devices() const { return devices_; }
   int num_slots() const { return num_slots_; }
+  bool has_refs() const { return has_refs_; }
 
  private:
   Executor() = default;
@@ -106,6 +123,7 @@ class Executor {
   std::vector<int> roots_;
   int num_slots_ = 0;
   int num_outputs_ = 0;
+  bool has_refs_ = false;
   std::mutex pool_mu_;
   std::vector<StepState*> step_pool_;
 };

@@ -43,6 +43,7 @@ Status InferShapes(const Graph& g, std::vector<std::vector<PartialTensorShape>>*
     }
     GR_ShapeContext sc{GR_Attrs{&n->def(), attr_allocator, nullptr}, &n->def(), &inputs, &values, std::move(outputs), Status()};
     sc.attrs.error = &sc.status;
+    sc.graph_def_version = g.versions().producer();
     int32_t rc = GR_OK;
     // SDK shape functions catch their own exceptions; a raw C-ABI one's must not escape.
     Status thrown = StatusFromExceptions("shape function", [&] {

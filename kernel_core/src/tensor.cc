@@ -142,6 +142,8 @@ Status Tensor::Allocate(Allocator* a, DataType dtype, const TensorShape& shape, 
   if (dtype == GR_STRING && bytes > 0) {
     std::memset(buf->data(), 0, bytes);
     buf->set_owns_strings(shape.num_elements());
+  } else if (dtype == GR_RESOURCE && bytes > 0) {
+    std::memset(buf->data(), 0, bytes);  // null handles until set
   }
   *out = Tensor(dtype, shape, buf, buf->data());
   return Status::OK();
@@ -190,13 +192,21 @@ Tensor Tensor::Range(int64_t offset, const TensorShape& shape) const {
 }
 
 Tensor Tensor::DeepCopy() const {
-  Tensor t(dtype_, shape_);
+  Tensor t;
+  if (!DeepCopy(HostAllocator(), &t).ok()) throw std::bad_alloc();
+  return t;
+}
+
+Status Tensor::DeepCopy(Allocator* a, Tensor* out) const {
+  Tensor t;
+  GR_RETURN_IF_ERROR(Allocate(a, dtype_, shape_, &t));
   if (dtype_ == GR_STRING) {
     for (int64_t i = 0; i < NumElements(); ++i) t.set_string(i, string_at(i));
   } else if (TotalBytes() > 0) {
     std::memcpy(t.data_, data_, TotalBytes());
   }
-  return t;
+  *out = std::move(t);
+  return Status::OK();
 }
 
 Status ValidateTensorProto(const proto::TensorProto& p) {
@@ -279,6 +289,14 @@ void Tensor::AsProtoTensorContent(proto::TensorProto* p) const {
   shape_.AsProto(p->mutable_tensor_shape());
   if (dtype_ == GR_STRING) {
     for (int64_t i = 0; i < NumElements(); ++i) p->add_string_val(std::string(string_at(i)));
+  } else if (dtype_ == GR_RESOURCE) {
+    for (int64_t i = 0; i < NumElements(); ++i) {
+      const GR_ResourceHandle& h = data<GR_ResourceHandle>()[i];
+      proto::ResourceHandleProto* r = p->add_resource_handle_val();
+      if (h.container) r->set_container(h.container);
+      if (h.name) r->set_name(h.name);
+      if (h.type_name) r->set_maybe_type_name(h.type_name);
+    }
   } else if (TotalBytes() > 0) {
     p->set_tensor_content(data_, TotalBytes());
   }
@@ -308,6 +326,13 @@ std::string Tensor::SummarizeValue(int64_t max_entries) const {
       break;
     case GR_STRING:
       for (int64_t i = 0; i < n; ++i) os << (i ? " " : "") << '"' << string_at(i) << '"';
+      break;
+    case GR_RESOURCE:
+      for (int64_t i = 0; i < n; ++i) {
+        const GR_ResourceHandle& h = data<GR_ResourceHandle>()[i];
+        os << (i ? " " : "") << "<" << (h.type_name ? h.type_name : "?") << " " << (h.container ? h.container : "")
+           << "/" << (h.name ? h.name : "") << ">";
+      }
       break;
     default:
       os << "<" << DataTypeString(dtype_) << " values>";

@@ -26,12 +26,11 @@ Status ConstShape(InferenceContext* c) {
 Status PlaceholderShape(InferenceContext* c) {
   PartialShape shape;
   Status s = c->GetAttr("shape", &shape);
-  // An absent attr means "any shape". So does a scalar one: graphs written
-  // before GraphDef version 22 used an empty shape for "unknown", and the
-  // shape context does not tell us the graph's version, so a rank-0 attr is
-  // treated as unknown (less precise for modern scalar placeholders, never
-  // wrong: the fed value decides at run time).
-  if (!s.ok() || shape.rank == 0) {
+  // An absent attr means "any shape". So does a scalar one in graphs written
+  // before GraphDef version 22, which used an empty shape for "unknown" (a
+  // core older than ABI 1.2 does not say the version: unknown then too).
+  const int version = c->graph_def_version();
+  if (!s.ok() || (shape.rank == 0 && (version < 0 || version <= 21))) {
     c->set_output(0, PartialShape::Unknown());
     return Status();
   }

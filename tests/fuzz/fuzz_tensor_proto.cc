@@ -37,6 +37,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!p.ParseFromArray(data, static_cast<int>(size))) return 0;
   graphrt::Tensor t;
   if (!graphrt::Tensor::FromProto(p, &t, &limited).ok()) return 0;
+  // The round trip writes one proto entry per element: for millions of
+  // (empty) strings that is seconds under ASan, the harness's time, not a
+  // defect. Conversion of large tensors is covered by the unit tests.
+  if (t.NumElements() > (int64_t{1} << 16)) return 0;
   graphrt::proto::TensorProto first;
   t.AsProtoTensorContent(&first);
   graphrt::Tensor again;

@@ -120,7 +120,10 @@ void CheckFeedAgainstPlaceholder(const proto::GraphDef& g, const Feed& f) {
   auto sh = n->attr().find("shape");
   if (sh != n->attr().end() && sh->second.value_case() == proto::AttrValue::kShape) {
     PartialTensorShape want;
-    if (PartialTensorShape::FromProto(sh->second.shape(), &want).ok() &&
+    // Before GraphDef version 22 an empty shape meant "unknown", as TensorFlow reads it.
+    const bool old_unknown = g.versions().producer() <= 21 && !sh->second.shape().unknown_rank() &&
+                             sh->second.shape().dim_size() == 0;
+    if (!old_unknown && PartialTensorShape::FromProto(sh->second.shape(), &want).ok() &&
         !want.IsCompatibleWith(f.value.shape()))
       throw CliError("--feed " + f.name + ": " + f.file + " has shape " +
                      f.value.shape().DebugString() + " but placeholder '" + node_name +

@@ -1,10 +1,16 @@
 /* graphrt plugin ABI: the only contract between libgraphrt_core and a plugin.
  *
- * Rules (see DESIGN.md):
+ * Rules (see DESIGN.md; every minor bump is listed in plugin_api/CHANGELOG.md):
  *  - Plain C. Nothing here owns C++ objects; no exceptions cross.
- *  - Every struct that crosses begins with `struct_size`. The writer sets it
- *    to sizeof() of the struct it was compiled with; the reader only touches
- *    fields that lie inside it. New fields are only ever appended.
+ *  - Sizes. Every struct that crosses begins with `struct_size`. The writer
+ *    sets it to sizeof() of the struct it was compiled with. A reader touches
+ *    a field only when GR_SIZE_THROUGH(type, field) <= struct_size: the size a
+ *    version knows is the end of the last field that version has. New fields
+ *    are only ever appended.
+ *  - Errors. A fallible call returns a GR_Code (GR_OK on success) and
+ *    describes the failure on the handle it was given: the registrar, the
+ *    kernel construction or context, the shape context, or a GR_StatusSink.
+ *    Functions documented as returning 0/1 or a pointer report nothing.
  *  - A minor bump appends functions to GR_CoreApi or fields to structs. A
  *    major bump is anything else; the core refuses plugins of another major.
  *  - One exported symbol per plugin: GR_PLUGIN_ENTRY_SYMBOL.
@@ -20,9 +26,12 @@ extern "C" {
 #endif
 
 #define GR_ABI_MAJOR 1
-#define GR_ABI_MINOR 1
+#define GR_ABI_MINOR 2
 
 #define GR_PLUGIN_ENTRY_SYMBOL "graphrt_plugin_init"
+
+/* The struct_size a reader needs before it touches `field` of `type`. */
+#define GR_SIZE_THROUGH(type, field) (offsetof(type, field) + sizeof(((type*)0)->field))
 
 #if defined(_WIN32)
 #define GR_EXPORT __declspec(dllexport)
@@ -132,6 +141,23 @@ typedef struct GR_KernelContext GR_KernelContext;
 typedef struct GR_ShapeContext GR_ShapeContext;
 typedef struct GR_Tensor GR_Tensor;                   /* refcounted core tensor */
 typedef struct GR_StatusSink GR_StatusSink;          /* where a callee reports an error */
+typedef struct GR_Variable GR_Variable;               /* ABI 1.2: a variable (refcounted) */
+typedef struct GR_Resource GR_Resource;               /* ABI 1.2: a plugin resource (refcounted) */
+
+/* ABI 1.2. One element of a GR_RESOURCE tensor: names a resource in the
+ * session's resource manager. The strings are interned by the core and stay
+ * valid for the life of the process, so handles copy as plain data. */
+typedef struct GR_ResourceHandle {
+  const char* container;
+  const char* name;
+  const char* type_name; /* GR_VARIABLE_TYPE_NAME for variables */
+} GR_ResourceHandle;
+
+#define GR_VARIABLE_TYPE_NAME "Var"
+
+/* ABI 1.2. Makes a plugin resource's object, or returns NULL after
+ * describing the failure on `status`. */
+typedef void* (*GR_ResourceCreateFn)(void* arg, GR_StatusSink* status);
 
 /* ---------------------------------------------------------------- ops */
 
@@ -382,6 +408,90 @@ typedef struct GR_CoreApi {
    * 0. A kernel tries several inputs this way before it allocates. */
   int32_t (*ctx_forward_input)(GR_KernelContext* ctx, int32_t input_index, int32_t output_index,
                                int32_t rank, const int64_t* dims, GR_TensorView* view);
+
+  /* ---- ABI 1.2: state. A 1.1 core has none of these: check struct_size.
+   *
+   * Resources live in the session's resource manager, keyed by (container,
+   * name); an empty container means the session's default ("localhost").
+   * They survive across Runs and are destroyed by Session::Close, by
+   * ctx_delete_resource, or, in the step's container (ctx_step_container),
+   * when the step ends. Variables are the core's own resource type: ref
+   * variables (VariableV2) and resource variables (VarHandleOp) alike.
+   *
+   * A variable's value is changed only under its exclusive lock; reading it
+   * takes the shared lock. Writes never change a buffer that a tensor
+   * outside the variable still shares (variable_prepare_update copies
+   * first), so a value read earlier never changes under its reader. */
+
+  /* Looks up the variable `container`/`name`; when it does not exist and
+   * `create` is nonzero, creates it uninitialized with `dtype`. Returns a new
+   * reference (variable_release). NOT_FOUND when absent and not created,
+   * NOT recorded on ctx (the kernel words or ignores it); INVALID_ARGUMENT
+   * (recorded) when it exists with another dtype or as another type of
+   * resource. `dtype` may be GR_INVALID when not creating (no dtype check). */
+  int32_t (*ctx_lookup_variable)(GR_KernelContext* ctx, const char* container, const char* name,
+                                 int32_t dtype, int32_t create, GR_Variable** out);
+  void (*variable_retain)(GR_Variable* v);
+  void (*variable_release)(GR_Variable* v);
+  /* The variable's readers-writer lock: exclusive != 0 to write. */
+  void (*variable_lock)(GR_Variable* v, int32_t exclusive);
+  void (*variable_unlock)(GR_Variable* v, int32_t exclusive);
+  /* With the lock held: 1 and a view of the value when initialized, else 0. */
+  int32_t (*variable_view)(GR_Variable* v, GR_TensorView* view);
+  /* With the lock held: the value as a new tensor reference sharing its
+   * buffer (a read), or NULL when uninitialized. */
+  GR_Tensor* (*variable_value)(GR_Variable* v);
+  const char* (*variable_name)(const GR_Variable* v);
+  int32_t (*variable_dtype)(const GR_Variable* v);
+  /* With the exclusive lock held: the value becomes `value` (shared, not
+   * copied). `value` must have the variable's dtype. */
+  int32_t (*ctx_variable_assign)(GR_KernelContext* ctx, GR_Variable* v, GR_Tensor* value);
+  /* With the exclusive lock held: makes the value writable in place (copies
+   * it first when another tensor shares its buffer) and fills *view.
+   * FAILED_PRECONDITION when uninitialized. */
+  int32_t (*ctx_variable_prepare_update)(GR_KernelContext* ctx, GR_Variable* v, GR_TensorView* view);
+  /* With the exclusive lock held: the value becomes a new uninitialized
+   * tensor of `dims` (from the session's memory budget); fills *view. */
+  int32_t (*ctx_variable_allocate)(GR_KernelContext* ctx, GR_Variable* v, int32_t rank, const int64_t* dims,
+                                   GR_TensorView* view);
+
+  /* Ref inputs and outputs (ops declaring "Ref(T)" args). The variable
+   * behind ref input `index` (borrowed for the call), or NULL (recorded) when
+   * the input is not a ref. A kernel reads it with the lock held. */
+  GR_Variable* (*ctx_input_ref)(GR_KernelContext* ctx, int32_t index);
+  /* Ref output `index` refers to `v` (Variable, Assign, Identity on refs). */
+  int32_t (*ctx_set_output_ref)(GR_KernelContext* ctx, int32_t index, GR_Variable* v);
+  /* Input `index` (not a ref input) as a new tensor reference sharing its
+   * buffer, for a kernel that keeps or assigns it; NULL when out of range. */
+  GR_Tensor* (*ctx_input_tensor)(GR_KernelContext* ctx, int32_t index);
+
+  /* Resource handles: output `index` (dtype resource) becomes a scalar handle
+   * naming container/name/type_name. */
+  int32_t (*ctx_set_output_resource_handle)(GR_KernelContext* ctx, int32_t index, const char* container,
+                                            const char* name, const char* type_name);
+  /* The container of this step's per-step resources (destroyed when the
+   * step ends). Valid during the call. */
+  const char* (*ctx_step_container)(const GR_KernelContext* ctx);
+
+  /* Plugin resources: looks up container/name of `type_name`; when absent
+   * and `create` is not NULL, makes it with create(arg) and owns it
+   * (destroy(object) runs when the last reference goes). A new reference
+   * (resource_release). NOT_FOUND (not recorded) when absent and create is
+   * NULL; INVALID_ARGUMENT (recorded) when the name holds another type. */
+  int32_t (*ctx_lookup_resource)(GR_KernelContext* ctx, const char* container, const char* name,
+                                 const char* type_name, GR_ResourceCreateFn create, void* arg,
+                                 void (*destroy)(void* object), GR_Resource** out);
+  void* (*resource_object)(GR_Resource* r);
+  void (*resource_release)(GR_Resource* r);
+  /* Removes container/name of `type_name` (variables too) from the manager;
+   * holders of references keep the object until they release it.
+   * NOT_FOUND (not recorded) when absent. */
+  int32_t (*ctx_delete_resource)(GR_KernelContext* ctx, const char* container, const char* name,
+                                 const char* type_name);
+  /* The GraphDef producer version of the graph being inferred (old graphs
+   * meant other things by some attrs: a Placeholder's `shape {}` before 22
+   * is "unknown"). */
+  int32_t (*sc_graph_def_version)(const GR_ShapeContext* sc);
 } GR_CoreApi;
 
 /* --------------------------------------------------------- entry point */

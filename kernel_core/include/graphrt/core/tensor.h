@@ -37,9 +37,14 @@ class Allocator {
 // The core's aligned host allocator (feeds, constants parsed from protos).
 Allocator* HostAllocator();
 
-// Bytes per element as tensors store them: a GR_StringElem for strings,
-// DataTypeSize otherwise (0: no fixed-size element, cannot be allocated).
-inline size_t TensorElementSize(DataType t) { return t == GR_STRING ? sizeof(GR_StringElem) : DataTypeSize(t); }
+// Bytes per element as tensors store them: a GR_StringElem for strings, a
+// GR_ResourceHandle for resource handles, DataTypeSize otherwise (0: no
+// fixed-size element, cannot be allocated).
+inline size_t TensorElementSize(DataType t) {
+  if (t == GR_STRING) return sizeof(GR_StringElem);
+  if (t == GR_RESOURCE) return sizeof(GR_ResourceHandle);
+  return DataTypeSize(t);
+}
 
 // Intrusively refcounted storage. Created with a refcount of one.
 class TensorBuffer {
@@ -160,8 +165,11 @@ class Tensor {
   // Zero-copy: the `shape`-d run of elements starting `offset` elements in
   // (the caller keeps it inside this tensor).
   Tensor Range(int64_t offset, const TensorShape& shape) const;
-  // Deep copy into a new host tensor.
+  // Deep copy into a new host tensor (throws std::bad_alloc like the
+  // constructors).
   Tensor DeepCopy() const;
+  // Deep copy with memory from `a`; ResourceExhausted as Allocate.
+  Status DeepCopy(Allocator* a, Tensor* out) const;
 
   // TensorProto conversion (tensor_content or typed *_val, as TF accepts).
   // Validates first (ValidateTensorProto); the tensor's memory comes from `a`.

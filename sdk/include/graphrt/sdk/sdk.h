@@ -137,6 +137,19 @@ GR_SDK_DTYPE(bool, GR_BOOL)
 GR_SDK_DTYPE(GR_StringElem, GR_STRING)
 #undef GR_SDK_DTYPE
 
+// TensorFlow's spelling of a dtype in messages ("float", "int32", "float_ref").
+inline std::string DataTypeName(DataType t) {
+  static const char* const kNames[] = {"invalid", "float",  "double",   "int32",   "uint8",   "int16",
+                                       "int8",    "string", "complex64", "int64",  "bool",    "qint8",
+                                       "quint8",  "qint32", "bfloat16", "qint16",  "quint16", "uint16",
+                                       "complex128", "half", "resource", "variant", "uint32", "uint64"};
+  constexpr int kCount = static_cast<int>(sizeof(kNames) / sizeof(kNames[0]));
+  const int v = static_cast<int>(t);
+  if (v >= 0 && v < kCount) return kNames[v];
+  if (v > 100 && v - 100 < kCount) return std::string(kNames[v - 100]) + "_ref";
+  return "dtype " + std::to_string(v);
+}
+
 // --------------------------------------------------------------- Tensors
 
 // A view of a core-owned tensor: dtype, dims and data pointer, no ownership.
@@ -193,6 +206,52 @@ class Tensor {
 
  private:
   GR_Tensor* t_ = nullptr;
+};
+
+// An owning reference to a variable in the session's resource manager
+// (ABI 1.2). Read or write its value only under a VariableLock.
+class Variable {
+ public:
+  Variable() = default;
+  // Takes a new reference to `v` (a borrowed pointer, e.g. a ref input).
+  static Variable Borrow(GR_Variable* v) {
+    if (v) Api().variable_retain(v);
+    return Variable(v);
+  }
+  explicit Variable(GR_Variable* adopt) : v_(adopt) {}
+  Variable(const Variable& o) : v_(o.v_) { if (v_) Api().variable_retain(v_); }
+  Variable(Variable&& o) noexcept : v_(o.v_) { o.v_ = nullptr; }
+  Variable& operator=(Variable o) { std::swap(v_, o.v_); return *this; }
+  ~Variable() { if (v_) Api().variable_release(v_); }
+
+  bool valid() const { return v_ != nullptr; }
+  GR_Variable* raw() const { return v_; }
+  const char* name() const { return Api().variable_name(v_); }
+  DataType dtype() const { return static_cast<DataType>(Api().variable_dtype(v_)); }
+  // With the lock held: whether the variable has a value, and a view of it.
+  bool View(TensorView* view) const { return Api().variable_view(v_, view->raw()) != 0; }
+  // With the lock held: the value (sharing its buffer), or an invalid Tensor.
+  Tensor Value() const { return Tensor(Api().variable_value(v_)); }
+
+ private:
+  GR_Variable* v_ = nullptr;
+};
+
+// Holds a variable's lock for a scope: exclusive to write, shared to read.
+// `enabled` false (an op's use_locking=false read path) holds nothing.
+class VariableLock {
+ public:
+  VariableLock(GR_Variable* v, bool exclusive, bool enabled = true)
+      : v_(enabled ? v : nullptr), exclusive_(exclusive) {
+    if (v_) Api().variable_lock(v_, exclusive_ ? 1 : 0);
+  }
+  VariableLock(const VariableLock&) = delete;
+  VariableLock& operator=(const VariableLock&) = delete;
+  ~VariableLock() { if (v_) Api().variable_unlock(v_, exclusive_ ? 1 : 0); }
+
+ private:
+  GR_Variable* v_;
+  bool exclusive_;
 };
 
 // Dims of a possibly partially known shape: rank -1 = unknown rank, dim -1 = unknown.
@@ -349,6 +408,10 @@ class InferenceContext {
   template <typename T>
   Status GetAttr(const char* name, T* v) const { return AttrReader(Api().sc_attrs(sc_)).Get(name, v); }
   const char* node_name() const { return Api().sc_node_name(sc_); }
+  // The graph's GraphDef producer version; -1 from a core older than ABI 1.2.
+  int graph_def_version() const {
+    return GRAPHRT_CORE_HAS(sc_graph_def_version) ? Api().sc_graph_def_version(sc_) : -1;
+  }
 
  private:
   GR_ShapeContext* sc_;
@@ -453,6 +516,66 @@ class OpKernelContext {
   }
   Status set_output(int out, const Tensor& t) { return Check(Api().ctx_set_output_tensor(ctx_, out, t.raw())); }
 
+  // ---- State (ABI 1.2; each returns Unimplemented on an older core).
+  // Input `i` as a tensor reference sharing its buffer (not for ref inputs).
+  Tensor input_tensor(int i) {
+    if (!HasState()) return Tensor();
+    return Tensor(Api().ctx_input_tensor(ctx_, i));
+  }
+  // The variable behind ref input `i` (borrowed for this call).
+  GR_Variable* input_ref(int i) {
+    if (!HasState()) return nullptr;
+    GR_Variable* v = Api().ctx_input_ref(ctx_, i);
+    if (v == nullptr) ok_ = false;
+    return v;
+  }
+  Status set_output_ref(int i, GR_Variable* v) {
+    if (!HasState()) return StateMissing();
+    return Check(Api().ctx_set_output_ref(ctx_, i, v));
+  }
+  // Looks up container/name (empty container: the session's default),
+  // creating it uninitialized with `dtype` when `create` and absent.
+  Status LookupVariable(const std::string& container, const std::string& name, DataType dtype, bool create,
+                        Variable* out) {
+    if (!HasState()) return StateMissing();
+    GR_Variable* v = nullptr;
+    const int32_t code = Api().ctx_lookup_variable(ctx_, container.c_str(), name.c_str(), dtype, create ? 1 : 0, &v);
+    // NOT_FOUND is the kernel's to word or ignore: the core recorded nothing.
+    if (code == GR_NOT_FOUND) return Status(GR_NOT_FOUND, "variable " + name + " does not exist");
+    Status s = Check(code);
+    if (s.ok()) *out = Variable(v);
+    return s;
+  }
+  // With the exclusive lock held: the variable's value becomes `value`.
+  Status AssignVariable(GR_Variable* v, const Tensor& value) {
+    if (!HasState()) return StateMissing();
+    return Check(Api().ctx_variable_assign(ctx_, v, value.raw()));
+  }
+  // With the exclusive lock held: the value, writable in place.
+  Status PrepareVariableUpdate(GR_Variable* v, TensorView* view) {
+    if (!HasState()) return StateMissing();
+    return Check(Api().ctx_variable_prepare_update(ctx_, v, view->raw()));
+  }
+  // With the exclusive lock held: a fresh uninitialized value of `dims`.
+  Status AllocateVariable(GR_Variable* v, const std::vector<int64_t>& dims, TensorView* view) {
+    if (!HasState()) return StateMissing();
+    return Check(Api().ctx_variable_allocate(ctx_, v, static_cast<int32_t>(dims.size()), dims.data(),
+                                             view ? view->raw() : nullptr));
+  }
+  Status set_output_resource_handle(int i, const std::string& container, const std::string& name,
+                                    const char* type_name) {
+    if (!HasState()) return StateMissing();
+    return Check(Api().ctx_set_output_resource_handle(ctx_, i, container.c_str(), name.c_str(), type_name));
+  }
+  // The container of this step's per-step resources.
+  const char* step_container() const { return HasState() ? Api().ctx_step_container(ctx_) : ""; }
+  Status DeleteResource(const std::string& container, const std::string& name, const char* type_name) {
+    if (!HasState()) return StateMissing();
+    const int32_t code = Api().ctx_delete_resource(ctx_, container.c_str(), name.c_str(), type_name);
+    if (code == GR_NOT_FOUND) return Status(GR_NOT_FOUND, "resource " + name + " does not exist");
+    return Check(code);
+  }
+
   void SetStatus(const Status& s) {
     if (!s.ok()) { ok_ = false; Api().ctx_set_error(ctx_, s.code(), s.message().c_str()); }
   }
@@ -480,6 +603,10 @@ class OpKernelContext {
     // The core has already recorded the error with its message.
     if (code != GR_OK) ok_ = false;
     return code == GR_OK ? Status() : Status(code, "see step status");
+  }
+  static bool HasState() { return GRAPHRT_CORE_HAS(ctx_delete_resource); }
+  static Status StateMissing() {
+    return Status(GR_UNIMPLEMENTED, "this kernel needs variables and resources (graphrt ABI 1.2); the core is older");
   }
   GR_KernelContext* ctx_;
   bool ok_ = true;

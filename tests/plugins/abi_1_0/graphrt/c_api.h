@@ -1,0 +1,397 @@
+/* FROZEN: plugin_api/include/graphrt/c_api.h as released with ABI 1.0 (git f5e3581^).
+ * Never edit: tests/plugins/abi_1_0_plugin.c is compiled against it to prove
+ * that a 1.0 plugin still loads and runs in every newer core. */
+/* graphrt plugin ABI: the only contract between libgraphrt_core and a plugin.
+ *
+ * Rules (see DESIGN.md):
+ *  - Plain C. Nothing here owns C++ objects; no exceptions cross.
+ *  - Every struct that crosses begins with `struct_size`. The writer sets it
+ *    to sizeof() of the struct it was compiled with; the reader only touches
+ *    fields that lie inside it. New fields are only ever appended.
+ *  - A minor bump appends functions to GR_CoreApi or fields to structs. A
+ *    major bump is anything else; the core refuses plugins of another major.
+ *  - One exported symbol per plugin: GR_PLUGIN_ENTRY_SYMBOL.
+ */
+#ifndef GRAPHRT_C_API_H_
+#define GRAPHRT_C_API_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GR_ABI_MAJOR 1
+#define GR_ABI_MINOR 0
+
+#define GR_PLUGIN_ENTRY_SYMBOL "graphrt_plugin_init"
+
+#if defined(_WIN32)
+#define GR_EXPORT __declspec(dllexport)
+#else
+#define GR_EXPORT __attribute__((visibility("default")))
+#endif
+
+/* Canonical status codes (same numbers as TensorFlow / gRPC). */
+typedef enum GR_Code {
+  GR_OK = 0,
+  GR_CANCELLED = 1,
+  GR_UNKNOWN = 2,
+  GR_INVALID_ARGUMENT = 3,
+  GR_DEADLINE_EXCEEDED = 4,
+  GR_NOT_FOUND = 5,
+  GR_ALREADY_EXISTS = 6,
+  GR_PERMISSION_DENIED = 7,
+  GR_RESOURCE_EXHAUSTED = 8,
+  GR_FAILED_PRECONDITION = 9,
+  GR_ABORTED = 10,
+  GR_OUT_OF_RANGE = 11,
+  GR_UNIMPLEMENTED = 12,
+  GR_INTERNAL = 13,
+  GR_UNAVAILABLE = 14,
+  GR_DATA_LOSS = 15,
+  GR_UNAUTHENTICATED = 16
+} GR_Code;
+
+/* DataType values are TensorFlow's (types.proto). *_REF = base + 100. */
+typedef enum GR_DataType {
+  GR_INVALID = 0,
+  GR_FLOAT = 1,
+  GR_DOUBLE = 2,
+  GR_INT32 = 3,
+  GR_UINT8 = 4,
+  GR_INT16 = 5,
+  GR_INT8 = 6,
+  GR_STRING = 7,
+  GR_COMPLEX64 = 8,
+  GR_INT64 = 9,
+  GR_BOOL = 10,
+  GR_QINT8 = 11,
+  GR_QUINT8 = 12,
+  GR_QINT32 = 13,
+  GR_BFLOAT16 = 14,
+  GR_QINT16 = 15,
+  GR_QUINT16 = 16,
+  GR_UINT16 = 17,
+  GR_COMPLEX128 = 18,
+  GR_HALF = 19,
+  GR_RESOURCE = 20,
+  GR_VARIANT = 21,
+  GR_UINT32 = 22,
+  GR_UINT64 = 23,
+  /* Reference types (a ref-typed input or output, e.g. of Variable): listed
+   * so that every value the runtime stores in a GR_DataType is one of its
+   * enumerators (C++ gives an enum only the range its enumerators need). */
+  GR_FLOAT_REF = 101,
+  GR_DOUBLE_REF = 102,
+  GR_INT32_REF = 103,
+  GR_UINT8_REF = 104,
+  GR_INT16_REF = 105,
+  GR_INT8_REF = 106,
+  GR_STRING_REF = 107,
+  GR_COMPLEX64_REF = 108,
+  GR_INT64_REF = 109,
+  GR_BOOL_REF = 110,
+  GR_QINT8_REF = 111,
+  GR_QUINT8_REF = 112,
+  GR_QINT32_REF = 113,
+  GR_BFLOAT16_REF = 114,
+  GR_QINT16_REF = 115,
+  GR_QUINT16_REF = 116,
+  GR_UINT16_REF = 117,
+  GR_COMPLEX128_REF = 118,
+  GR_HALF_REF = 119,
+  GR_RESOURCE_REF = 120,
+  GR_VARIANT_REF = 121,
+  GR_UINT32_REF = 122,
+  GR_UINT64_REF = 123
+} GR_DataType;
+
+/* One element of a GR_STRING tensor. Bytes are owned by the tensor; plugins
+ * read them directly and write them only through GR_CoreApi.string_assign. */
+typedef struct GR_StringElem {
+  char* data;
+  uint64_t size;
+} GR_StringElem;
+
+/* A plain-data view of a tensor, valid while the tensor is alive (for a
+ * kernel's inputs and outputs: for the duration of the compute call). */
+typedef struct GR_TensorView {
+  size_t struct_size;
+  int32_t dtype;          /* GR_DataType */
+  int32_t rank;
+  const int64_t* dims;    /* rank entries */
+  void* data;             /* NULL for empty tensors */
+  int64_t num_elements;
+  uint64_t byte_size;
+} GR_TensorView;
+
+/* Opaque handles. All are owned by the core. */
+typedef struct GR_Registrar GR_Registrar;             /* staging area of one plugin load */
+typedef struct GR_Attrs GR_Attrs;                     /* attrs of one node */
+typedef struct GR_KernelConstruction GR_KernelConstruction;
+typedef struct GR_KernelContext GR_KernelContext;
+typedef struct GR_ShapeContext GR_ShapeContext;
+typedef struct GR_Tensor GR_Tensor;                   /* refcounted core tensor */
+typedef struct GR_StatusSink GR_StatusSink;          /* where a callee reports an error */
+
+/* ---------------------------------------------------------------- ops */
+
+enum {
+  GR_OP_STATEFUL = 1u << 0,
+  GR_OP_COMMUTATIVE = 1u << 1,
+  GR_OP_AGGREGATE = 1u << 2,
+  GR_OP_ALLOWS_UNINITIALIZED_INPUT = 1u << 3
+};
+
+/* Returns GR_OK or an error code after calling GR_CoreApi.sc_set_error. */
+typedef int32_t (*GR_ShapeFn)(GR_ShapeContext* ctx, void* user_data);
+
+/* An op definition in TensorFlow's REGISTER_OP spec syntax:
+ *   inputs/outputs: "x: T", "values: N * T", "out: list(type)", "r: Ref(float)"
+ *   attrs: "T: {float, int32} = DT_FLOAT", "N: int >= 1", "transpose_a: bool = false" */
+typedef struct GR_OpSpec {
+  size_t struct_size;
+  const char* name;
+  const char* const* inputs;
+  int32_t num_inputs;
+  const char* const* outputs;
+  int32_t num_outputs;
+  const char* const* attrs;
+  int32_t num_attrs;
+  uint32_t flags; /* GR_OP_* */
+  const char* summary;
+  GR_ShapeFn shape_fn; /* may be NULL: outputs get unknown shapes */
+  void* shape_fn_user_data;
+} GR_OpSpec;
+
+/* ------------------------------------------------------------ kernels */
+
+typedef struct GR_TypeConstraint {
+  size_t struct_size;
+  const char* attr_name;
+  const int32_t* allowed; /* GR_DataType values */
+  int32_t num_allowed;
+} GR_TypeConstraint;
+
+enum {
+  /* Cheap kernels run inline on the executor's thread, never dispatched. */
+  GR_KERNEL_INEXPENSIVE = 1u << 0
+};
+
+typedef struct GR_KernelSpec {
+  size_t struct_size;
+  const char* op_name;
+  const char* device_type; /* "CPU", "GPU", ... */
+  const GR_TypeConstraint* constraints;
+  int32_t num_constraints;
+  const char* const* host_memory_args; /* input/output arg names kept in host memory */
+  int32_t num_host_memory_args;
+  const char* label;   /* matched against the node's "_kernel" attr; NULL = default */
+  int32_t priority;    /* higher wins among matches */
+  uint32_t flags;      /* GR_KERNEL_* */
+  void* user_data;
+  /* Returns the kernel instance, or NULL after reporting through
+   * GR_CoreApi.kc_set_error. Called once per node per executor. */
+  void* (*create)(GR_KernelConstruction* kc, void* user_data);
+  /* Reports errors through GR_CoreApi.ctx_set_error. May run concurrently
+   * on one instance from several steps. */
+  void (*compute)(void* kernel, GR_KernelContext* ctx);
+  void (*destroy)(void* kernel);
+} GR_KernelSpec;
+
+/* ------------------------------------------------------------ devices */
+
+enum {
+  /* Device memory is ordinary host memory (a CPU-like device). */
+  GR_DEVICE_HOST_MEMORY = 1u << 0
+};
+
+typedef struct GR_DeviceMemoryInfo {
+  size_t struct_size;
+  int64_t total_bytes;
+  int64_t free_bytes; /* -1 when unknown */
+} GR_DeviceMemoryInfo;
+
+/* A device backend: every function receives the `device` pointer that
+ * create_device returned. Functions returning int32_t return GR_Code and
+ * describe failures through GR_CoreApi.status_set on `status`. Streams and
+ * events are opaque to the core. Optional functions may be NULL on devices
+ * with GR_DEVICE_HOST_MEMORY (copies then default to memcpy, streams to
+ * synchronous execution). */
+typedef struct GR_DeviceSpec {
+  size_t struct_size;
+  const char* device_type; /* "CPU", "GPU", ... */
+  int32_t priority;        /* placement preference: higher first */
+  uint32_t flags;          /* GR_DEVICE_* */
+  void* backend_state;
+
+  int32_t (*device_count)(void* backend_state);
+  int32_t (*create_device)(void* backend_state, int32_t ordinal, void** device_out,
+                           GR_StatusSink* status);
+  void (*destroy_device)(void* device);
+  /* Short human-readable description ("AVX-512 host, 2 cores"). */
+  const char* (*describe)(void* device);
+
+  void* (*allocate)(void* device, uint64_t bytes, uint64_t alignment);
+  void (*deallocate)(void* device, void* ptr, uint64_t bytes);
+  int32_t (*memory_info)(void* device, GR_DeviceMemoryInfo* info, GR_StatusSink* status);
+
+  int32_t (*create_stream)(void* device, void** stream_out, GR_StatusSink* status);
+  void (*destroy_stream)(void* device, void* stream);
+  int32_t (*sync_stream)(void* device, void* stream, GR_StatusSink* status);
+
+  int32_t (*copy_host_to_device)(void* device, void* stream, void* dst, const void* src,
+                                 uint64_t bytes, GR_StatusSink* status);
+  int32_t (*copy_device_to_host)(void* device, void* stream, void* dst, const void* src,
+                                 uint64_t bytes, GR_StatusSink* status);
+  int32_t (*copy_device_to_device)(void* device, void* stream, void* dst, const void* src,
+                                   uint64_t bytes, GR_StatusSink* status);
+
+  int32_t (*create_event)(void* device, void** event_out, GR_StatusSink* status);
+  void (*destroy_event)(void* device, void* event);
+  int32_t (*record_event)(void* device, void* stream, void* event, GR_StatusSink* status);
+  int32_t (*stream_wait_event)(void* device, void* stream, void* event, GR_StatusSink* status);
+  int32_t (*sync_event)(void* device, void* event, GR_StatusSink* status);
+} GR_DeviceSpec;
+
+/* ------------------------------------------------------- core services */
+
+typedef void (*GR_ParallelForFn)(void* arg, int64_t begin, int64_t end);
+
+enum { GR_LOG_DEBUG = 0, GR_LOG_INFO = 1, GR_LOG_WARNING = 2, GR_LOG_ERROR = 3 };
+
+typedef struct GR_CoreApi {
+  size_t struct_size;
+  uint32_t abi_major;
+  uint32_t abi_minor;
+
+  /* Registration (valid only during the plugin's init call). */
+  int32_t (*register_op)(GR_Registrar* reg, const GR_OpSpec* spec);
+  int32_t (*register_kernel)(GR_Registrar* reg, const GR_KernelSpec* spec);
+  int32_t (*register_device)(GR_Registrar* reg, const GR_DeviceSpec* spec);
+  void (*registrar_set_error)(GR_Registrar* reg, int32_t code, const char* msg);
+
+  void (*status_set)(GR_StatusSink* status, int32_t code, const char* msg);
+  void (*log)(int32_t level, const char* file, int32_t line, const char* msg);
+
+  /* Attrs. Return GR_OK, GR_NOT_FOUND (no such attr) or GR_INVALID_ARGUMENT
+   * (attr of another kind). Returned pointers stay valid as long as the
+   * GR_Attrs handle does. */
+  int32_t (*attr_int)(const GR_Attrs* a, const char* name, int64_t* out);
+  int32_t (*attr_float)(const GR_Attrs* a, const char* name, float* out);
+  int32_t (*attr_bool)(const GR_Attrs* a, const char* name, int32_t* out);
+  int32_t (*attr_type)(const GR_Attrs* a, const char* name, int32_t* out);
+  int32_t (*attr_string)(const GR_Attrs* a, const char* name, const char** data, uint64_t* size);
+  /* rank -1 = unknown rank; dims of -1 = unknown. Writes at most `capacity` dims. */
+  int32_t (*attr_shape)(const GR_Attrs* a, const char* name, int32_t* rank, int64_t* dims,
+                        int32_t capacity);
+  int32_t (*attr_int_list)(const GR_Attrs* a, const char* name, const int64_t** values,
+                           int32_t* count);
+  int32_t (*attr_float_list)(const GR_Attrs* a, const char* name, const float** values,
+                             int32_t* count);
+  int32_t (*attr_type_list)(const GR_Attrs* a, const char* name, const int32_t** values,
+                            int32_t* count);
+  int32_t (*attr_list_size)(const GR_Attrs* a, const char* name, int32_t* count);
+  int32_t (*attr_string_list_item)(const GR_Attrs* a, const char* name, int32_t index,
+                                   const char** data, uint64_t* size);
+  /* A new reference the caller releases with tensor_release. Errors describe
+   * a malformed TensorProto; `status` may be NULL. */
+  int32_t (*attr_tensor)(const GR_Attrs* a, const char* name, GR_Tensor** out,
+                         GR_StatusSink* status);
+
+  /* Kernel construction. */
+  const GR_Attrs* (*kc_attrs)(const GR_KernelConstruction* kc);
+  const char* (*kc_node_name)(const GR_KernelConstruction* kc);
+  const char* (*kc_op_name)(const GR_KernelConstruction* kc);
+  int32_t (*kc_num_inputs)(const GR_KernelConstruction* kc);
+  int32_t (*kc_num_outputs)(const GR_KernelConstruction* kc);
+  int32_t (*kc_input_type)(const GR_KernelConstruction* kc, int32_t index);
+  int32_t (*kc_output_type)(const GR_KernelConstruction* kc, int32_t index);
+  void (*kc_set_error)(GR_KernelConstruction* kc, int32_t code, const char* msg);
+  void* (*kc_device)(const GR_KernelConstruction* kc);
+
+  /* Kernel execution. */
+  int32_t (*ctx_num_inputs)(const GR_KernelContext* ctx);
+  int32_t (*ctx_num_outputs)(const GR_KernelContext* ctx);
+  /* Fills a view of input `index`. Returns GR_OK, or GR_OUT_OF_RANGE. */
+  int32_t (*ctx_input)(const GR_KernelContext* ctx, int32_t index, GR_TensorView* view);
+  /* Allocates output `index` with the node's output dtype and `dims`. */
+  int32_t (*ctx_allocate_output)(GR_KernelContext* ctx, int32_t index, int32_t rank,
+                                 const int64_t* dims, GR_TensorView* view);
+  /* Reuses input `input_index`'s buffer in place when nobody else holds it
+   * and its dtype and size match; otherwise allocates. *forwarded says which. */
+  int32_t (*ctx_forward_input_or_allocate_output)(GR_KernelContext* ctx, int32_t input_index,
+                                                  int32_t output_index, int32_t rank,
+                                                  const int64_t* dims, GR_TensorView* view,
+                                                  int32_t* forwarded);
+  /* Output `output_index` shares input `input_index`'s buffer (zero copy), with
+   * new dims when rank >= 0 (the element count must match). */
+  int32_t (*ctx_set_output_from_input)(GR_KernelContext* ctx, int32_t output_index,
+                                       int32_t input_index, int32_t rank,
+                                       const int64_t* dims);
+  /* Output `output_index` becomes a new reference to `tensor`. */
+  int32_t (*ctx_set_output_tensor)(GR_KernelContext* ctx, int32_t output_index,
+                                   GR_Tensor* tensor);
+  void (*ctx_set_error)(GR_KernelContext* ctx, int32_t code, const char* msg);
+  const char* (*ctx_node_name)(const GR_KernelContext* ctx);
+  void* (*ctx_device)(const GR_KernelContext* ctx);
+  void* (*ctx_stream)(const GR_KernelContext* ctx);
+  int64_t (*ctx_step_id)(const GR_KernelContext* ctx);
+  /* Splits [0, total) into chunks on the session's pool and waits.
+   * cost_per_unit (rough ns per element) decides how finely to split. */
+  void (*ctx_parallel_for)(GR_KernelContext* ctx, int64_t total, int64_t cost_per_unit,
+                           GR_ParallelForFn fn, void* arg);
+  int32_t (*ctx_num_threads)(const GR_KernelContext* ctx);
+
+  /* Core tensors held by plugins (a Const's value, a temp buffer). */
+  GR_Tensor* (*tensor_new)(int32_t dtype, int32_t rank, const int64_t* dims);
+  void (*tensor_retain)(GR_Tensor* t);
+  void (*tensor_release)(GR_Tensor* t);
+  void (*tensor_view)(const GR_Tensor* t, GR_TensorView* view);
+  /* Sets element `index` of a GR_STRING tensor view's buffer. */
+  void (*string_assign)(GR_TensorView* view, int64_t index, const char* data, uint64_t size);
+
+  /* Shape inference. Ranks: -1 unknown. Dims: -1 unknown. */
+  const GR_Attrs* (*sc_attrs)(const GR_ShapeContext* sc);
+  int32_t (*sc_num_inputs)(const GR_ShapeContext* sc);
+  int32_t (*sc_num_outputs)(const GR_ShapeContext* sc);
+  int32_t (*sc_input_rank)(const GR_ShapeContext* sc, int32_t index);
+  /* Copies min(rank, capacity) dims of input `index`. */
+  int32_t (*sc_input_dims)(const GR_ShapeContext* sc, int32_t index, int64_t* dims,
+                           int32_t capacity);
+  /* 1 and a view when the input's value is known (a constant), else 0. */
+  int32_t (*sc_input_tensor)(const GR_ShapeContext* sc, int32_t index, GR_TensorView* view);
+  void (*sc_set_output)(GR_ShapeContext* sc, int32_t index, int32_t rank, const int64_t* dims);
+  void (*sc_set_error)(GR_ShapeContext* sc, int32_t code, const char* msg);
+  const char* (*sc_node_name)(const GR_ShapeContext* sc);
+} GR_CoreApi;
+
+/* --------------------------------------------------------- entry point */
+
+typedef struct GR_PluginInitArgs {
+  size_t struct_size;
+  /* In: what the core speaks. */
+  uint32_t core_abi_major;
+  uint32_t core_abi_minor;
+  const GR_CoreApi* api;
+  GR_Registrar* registrar;
+  /* Out: what the plugin was built against, and who it is. The plugin must
+   * set plugin_abi_* before anything else and, if the majors differ, return
+   * GR_FAILED_PRECONDITION without touching `api`. */
+  uint32_t plugin_abi_major;
+  uint32_t plugin_abi_minor;
+  const char* plugin_name;    /* static storage in the plugin */
+  const char* plugin_version; /* static storage in the plugin */
+} GR_PluginInitArgs;
+
+/* The one exported symbol: returns GR_OK, or an error code after
+ * registrar_set_error. Registrations are applied only if it returns GR_OK. */
+typedef int32_t (*GR_PluginInitFn)(GR_PluginInitArgs* args);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* GRAPHRT_C_API_H_ */
