@@ -5,11 +5,13 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <vector>
 
+#include "graphrt/client/meta_graph.h"
 #include "graphrt/core/op_registry.h"
 #include "graphrt/core/runtime.h"
 #include "test_util.h"
@@ -26,6 +28,33 @@ inline std::string MissingOps(const std::vector<std::string>& ops) {
     if (Runtime::Global().ops().LookUp(op) == nullptr) missing += (missing.empty() ? "" : ", ") + op;
   return missing;
 }
+
+// The op types of a SavedModel directory's or .meta file's graphs that are
+// not registered ("" when all are, or when the file cannot be read: the test
+// then reports that itself), plus those of `extra` (ops the test runs that
+// the graph may not name).
+inline std::string MissingModelOps(const std::string& path, const std::vector<std::string>& extra = {}) {
+  std::vector<proto::GraphDef> graphs;
+  if (path.size() > 5 && path.compare(path.size() - 5, 5, ".meta") == 0) {
+    proto::MetaGraphDef meta;
+    if (ReadMetaGraphDefFromFile(path, &meta).ok()) graphs.push_back(meta.graph_def());
+  } else {
+    proto::SavedModel sm;
+    if (ReadSavedModelFromDirectory(path, &sm).ok())
+      for (const auto& m : sm.meta_graphs()) graphs.push_back(m.graph_def());
+  }
+  std::vector<std::string> ops = extra;
+  for (const auto& g : graphs)
+    for (const auto& n : g.node())
+      if (std::find(ops.begin(), ops.end(), n.op()) == ops.end()) ops.push_back(n.op());
+  return MissingOps(ops);
+}
+
+#define GRAPHRT_REQUIRE_MODEL_OPS(path, ...)                                                  \
+  do {                                                                                        \
+    const std::string _missing = ::graphrt::testing::MissingModelOps(path, {__VA_ARGS__});    \
+    if (!_missing.empty()) GTEST_SKIP() << "ops not registered yet: " << _missing;            \
+  } while (0)
 
 // Skips a test whose model needs ops that are not registered yet (the state,
 // checkpoint and parsing ops arrive from other branches); the skip message

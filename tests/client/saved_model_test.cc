@@ -426,7 +426,7 @@ TEST(SavedModelLoadTest, RedundantInputs) {
 
 TEST(SavedModelLoadTest, HalfPlusTwoEverySignature) {
   GRAPHRT_TESTDATA(dir, "serving/saved_model_half_plus_two_cpu/00000123");
-  GRAPHRT_REQUIRE_OPS("VariableV2", "Assign", "RestoreV2", "ParseExample");
+  GRAPHRT_REQUIRE_MODEL_OPS(dir, "VariableV2", "Assign", "RestoreV2", "ParseExample");
   SavedModelBundle bundle;
   Status s = LoadSavedModel(Options(), dir, {"serve"}, &bundle);
   ASSERT_TRUE(s.ok()) << s;
@@ -457,7 +457,7 @@ TEST(SavedModelLoadTest, HalfPlusTwoEverySignature) {
 
 TEST(SavedModelLoadTest, HalfPlusThree) {
   GRAPHRT_TESTDATA(dir, "serving/saved_model_half_plus_three/00000123");
-  GRAPHRT_REQUIRE_OPS("VariableV2", "Assign", "RestoreV2", "ParseExample");
+  GRAPHRT_REQUIRE_MODEL_OPS(dir, "VariableV2", "Assign", "RestoreV2", "ParseExample");
   SavedModelBundle bundle;
   Status s = LoadSavedModel(Options(), dir, {"serve"}, &bundle);
   ASSERT_TRUE(s.ok()) << s;
@@ -473,25 +473,13 @@ TEST(SavedModelLoadTest, HalfPlusThree) {
   ExpectFloats(out[0], {2, 1}, {3, 4});
 }
 
-TEST(SavedModelLoadTest, CounterSequence) {
-  GRAPHRT_TESTDATA(dir, "serving/saved_model_counter/00000123");
-  GRAPHRT_REQUIRE_OPS("VariableV2", "Assign", "AssignAdd", "RestoreV2");
-  // Before any restore or init the variable is uninitialized.
-  proto::SavedModel sm;
-  ASSERT_TRUE(ReadSavedModelFromDirectory(dir, &sm).ok());
-  auto raw = testing::CreateSession(sm.meta_graphs(0).graph_def());
-  std::vector<Tensor> out;
-  Status s = raw->Run({}, {"counter:0"}, {}, &out);
-  EXPECT_EQ(s.code(), Code::kFailedPrecondition) << s;
-  EXPECT_NE(s.message().find("uninitialized"), std::string::npos) << s;
-
-  SavedModelBundle bundle;
-  s = LoadSavedModel(Options(), dir, {"serve"}, &bundle);
-  ASSERT_TRUE(s.ok()) << s;
+// The counter's signatures in order (README case 4); `bundle` holds a
+// counter at 0.
+void CounterSignatureSequence(const SavedModelBundle& bundle) {
   auto scalar = [&](const char* sig, std::vector<std::pair<std::string, Tensor>> in) {
     std::vector<Tensor> o;
     Status st = bundle.RunSignature(sig, in, {"output"}, &o);
-    EXPECT_TRUE(st.ok()) << st;
+    EXPECT_TRUE(st.ok()) << sig << ": " << st;
     return st.ok() ? o[0].scalar<float>() : -1.0f;
   };
   EXPECT_EQ(scalar("get_counter", {}), 0.0f);
@@ -502,10 +490,92 @@ TEST(SavedModelLoadTest, CounterSequence) {
   EXPECT_EQ(scalar("get_counter", {}), 0.0f);
 }
 
+// A bundle whose variables come from the graph's `init` target instead of
+// the checkpoint (README: "run target init (initial values)").
+Status InitBundle(const std::string& dir, SavedModelBundle* bundle) {
+  proto::SavedModel sm;
+  GR_RETURN_IF_ERROR(ReadSavedModelFromDirectory(dir, &sm));
+  const proto::MetaGraphDef* meta;
+  GR_RETURN_IF_ERROR(FindMetaGraphDefByTags(sm, {"serve"}, &meta));
+  bundle->meta_graph_def = *meta;
+  bundle->source = dir;
+  GR_RETURN_IF_ERROR(NewSession(Options(), &bundle->session));
+  GR_RETURN_IF_ERROR(bundle->session->Create(meta->graph_def()));
+  std::vector<Tensor> out;
+  return bundle->session->Run({}, {}, {"init"}, &out);
+}
+
+TEST(SavedModelLoadTest, CounterInitPathAndUninitializedError) {
+  GRAPHRT_TESTDATA(dir, "serving/saved_model_counter/00000123");
+  GRAPHRT_REQUIRE_MODEL_OPS(dir, "VariableV2", "Assign", "AssignAdd");
+  proto::SavedModel sm;
+  ASSERT_TRUE(ReadSavedModelFromDirectory(dir, &sm).ok());
+  auto raw = testing::CreateSession(sm.meta_graphs(0).graph_def());
+  ASSERT_NE(raw, nullptr);
+  std::vector<Tensor> out;
+  // Before any restore or init the variable is uninitialized.
+  Status s = raw->Run({}, {"counter:0"}, {}, &out);
+  EXPECT_EQ(s.code(), Code::kFailedPrecondition) << s;
+  EXPECT_NE(s.message().find("Attempting to use uninitialized value counter"), std::string::npos) << s;
+  SavedModelBundle bundle;
+  s = InitBundle(dir, &bundle);
+  ASSERT_TRUE(s.ok()) << s;
+  CounterSignatureSequence(bundle);
+}
+
+TEST(SavedModelLoadTest, CounterRestorePath) {
+  GRAPHRT_TESTDATA(dir, "serving/saved_model_counter/00000123");
+  GRAPHRT_REQUIRE_MODEL_OPS(dir, "VariableV2", "Assign", "AssignAdd", "RestoreV2");
+  SavedModelBundle bundle;
+  Status s = LoadSavedModel(Options(), dir, {"serve"}, &bundle);
+  ASSERT_TRUE(s.ok()) << s;
+  CounterSignatureSequence(bundle);
+}
+
+TEST(SavedModelLoadTest, HalfPlusTwoInitPath) {
+  GRAPHRT_TESTDATA(cpu, "serving/saved_model_half_plus_two_cpu/00000123");
+  GRAPHRT_TESTDATA(three, "serving/saved_model_half_plus_three/00000123");
+  GRAPHRT_TESTDATA(pbtxt, "tensorflow/cc/saved_model/testdata/half_plus_two_pbtxt/00000123");
+  GRAPHRT_REQUIRE_MODEL_OPS(cpu);
+  GRAPHRT_REQUIRE_MODEL_OPS(three);
+  GRAPHRT_REQUIRE_MODEL_OPS(pbtxt);
+  const Tensor x = MakeTensor<float>(GR_FLOAT, {3, 1}, {1, 2, 5});
+  std::vector<Tensor> out;
+  {
+    SavedModelBundle bundle;
+    Status s = InitBundle(cpu, &bundle);
+    ASSERT_TRUE(s.ok()) << s;
+    s = bundle.RunSignature("serving_default", {{"x", x}}, {"y"}, &out);
+    ASSERT_TRUE(s.ok()) << s;
+    ExpectFloats(out[0], {3, 1}, {2.5, 3.0, 4.5});
+    s = bundle.RunSignature("regress_x2_to_y3", {{"inputs", x}}, {"outputs"}, &out);
+    ASSERT_TRUE(s.ok()) << s;
+    ExpectFloats(out[0], {3, 1}, {3.5, 4.0, 5.5});
+    // y2 = a*x + c, fed through x (ParseExample pruned away).
+    s = bundle.session->Run({{"x:0", x}}, {"y2:0"}, {}, &out);
+    ASSERT_TRUE(s.ok()) << s;
+    ExpectFloats(out[0], {3, 1}, {3.5, 4.0, 5.5});
+  }
+  for (const std::string& dir : {three, pbtxt}) {
+    SCOPED_TRACE(dir);
+    SavedModelBundle bundle;
+    Status s = InitBundle(dir, &bundle);
+    ASSERT_TRUE(s.ok()) << s;
+    const float b = dir == three ? 3.0f : 2.0f;
+    s = bundle.RunSignature("serving_default", {{"x", MakeTensor<float>(GR_FLOAT, {3}, {1, 2, 5})}}, {"y"}, &out);
+    ASSERT_TRUE(s.ok()) << s;
+    ExpectFloats(out[0], {3}, {0.5f + b, 1 + b, 2.5f + b});
+    // x2 is a real Placeholder: y2 = 0.5 * x2 + 3 in both.
+    s = bundle.session->Run({{"x2:0", MakeTensor<float>(GR_FLOAT, {2}, {0, 4})}}, {"y2:0"}, {}, &out);
+    ASSERT_TRUE(s.ok()) << s;
+    ExpectFloats(out[0], {2}, {3, 5});
+  }
+}
+
 TEST(SavedModelLoadTest, TextSavedModelRestoredFromTheCpuCheckpoint) {
   GRAPHRT_TESTDATA(dir, "tensorflow/cc/saved_model/testdata/half_plus_two_pbtxt/00000123");
   GRAPHRT_TESTDATA(cpu, "serving/saved_model_half_plus_two_cpu/00000123");
-  GRAPHRT_REQUIRE_OPS("Variable", "Assign", "RestoreV2");
+  GRAPHRT_REQUIRE_MODEL_OPS(dir, "Variable", "Assign", "RestoreV2");
   SavedModelBundle bundle;
   Status s = LoadSavedModel(Options(), dir, {"serve"}, &bundle);  // no variables/: nothing restored
   ASSERT_TRUE(s.ok()) << s;
@@ -524,7 +594,7 @@ TEST(SavedModelLoadTest, TextSavedModelRestoredFromTheCpuCheckpoint) {
 
 TEST(SavedModelLoadTest, Tf2OnnxRegressionSavedModelUsesSave1) {
   GRAPHRT_TESTDATA(dir, "tf2onnx/models/regression/saved_model");
-  GRAPHRT_REQUIRE_OPS("VariableV2", "Assign", "RestoreV2");
+  GRAPHRT_REQUIRE_MODEL_OPS(dir, "VariableV2", "Assign", "RestoreV2");
   SavedModelBundle bundle;
   Status s = LoadSavedModel(Options(), dir, {"serve"}, &bundle);
   ASSERT_TRUE(s.ok()) << s;
@@ -537,7 +607,7 @@ TEST(SavedModelLoadTest, Tf2OnnxRegressionSavedModelUsesSave1) {
 
 TEST(SavedModelLoadTest, Tf2OnnxMetaGraphAndCheckpoint) {
   GRAPHRT_TESTDATA(dir, "tf2onnx/models/regression/checkpoint");
-  GRAPHRT_REQUIRE_OPS("VariableV2", "Assign", "RestoreV2");
+  GRAPHRT_REQUIRE_MODEL_OPS(dir + "/model.meta", "VariableV2", "Assign", "RestoreV2");
   const std::string prefix = LatestCheckpoint(dir);  // the state file names "model", relative
   EXPECT_EQ(prefix, dir + "/model");
   SavedModelBundle bundle;
@@ -551,7 +621,7 @@ TEST(SavedModelLoadTest, Tf2OnnxMetaGraphAndCheckpoint) {
 
 TEST(SavedModelLoadTest, RegressionModelWithTwoTags) {
   GRAPHRT_TESTDATA(dir, "rust/test_resources/regression-model");
-  GRAPHRT_REQUIRE_OPS("VariableV2", "Assign", "RestoreV2");
+  GRAPHRT_REQUIRE_MODEL_OPS(dir, "VariableV2", "Assign", "RestoreV2");
   SavedModelBundle bundle;
   Status s = LoadSavedModel(Options(), dir, {"train", "serve"}, &bundle);
   ASSERT_TRUE(s.ok()) << s;
@@ -566,7 +636,7 @@ TEST(SavedModelLoadTest, RegressionModelWithTwoTags) {
 
 TEST(SavedModelLoadTest, SessionBundleV1Checkpoint) {
   GRAPHRT_TESTDATA(dir, "serving/session_bundle/half_plus_two/00000123");
-  GRAPHRT_REQUIRE_OPS("Variable", "Assign", "RestoreV2");
+  GRAPHRT_REQUIRE_MODEL_OPS(dir + "/export.meta", "Variable", "Assign", "RestoreV2");
   SavedModelBundle bundle;
   Status s = LoadMetaGraphAndCheckpoint(Options(), dir + "/export.meta", dir + "/export-00000-of-00001", &bundle);
   ASSERT_TRUE(s.ok()) << s;
@@ -578,7 +648,7 @@ TEST(SavedModelLoadTest, SessionBundleV1Checkpoint) {
 
 TEST(SavedModelLoadTest, BadHalfPlusTwoLoadsButHasNoSignatures) {
   GRAPHRT_TESTDATA(dir, "serving/bad_half_plus_two/00000123");
-  GRAPHRT_REQUIRE_OPS("Variable", "Assign", "RestoreSlice");
+  GRAPHRT_REQUIRE_MODEL_OPS(dir + "/export.meta", "Variable", "Assign", "RestoreSlice");
   // Its state file names /tmp/bad_half_plus_two/..., which does not exist.
   EXPECT_EQ(LatestCheckpoint(dir), "");
   SavedModelBundle bundle;
@@ -595,7 +665,7 @@ TEST(SavedModelLoadTest, BadHalfPlusTwoLoadsButHasNoSignatures) {
 
 TEST(SavedModelLoadTest, MetaGraphLoadErrors) {
   GRAPHRT_TESTDATA(dir, "tf2onnx/models/regression/checkpoint");
-  GRAPHRT_REQUIRE_OPS("VariableV2", "Assign", "RestoreV2");
+  GRAPHRT_REQUIRE_MODEL_OPS(dir + "/model.meta", "VariableV2", "Assign", "RestoreV2");
   SavedModelBundle bundle;
   Status s = LoadMetaGraphAndCheckpoint(Options(), dir + "/model.meta", dir + "/no-such-checkpoint", &bundle);
   EXPECT_EQ(s.code(), Code::kNotFound);
