@@ -648,6 +648,13 @@ TEST(SavedModelLoadTest, SessionBundleV1Checkpoint) {
   s = bundle.session->Run({{"x:0", MakeTensor<float>(GR_FLOAT, {3}, {1, 2, 5})}}, {"y:0"}, {}, &out);
   ASSERT_TRUE(s.ok()) << s;
   ExpectFloats(out[0], {3}, {2.5, 3, 4.5});
+  // Through the directory: the shard file found by pattern, serving_init_op run.
+  SavedModelBundle from_dir;
+  s = LoadSessionBundle(Options(), dir, &from_dir);
+  ASSERT_TRUE(s.ok()) << s;
+  s = from_dir.session->Run({{"x:0", MakeTensor<float>(GR_FLOAT, {1}, {-4})}}, {"y:0"}, {}, &out);
+  ASSERT_TRUE(s.ok()) << s;
+  ExpectFloats(out[0], {1}, {0});
 }
 
 TEST(SavedModelLoadTest, BadHalfPlusTwoLoadsButHasNoSignatures) {
@@ -662,9 +669,17 @@ TEST(SavedModelLoadTest, BadHalfPlusTwoLoadsButHasNoSignatures) {
   s = bundle.RunSignature("serving_default", {}, {}, &out);
   EXPECT_EQ(s.code(), Code::kNotFound);
   EXPECT_NE(s.message().find("has no signatures"), std::string::npos) << s.message();
-  s = bundle.session->Run({{"x:0", MakeTensor<float>(GR_FLOAT, {2}, {0, 2})}}, {"y:0"}, {}, &out);
+  // Its graph has TF's default names: Placeholder * Variable + Variable_1.
+  s = bundle.session->Run({{"Placeholder:0", MakeTensor<float>(GR_FLOAT, {2}, {0, 2})}}, {"Add:0"}, {}, &out);
   ASSERT_TRUE(s.ok()) << s;
   ExpectFloats(out[0], {2}, {2, 3});
+  // The same through the SessionBundle directory (V1 file "export").
+  SavedModelBundle from_dir;
+  s = LoadSessionBundle(Options(), dir, &from_dir);
+  ASSERT_TRUE(s.ok()) << s;
+  s = from_dir.session->Run({{"Placeholder:0", MakeTensor<float>(GR_FLOAT, {1}, {4})}}, {"Add:0"}, {}, &out);
+  ASSERT_TRUE(s.ok()) << s;
+  ExpectFloats(out[0], {1}, {4});
 }
 
 TEST(SavedModelLoadTest, MetaGraphLoadErrors) {
