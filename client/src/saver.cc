@@ -329,6 +329,7 @@ Status Saver::Create(Session* session, proto::GraphDef* graph, const SaverOption
   def.set_version(proto::SaverDef::V2);
 
   int reads = 0, assigns = 0;
+  std::string temp_suffix;
   if (!options.sharded) {
     const std::string save = AddSaveV2(&added, scope, "", filename_tensor, vars, &reads);
     proto::NodeDef* dep = AddNode(&added, scope + "/control_dependency", "Identity", {filename_tensor, "^" + save});
@@ -347,7 +348,8 @@ Status Saver::Create(Session* session, proto::GraphDef* graph, const SaverOption
       by_device[v.node->device()].push_back(v);
     }
     const int num_shards = static_cast<int>(devices.size());
-    AddStringConst(&added, scope + "/StringJoin/inputs_1", {"_temp_" + client_internal::RandomHex() + "/part"}, true);
+    temp_suffix = "_temp_" + client_internal::RandomHex();
+    AddStringConst(&added, scope + "/StringJoin/inputs_1", {temp_suffix + "/part"}, true);
     proto::NodeDef* join = AddNode(&added, scope + "/StringJoin", "StringJoin", {filename_tensor, scope + "/StringJoin/inputs_1"});
     SetInt(join, "N", 2);
     SetString(join, "separator", "");
@@ -391,6 +393,7 @@ Status Saver::Create(Session* session, proto::GraphDef* graph, const SaverOption
   std::unique_ptr<Saver> saver(new Saver());
   saver->saver_def_ = def;
   saver->options_ = options;
+  saver->temp_suffix_ = temp_suffix;
   *saver->meta_graph_.mutable_graph_def() = *graph;
   *saver->meta_graph_.mutable_saver_def() = def;
   FillStrippedOpList(*graph, saver->meta_graph_.mutable_meta_info_def()->mutable_stripped_op_list());
@@ -448,11 +451,26 @@ Status Saver::Save(Session* session, const std::string& prefix, int64_t global_s
   if (!options_.latest_filename.empty() && checkpoint_file == JoinPath(dir, options_.latest_filename))
     return errors::InvalidArgument("Save path '", checkpoint_file,
                                    "' conflicts with path used for checkpoint state.  Please use a different save path.");
+  // The shards' directory. TensorFlow's SaveV2 creates its prefix's parent
+  // directory itself; the io plugin's does not (yet), so the Saver makes
+  // the one it named, and removes it if the save fails (MergeV2Checkpoints
+  // removes it after a good one).
+  std::string temp_dir;
+  if (!temp_suffix_.empty()) {
+    temp_dir = checkpoint_file + temp_suffix_;
+    std::error_code ec;
+    fs::create_directory(temp_dir, ec);
+  }
   std::vector<Tensor> outputs;
-  GR_RETURN_IF_ERROR(session
-                         ->Run({{saver_def_.filename_tensor_name(), Tensor::StringScalar(checkpoint_file)}},
-                               {saver_def_.save_tensor_name()}, {}, &outputs)
-                         .WithContext("Saver: saving " + checkpoint_file));
+  Status saved = session
+                     ->Run({{saver_def_.filename_tensor_name(), Tensor::StringScalar(checkpoint_file)}},
+                           {saver_def_.save_tensor_name()}, {}, &outputs)
+                     .WithContext("Saver: saving " + checkpoint_file);
+  if (!temp_dir.empty()) {
+    std::error_code ec;
+    if (!saved.ok() || fs::exists(temp_dir, ec)) fs::remove_all(temp_dir, ec);
+  }
+  GR_RETURN_IF_ERROR(saved);
   std::string written = checkpoint_file;
   if (outputs.size() == 1 && outputs[0].dtype() == GR_STRING && outputs[0].NumElements() == 1)
     written = std::string(outputs[0].string_at(0));

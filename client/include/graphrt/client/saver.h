@@ -83,6 +83,9 @@ class Saver {
   proto::SaverDef saver_def_;
   proto::MetaGraphDef meta_graph_;
   SaverOptions options_;
+  // Sharded savers built here: "_temp_<hex>", the directory the shards go
+  // to beside the prefix before MergeV2Checkpoints.
+  std::string temp_suffix_;
   std::vector<std::pair<std::string, double>> last_checkpoints_;  // (path, time)
   double next_keep_time_ = 0;
 };
