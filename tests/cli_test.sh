@@ -287,6 +287,26 @@ fi
 expect_error "bad --memory-limit" 2 "--memory-limit" \
   "$GRAPHRT" run "$DATA/add.pbtxt" --memory-limit -1
 
+# ckpt: TensorFlow's own checkpoints (V2 with a Snappy index, V1), .npy export.
+TFDATA="$SRC/../shared/tf_testdata"
+if [[ -d "$TFDATA" ]]; then
+  run_ok "ckpt lists a V2 bundle" "$GRAPHRT" ckpt "$TFDATA/serving/saved_model_half_plus_two_cpu/00000123/variables/variables" &&
+    expect_out "ckpt lists a2" "a2  float  []"
+  run_ok "ckpt prints a tensor" "$GRAPHRT" ckpt "$TFDATA/rust/test_resources/regression-model/variables/variables" --tensor w &&
+    expect_out "ckpt prints w" "values: [-0.85786223]"
+  run_ok "ckpt reads V1" "$GRAPHRT" ckpt "$TFDATA/serving/bad_half_plus_two/00000123/export" --tensor Variable_1 --out "$TMP/ck" &&
+    expect_out "ckpt V1 value" "values: [2]"
+  if "$PY" -c "import numpy, sys; v = numpy.load(sys.argv[1]); sys.exit(0 if v.shape == () and v == 2.0 else 1)" \
+      "$TMP/ck/Variable_1.npy"; then pass "ckpt --out writes .npy"; else fail "ckpt --out: wrong Variable_1.npy"; fi
+  run_ok "ckpt --out of every tensor" "$GRAPHRT" ckpt "$TFDATA/rust/examples/regression_savedmodel/variables/variables" --out "$TMP/ck2" &&
+    expect_out "ckpt --out names" "w_.ATTRIBUTES_VARIABLE_VALUE.npy"
+  expect_error "ckpt missing key" 1 "Key nope not found in checkpoint" \
+    "$GRAPHRT" ckpt "$TFDATA/serving/saved_model_counter/00000123/variables/variables" --tensor nope
+fi
+expect_error "ckpt missing checkpoint" 1 "no checkpoint at $TMP/none" "$GRAPHRT" ckpt "$TMP/none"
+head -c 100 /dev/urandom >"$TMP/junk.index"
+expect_error "ckpt corrupt index" 1 "not an sstable" "$GRAPHRT" ckpt "$TMP/junk"
+
 if [[ $failures -ne 0 ]]; then
   echo "$failures check(s) failed" >&2
   exit 1

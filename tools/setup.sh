@@ -6,9 +6,11 @@ packages=(
   libboost-dev libboost-program-options-dev libboost-filesystem-dev
   libprotobuf-dev protobuf-compiler
   libeigen3-dev libdnnl-dev libtbb-dev
+  libleveldb-dev libisal-dev  # checkpoint .index tables (LevelDB format), CRC32C
   libgtest-dev libgmock-dev libbenchmark-dev
   libsnappy-dev python3-numpy time
   librandom123-dev  # Philox4x32-10 for the random ops (header-only)
+  libre2-dev  # RegexReplace, StaticRegexReplace (ops/string)
   clang libc++-dev libc++abi-dev
   libclang-rt-14-dev  # clang's ASan/UBSan/libFuzzer runtimes (only recommended by clang-14)
 )

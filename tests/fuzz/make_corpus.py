@@ -17,6 +17,7 @@ import io
 import os
 import shutil
 import subprocess
+import struct
 import sys
 
 import numpy as np
@@ -368,7 +369,39 @@ def npy_seeds():
     copy(os.path.join(rel, "zero_elem_huge_dims", "zero_dim_huge.npy"), d, "reliability_zero_dim_huge.npy")
 
 
+# (prefix, format) of the checkpoints in tf_testdata; fuzz_checkpoint's input
+# is one format byte, then (V2) a uint32 index length, the index, the data.
+TF_CHECKPOINTS = [
+    ("serving/saved_model_half_plus_two_cpu/00000123/variables/variables", 2),
+    ("serving/saved_model_half_plus_three/00000123/variables/variables", 2),
+    ("serving/saved_model_counter/00000123/variables/variables", 2),
+    ("rust/test_resources/regression-model/variables/variables", 2),
+    ("rust/examples/regression_savedmodel/variables/variables", 2),
+    ("tf2onnx/models/regression/checkpoint/model", 2),
+    ("extra_tf1/tf2onnx/tests/models/assign/variables/variables", 2),
+    ("serving/session_bundle/half_plus_two/00000123/export-00000-of-00001", 1),
+    ("serving/bad_half_plus_two/00000123/export", 1),
+    ("extra_tf1/haskell/tensorflow-mnist/data/MNISTBias.ckpt", 1),
+]
+
+
+def checkpoint_seeds():
+    d = fresh("fuzz_checkpoint")
+    for prefix, fmt in TF_CHECKPOINTS:
+        path = os.path.join(SHARED, "tf_testdata", prefix)
+        if fmt == 2:
+            index = open(path + ".index", "rb").read()
+            data = open(path + ".data-00000-of-00001", "rb").read()
+            seed = b"\x00" + struct.pack("<I", len(index)) + index + data
+        else:
+            seed = b"\x01" + open(path, "rb").read()
+        if len(seed) <= MAX_SEED_BYTES:
+            with open(os.path.join(d, flat(prefix)), "wb") as f:
+                f.write(seed)
+
+
 if __name__ == "__main__":
     graphs = graph_seeds()
     tensor_proto_seeds(graphs)
     npy_seeds()
+    checkpoint_seeds()

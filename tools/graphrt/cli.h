@@ -49,6 +49,7 @@ int DotCommand(const std::vector<std::string>& args);
 int OpsCommand(const std::vector<std::string>& args);
 int PluginsCommand(const std::vector<std::string>& args);
 int DevicesCommand(const std::vector<std::string>& args);
+int CkptCommand(const std::vector<std::string>& args);  // ckpt_command.cc
 
 // ------------------------------------------------------ option handling
 

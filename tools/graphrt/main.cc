@@ -29,6 +29,7 @@ const Command kCommands[] = {
     {"ops", graphrt::cli::OpsCommand, "list the registered ops with signatures, plugins and kernels"},
     {"plugins", graphrt::cli::PluginsCommand, "list the loaded plugins"},
     {"devices", graphrt::cli::DevicesCommand, "list the devices"},
+    {"ckpt", graphrt::cli::CkptCommand, "list a TensorFlow checkpoint; print or export its tensors (.npy)"},
 };
 
 void PrintHelp() {
