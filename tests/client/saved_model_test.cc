@@ -683,14 +683,21 @@ TEST(SavedModelLoadTest, BadHalfPlusTwoLoadsButHasNoSignatures) {
 }
 
 TEST(SavedModelLoadTest, MetaGraphLoadErrors) {
-  GRAPHRT_TESTDATA(dir, "tf2onnx/models/regression/checkpoint");
-  GRAPHRT_REQUIRE_MODEL_OPS(dir + "/model.meta", "VariableV2", "Assign", "RestoreV2");
+  GRAPHRT_TESTDATA(dir, "serving/session_bundle/half_plus_two/00000123");
+  GRAPHRT_REQUIRE_MODEL_OPS(dir + "/export.meta");
   SavedModelBundle bundle;
-  Status s = LoadMetaGraphAndCheckpoint(Options(), dir + "/model.meta", dir + "/no-such-checkpoint", &bundle);
+  Status s = LoadMetaGraphAndCheckpoint(Options(), dir + "/export.meta", dir + "/no-such-checkpoint", &bundle);
   EXPECT_EQ(s.code(), Code::kNotFound);
   EXPECT_NE(s.message().find("not a valid checkpoint"), std::string::npos) << s.message();
   EXPECT_NE(s.message().find("no-such-checkpoint"), std::string::npos) << s.message();
   EXPECT_EQ(bundle.session, nullptr);
+  // Without a checkpoint nothing is restored: the variables read as uninitialized.
+  s = LoadMetaGraphAndCheckpoint(Options(), dir + "/export.meta", "", &bundle);
+  ASSERT_TRUE(s.ok()) << s;
+  std::vector<Tensor> out;
+  s = bundle.session->Run({{"x:0", MakeTensor<float>(GR_FLOAT, {1}, {1})}}, {"y:0"}, {}, &out);
+  EXPECT_EQ(s.code(), Code::kFailedPrecondition) << s;
+  EXPECT_NE(s.message().find("Attempting to use uninitialized value"), std::string::npos) << s;
 }
 
 }  // namespace
