@@ -44,6 +44,7 @@ void Check(const Status& s, const std::string& context = "");
 // The subcommands: `args` are the words after the command name.
 int RunCommand(const std::vector<std::string>& args);
 int InspectCommand(const std::vector<std::string>& args);
+int ShowCommand(const std::vector<std::string>& args);
 int DotCommand(const std::vector<std::string>& args);
 int OpsCommand(const std::vector<std::string>& args);
 int PluginsCommand(const std::vector<std::string>& args);

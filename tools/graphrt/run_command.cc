@@ -15,6 +15,7 @@
 #include "graphrt/core/session.h"
 #include "graphrt/core/tensor_shape.h"
 #include "graphrt/core/types.h"
+#include "model_source.h"
 
 namespace graphrt {
 namespace cli {
@@ -28,6 +29,13 @@ const char kUsage[] =
     "Runs GRAPH (a binary .pb or text .pbtxt GraphDef) in one session and prints\n"
     "each fetched tensor: name, dtype, shape and its first values.\n"
     "\n"
+    "  GRAPH may also be a SavedModel directory (loaded with --tag, variables\n"
+    "  restored, init op run), a SessionBundle directory (export.meta + export\n"
+    "  checkpoint) or a .meta file (variables restored from --checkpoint\n"
+    "  PREFIX). Then --feed and --fetch take the --signature's input and output\n"
+    "  keys as well as tensor names, and without --fetch the signature's\n"
+    "  outputs are fetched.\n"
+    "\n"
     "  --init nodes run once first (e.g. variable initializers); then the feeds,\n"
     "  fetches and targets run --runs times, and the last run's fetches are shown.\n"
     "  With neither --fetch nor --target, every output of every sink node (a node\n"
@@ -37,7 +45,9 @@ const char kUsage[] =
     "examples:\n"
     "  graphrt run add.pbtxt --feed a:0=a.npy --feed b:0=b.npy --fetch sum:0\n"
     "  graphrt run model.pb --feed x:0=x.npy --runs 100 --out results/\n"
-    "  graphrt run model.pb --feed x:0=x.npy --runs 100 --profile\n";
+    "  graphrt run model.pb --feed x:0=x.npy --runs 100 --profile\n"
+    "  graphrt run saved_model_dir/ --signature regress_x_to_y --feed inputs=examples.npy\n"
+    "  graphrt run export.meta --checkpoint export --feed x:0=x.npy --fetch y:0\n";
 
 struct Feed {
   std::string name;  // as the user wrote it ("x" or "x:0")
@@ -239,6 +249,7 @@ int RunCommand(const std::vector<std::string>& args) {
       ("profile", po::bool_switch(),
        "trace the timed runs and print the kernel time per op type and per node "
        "(the 20 slowest)");
+  AddModelOptions(&visible, /*for_run=*/true);
   AddPluginOptions(&visible);
   po::options_description hidden;
   hidden.add_options()("graph", po::value<std::string>());
@@ -266,8 +277,30 @@ int RunCommand(const std::vector<std::string>& args) {
   const std::vector<std::string> targets = Strings(vm, "target");
   const std::vector<std::string> inits = Strings(vm, "init");
 
+  SessionOptions options;
+  options.config.set_intra_op_parallelism_threads(threads);
+  options.config.set_inter_op_parallelism_threads(threads);
+  const double memory_limit_mib = vm["memory-limit"].as<double>();
+  if (!(memory_limit_mib >= 0) || memory_limit_mib > 1e12)
+    throw UsageError("--memory-limit must be 0 or a positive number of MiB");
+  options.config.mutable_graphrt_options()->set_session_memory_limit_bytes(
+      static_cast<int64_t>(memory_limit_mib * (1 << 20)));
+
   LoadPlugins(vm);
-  const proto::GraphDef graph = LoadGraph(graph_path);
+  // A SavedModel directory or .meta file: loaded (and restored) by the client
+  // library; its signature keys stand for tensor names (model_source.h).
+  std::unique_ptr<ModelSource> model;
+  if (IsModelPath(graph_path)) {
+    model = std::make_unique<ModelSource>(vm, graph_path, options);
+    for (Feed& f : feeds) f.name = model->FeedTensor(f.name);
+    if (fetches.empty() && targets.empty()) fetches = model->DefaultFetches();
+  } else if (vm.count("tag") || vm.count("signature") || vm.count("checkpoint")) {
+    throw UsageError("--tag, --signature and --checkpoint need a SavedModel directory or a .meta file");
+  }
+  std::vector<std::string> fetch_tensors = fetches;
+  if (model) std::transform(fetches.begin(), fetches.end(), fetch_tensors.begin(),
+                            [&](const std::string& f) { return model->FetchTensor(f); });
+  const proto::GraphDef graph = model ? model->graph() : LoadGraph(graph_path);
 
   std::set<std::string> fed;
   for (Feed& f : feeds) {
@@ -276,12 +309,12 @@ int RunCommand(const std::vector<std::string>& args) {
     Check(ReadNpy(f.file, &f.value), "--feed " + f.name);
     CheckFeedAgainstPlaceholder(graph, f);
   }
-  for (const std::string& name : fetches) CheckTensorName(graph, "--fetch", name, graph_path);
+  for (const std::string& name : fetch_tensors) CheckTensorName(graph, "--fetch", name, graph_path);
   for (const std::string& name : targets) CheckNodeName(graph, "--target", name, graph_path);
   for (const std::string& name : inits) CheckNodeName(graph, "--init", name, graph_path);
   if (fetches.empty() && targets.empty()) {
     std::vector<std::string> no_output_sinks;
-    fetches = SinkOutputs(graph, &no_output_sinks);
+    fetches = fetch_tensors = SinkOutputs(graph, &no_output_sinks);
     if (fetches.empty()) {
       std::string hint;
       for (size_t i = 0; i < no_output_sinks.size() && i < 5; ++i)
@@ -292,17 +325,13 @@ int RunCommand(const std::vector<std::string>& args) {
     }
   }
 
-  SessionOptions options;
-  options.config.set_intra_op_parallelism_threads(threads);
-  options.config.set_inter_op_parallelism_threads(threads);
-  const double memory_limit_mib = vm["memory-limit"].as<double>();
-  if (!(memory_limit_mib >= 0) || memory_limit_mib > 1e12)
-    throw UsageError("--memory-limit must be 0 or a positive number of MiB");
-  options.config.mutable_graphrt_options()->set_session_memory_limit_bytes(
-      static_cast<int64_t>(memory_limit_mib * (1 << 20)));
   std::unique_ptr<Session> session;
-  Check(NewSession(options, &session), "creating a session");
-  Check(session->Create(graph), "loading " + graph_path);
+  if (model) {
+    session = model->TakeSession();
+  } else {
+    Check(NewSession(options, &session), "creating a session");
+    Check(session->Create(graph), "loading " + graph_path);
+  }
 
   std::vector<std::pair<std::string, Tensor>> inputs;
   for (const Feed& f : feeds) inputs.emplace_back(f.name, f.value);
@@ -319,7 +348,7 @@ int RunCommand(const std::vector<std::string>& args) {
     outputs.clear();
     proto::RunMetadata metadata;
     const auto start = Clock::now();
-    Check(session->Run(run_options, inputs, fetches, targets, &outputs, profile ? &metadata : nullptr),
+    Check(session->Run(run_options, inputs, fetch_tensors, targets, &outputs, profile ? &metadata : nullptr),
           runs > 1 ? "run " + std::to_string(r + 1) + " of " + graph_path : "running " + graph_path);
     const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
     total_ms += ms;
@@ -340,7 +369,7 @@ int RunCommand(const std::vector<std::string>& args) {
   }
   for (size_t i = 0; i < fetches.size(); ++i) {
     const Tensor& t = outputs[i];
-    std::cout << fetches[i] << ": dtype=" << DataTypeString(t.dtype())
+    std::cout << fetches[i] << (fetch_tensors[i] != fetches[i] ? " (" + fetch_tensors[i] + ")" : "") << ": dtype=" << DataTypeString(t.dtype())
               << " shape=" << t.shape().DebugString()
               << " values=" << TensorValuesString(t, kMaxPrintedValues);
     if (t.NumElements() > kMaxPrintedValues) std::cout << " (" << t.NumElements() << " values)";
