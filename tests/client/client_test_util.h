@@ -53,16 +53,15 @@ inline std::string MissingModelOps(const std::string& path, const std::vector<st
 #define GRAPHRT_REQUIRE_MODEL_OPS(path, ...)                                                  \
   do {                                                                                        \
     const std::string _missing = ::graphrt::testing::MissingModelOps(path, {__VA_ARGS__});    \
-    if (!_missing.empty()) GTEST_SKIP() << "ops not registered yet: " << _missing;            \
+    if (!_missing.empty()) GTEST_FAIL() << "ops not registered: " << _missing;                \
   } while (0)
 
-// Skips a test whose model needs ops that are not registered yet (the state,
-// checkpoint and parsing ops arrive from other branches); the skip message
-// names them.
+// Fails a test whose model needs ops that are not registered (a plugin that
+// stopped building or loading), naming them.
 #define GRAPHRT_REQUIRE_OPS(...)                                                        \
   do {                                                                                  \
     const std::string _missing = ::graphrt::testing::MissingOps({__VA_ARGS__});         \
-    if (!_missing.empty()) GTEST_SKIP() << "ops not registered yet: " << _missing;      \
+    if (!_missing.empty()) GTEST_FAIL() << "ops not registered: " << _missing;          \
   } while (0)
 
 // ../shared/tf_testdata/<rel>; skips the test when the data is absent.

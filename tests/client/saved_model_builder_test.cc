@@ -255,12 +255,8 @@ TEST_F(BuilderTest, ReexportTensorFlowsHalfPlusTwoThroughItsOwnSaver) {
   for (const auto& [k, v] : bundle.meta_graph_def.signature_def()) meta.signatures[k] = v;
   s = builder.AddMetaGraphAndVariables(bundle.session.get(), bundle.meta_graph_def.graph_def(), meta,
                                        &bundle.meta_graph_def.saver_def());
-  // TensorFlow's SaveV2 creates its prefix's parent directory (the sharded
-  // saver's <prefix>_temp_<uuid>/); until the io plugin's does too, a graph's
-  // own sharded saver cannot write (Savers built by graphrt make the
-  // directory themselves).
-  if (s.code() == Code::kNotFound && s.message().find("_temp_") != std::string::npos)
-    GTEST_SKIP() << "SaveV2 does not create the shard directory yet: " << s;
+  // SaveV2 makes its prefix's directory (the sharded saver's
+  // <prefix>_temp_<uuid>/), as TensorFlow's does.
   ASSERT_TRUE(s.ok()) << s;
   ASSERT_TRUE(builder.Save().ok());
   SavedModelBundle again;

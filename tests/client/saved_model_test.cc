@@ -445,9 +445,6 @@ TEST(SavedModelLoadTest, HalfPlusTwoEverySignature) {
   EXPECT_EQ(out[0].string_at(0), "foo.txt");
   const Tensor examples = Examples("x", {0, 1, 2, 3});
   s = bundle.RunSignature("regress_x_to_y", {{"inputs", examples}}, {"outputs"}, &out);
-  // ParseExample's dense features wait for a list(shape) attr accessor in
-  // the SDK (ops/parsing README); until then the kernel says Unimplemented.
-  if (s.code() == Code::kUnimplemented) GTEST_SKIP() << s;
   ASSERT_TRUE(s.ok()) << s;
   ExpectFloats(out[0], {4, 1}, {2, 2.5, 3, 3.5});
   s = bundle.RunSignature("regress_x_to_y2", {{"inputs", examples}}, {"outputs"}, &out);
@@ -472,7 +469,6 @@ TEST(SavedModelLoadTest, HalfPlusThree) {
   ASSERT_TRUE(s.ok()) << s;
   ExpectFloats(out[0], {2}, {3, 5});
   s = bundle.RunSignature("tensorflow/serving/regress", {{"inputs", Examples("x", {0, 2})}}, {"outputs"}, &out);
-  if (s.code() == Code::kUnimplemented) GTEST_SKIP() << s;  // as above
   ASSERT_TRUE(s.ok()) << s;
   ExpectFloats(out[0], {2, 1}, {3, 4});
 }
@@ -636,6 +632,38 @@ TEST(SavedModelLoadTest, RegressionModelWithTwoTags) {
                           {"out"}, &out);
   ASSERT_TRUE(s.ok()) << s;
   ExpectFloats(out[0], {3}, {-0.8578622f, -1.7157245f, -2.5735867f});
+  // The README's restored values and one GradientDescent(0.5) step: loss,
+  // then w and b after `train` (float32, 1e-5).
+  const std::vector<std::pair<std::string, Tensor>> feeds = {{"x:0", MakeTensor<float>(GR_FLOAT, {3}, {1, 2, 3})},
+                                                             {"y:0", MakeTensor<float>(GR_FLOAT, {3}, {0.4f, 0.5f, 0.6f})}};
+  ASSERT_TRUE(bundle.session->Run(feeds, {"w:0", "b:0", "Mean:0"}, {}, &out).ok());
+  EXPECT_NEAR(out[0].data<float>()[0], -0.85786223f, 1e-6);
+  EXPECT_EQ(out[1].data<float>()[0], 0.0f);
+  EXPECT_NEAR(out[2].scalar<float>(), 5.5211017f, 1e-5);
+  ASSERT_TRUE(bundle.session->Run(feeds, {}, {"train"}, nullptr).ok());
+  ASSERT_TRUE(bundle.session->Run({}, {"w:0", "b:0"}, {}, &out).ok());
+  EXPECT_NEAR(out[0].data<float>()[0], 4.2121615f, 1e-5);
+  EXPECT_NEAR(out[1].data<float>()[0], 2.2157245f, 1e-5);
+}
+
+// The README's deterministic training check: from `init` (RandomUniform in
+// [-1, 1)), 201 steps on y = 0.1x + 0.3 bring w to 0.1 and b to 0.3.
+TEST(SavedModelLoadTest, RegressionModelTrainsFromInit) {
+  GRAPHRT_TESTDATA(dir, "rust/test_resources/regression-model");
+  SavedModelBundle bundle;
+  Status s = LoadSavedModel(Options(), dir, {"train", "serve"}, &bundle);
+  ASSERT_TRUE(s.ok()) << s;
+  ASSERT_TRUE(bundle.session->Run({}, {}, {"init"}, nullptr).ok());
+  const std::vector<float> x = {-1, -0.5f, 0, 0.5f, 1};
+  std::vector<float> y;
+  for (float v : x) y.push_back(0.1f * v + 0.3f);
+  const std::vector<std::pair<std::string, Tensor>> feeds = {{"x:0", MakeTensor<float>(GR_FLOAT, {5}, x)},
+                                                             {"y:0", MakeTensor<float>(GR_FLOAT, {5}, y)}};
+  for (int step = 0; step < 201; ++step) ASSERT_TRUE(bundle.session->Run(feeds, {}, {"train"}, nullptr).ok());
+  std::vector<Tensor> out;
+  ASSERT_TRUE(bundle.session->Run({}, {"w:0", "b:0"}, {}, &out).ok());
+  EXPECT_NEAR(out[0].data<float>()[0], 0.1f, 1e-5);
+  EXPECT_NEAR(out[1].data<float>()[0], 0.3f, 1e-5);
 }
 
 TEST(SavedModelLoadTest, SessionBundleV1Checkpoint) {
