@@ -105,7 +105,10 @@ Status SavedModelBundle::RunSignature(const std::string& key, const std::vector<
   }
   // SignatureDef.defaults: values for inputs the caller did not feed.
   for (const auto& [input_key, proto_value] : sig->defaults()) {
-    if (std::any_of(inputs.begin(), inputs.end(), [&](const auto& in) { return in.first == input_key; })) continue;
+    // clang 14 cannot capture a structured binding in a lambda (the
+    // sanitizer build): compare through a plain reference.
+    const std::string& wanted = input_key;
+    if (std::any_of(inputs.begin(), inputs.end(), [&](const auto& in) { return in.first == wanted; })) continue;
     std::string name;
     GR_RETURN_IF_ERROR(TensorNameOf(key, "input", input_key, sig->inputs(), &name));
     Tensor value;
