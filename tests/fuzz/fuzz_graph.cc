@@ -89,7 +89,8 @@ bool MakeFeed(const proto::NodeDef& node, Tensor* out) {
   if (!TensorShape::FromDims(dims.data(), static_cast<int>(dims.size()), &shape).ok()) return false;
   // A huge declared shape is the harness's allocation, not the runtime's.
   if (shape.num_elements() > kMaxFeedElements) return false;
-  *out = Tensor(dtype, shape);
+  // Variant (and other element-less dtypes) cannot be allocated: no feed.
+  if (!Tensor::Allocate(HostAllocator(), dtype, shape, out).ok()) return false;
   return FillFeed(out);
 }
 
