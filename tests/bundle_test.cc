@@ -42,26 +42,7 @@ void WriteAll(const std::string& path, const std::string& bytes) {
   f << bytes;
 }
 
-// Directories made by the tests, removed when the program ends.
-class TempDirs : public ::testing::Environment {
- public:
-  static std::vector<std::string>& dirs() {
-    static std::vector<std::string> d;
-    return d;
-  }
-  void TearDown() override {
-    for (const std::string& d : dirs()) std::filesystem::remove_all(d);
-  }
-};
-const auto* const kTempDirs = ::testing::AddGlobalTestEnvironment(new TempDirs);
-
-std::string MakeDir() {
-  char tmpl[] = "/tmp/bundle_test_XXXXXX";
-  const char* d = mkdtemp(tmpl);
-  if (!d) return "/nonexistent";
-  TempDirs::dirs().push_back(d);
-  return d;
-}
+std::string MakeDir() { return testing::MakeTempDir("bundle_test"); }
 
 // A fresh prefix in a fresh directory.
 std::string TempDir() { return MakeDir() + "/ckpt"; }

@@ -4,8 +4,11 @@
 #include <oneapi/tbb/global_control.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <mutex>
 #include <new>
+#include <string>
+#include <vector>
 
 #include "graphrt/core/graph_def_io.h"
 #include "graphrt/core/runtime.h"
@@ -83,6 +86,27 @@ std::string SharedPath(const std::string& rel) {
   boost::filesystem::path p = boost::filesystem::path(GRAPHRT_SHARED_DIR) / rel;
   if (!boost::filesystem::exists(p, ec)) return "";
   return boost::filesystem::canonical(p, ec).string();
+}
+
+// Directories made by MakeTempDir, removed when the program ends.
+class TempDirs : public ::testing::Environment {
+ public:
+  static std::vector<std::string>& dirs() {
+    static std::vector<std::string> d;
+    return d;
+  }
+  void TearDown() override {
+    for (const std::string& d : dirs()) std::filesystem::remove_all(d);
+  }
+};
+
+std::string MakeTempDir(const std::string& stem) {
+  static const bool registered = (::testing::AddGlobalTestEnvironment(new TempDirs), true);
+  (void)registered;
+  std::string tmpl = "/tmp/" + stem + "_XXXXXX";
+  if (mkdtemp(tmpl.data()) == nullptr) return "/nonexistent";
+  TempDirs::dirs().push_back(tmpl);
+  return tmpl;
 }
 
 }  // namespace testing

@@ -53,6 +53,10 @@ std::vector<T> ToVector(const Tensor& t) {
   return std::vector<T>(t.data<T>(), t.data<T>() + t.NumElements());
 }
 
+// A fresh directory /tmp/<stem>_XXXXXX, removed when the test program ends
+// ("/nonexistent" when it cannot be made).
+std::string MakeTempDir(const std::string& stem);
+
 // Absolute path of ../shared/<rel> beside the source tree; "" when absent
 // (tests then GTEST_SKIP).
 std::string SharedPath(const std::string& rel);

@@ -30,26 +30,7 @@ using testing::NodeText;
 using testing::ToVector;
 using testing::TypeAttr;
 
-// Directories made by the tests, removed when the program ends.
-class TempDirs : public ::testing::Environment {
- public:
-  static std::vector<std::string>& dirs() {
-    static std::vector<std::string> d;
-    return d;
-  }
-  void TearDown() override {
-    for (const std::string& d : dirs()) std::filesystem::remove_all(d);
-  }
-};
-const auto* const kTempDirs = ::testing::AddGlobalTestEnvironment(new TempDirs);
-
-std::string MakeDir() {
-  char tmpl[] = "/tmp/io_test_XXXXXX";
-  const char* d = mkdtemp(tmpl);
-  if (!d) return "/nonexistent";
-  TempDirs::dirs().push_back(d);
-  return d;
-}
+std::string MakeDir() { return testing::MakeTempDir("io_test"); }
 
 // "?????" (a literal "??-" would be a trigraph).
 std::string Q5() { return std::string(5, '?'); }
