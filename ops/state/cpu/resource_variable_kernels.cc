@@ -30,22 +30,6 @@ class VarHandleOp : public OpKernel {
   std::string container_, name_;
 };
 
-// A handle some kernel filled in (allocated resource tensors start null).
-bool IsSet(const GR_ResourceHandle& h) { return h.container && h.name && h.type_name; }
-
-// The handle in input 0, checked to name a variable.
-Status HandleOf(OpKernelContext* ctx, const GR_ResourceHandle** out) {
-  const TensorView h = ctx->input(0);
-  if (h.dtype() != GR_RESOURCE || h.NumElements() != 1 || !IsSet(*h.data<GR_ResourceHandle>()))
-    return errors::InvalidArgument("input 0 must be one resource handle, got shape ", h.ShapeString());
-  const GR_ResourceHandle* handle = h.data<GR_ResourceHandle>();
-  if (std::strcmp(handle->type_name, GR_VARIABLE_TYPE_NAME) != 0)
-    return errors::InvalidArgument("resource ", handle->container, "/", handle->name, " is a ", handle->type_name,
-                                   ", not a variable");
-  *out = handle;
-  return Status();
-}
-
 std::string UninitializedMessage(const GR_ResourceHandle& h) {
   return errors::StrCat("Error while reading resource variable ", h.name, " from Container: ", h.container,
                         ". This could mean that the variable was uninitialized. Not found: Resource ", h.container,
@@ -54,7 +38,7 @@ std::string UninitializedMessage(const GR_ResourceHandle& h) {
 
 // The existing variable a handle names (FailedPrecondition when absent).
 Status ExistingVariable(OpKernelContext* ctx, const GR_ResourceHandle** handle, Variable* var) {
-  GR_RETURN_IF_ERROR_SDK(HandleOf(ctx, handle));
+  GR_RETURN_IF_ERROR_SDK(state::VariableHandleOf(ctx, handle));
   Status s = ctx->LookupVariable((*handle)->container, (*handle)->name, GR_INVALID, false, var);
   if (s.code() == GR_NOT_FOUND) return Status(GR_FAILED_PRECONDITION, UninitializedMessage(**handle));
   return s;
@@ -64,7 +48,7 @@ class ReadVariableOp : public OpKernel {
  public:
   explicit ReadVariableOp(OpKernelConstruction* c) : OpKernel(c) { OP_REQUIRES_OK(c, c->GetAttr("dtype", &dtype_)); }
   void Compute(OpKernelContext* ctx) override {
-    const GR_ResourceHandle* h;
+    const GR_ResourceHandle* h = nullptr;
     Variable var;
     OP_REQUIRES_OK(ctx, ExistingVariable(ctx, &h, &var));
     OP_REQUIRES(ctx, var.dtype() == dtype_,
@@ -91,8 +75,8 @@ class AssignVariableOp : public OpKernel {
     if (c->HasAttr("validate_shape")) OP_REQUIRES_OK(c, c->GetAttr("validate_shape", &validate_shape_));
   }
   void Compute(OpKernelContext* ctx) override {
-    const GR_ResourceHandle* h;
-    OP_REQUIRES_OK(ctx, HandleOf(ctx, &h));
+    const GR_ResourceHandle* h = nullptr;
+    OP_REQUIRES_OK(ctx, state::VariableHandleOf(ctx, &h));
     Variable var;
     Status s = ctx->LookupVariable(h->container, h->name, GR_INVALID, false, &var);
     if (s.code() == GR_NOT_FOUND) s = ctx->LookupVariable(h->container, h->name, dtype_, true, &var);
@@ -123,7 +107,7 @@ class AssignUpdateVariableOp : public OpKernel {
  public:
   explicit AssignUpdateVariableOp(OpKernelConstruction* c) : OpKernel(c) {}
   void Compute(OpKernelContext* ctx) override {
-    const GR_ResourceHandle* h;
+    const GR_ResourceHandle* h = nullptr;
     Variable var;
     OP_REQUIRES_OK(ctx, ExistingVariable(ctx, &h, &var));
     const TensorView value = ctx->input(1);
@@ -153,8 +137,8 @@ class VarIsInitializedOp : public OpKernel {
  public:
   explicit VarIsInitializedOp(OpKernelConstruction* c) : OpKernel(c) {}
   void Compute(OpKernelContext* ctx) override {
-    const GR_ResourceHandle* h;
-    OP_REQUIRES_OK(ctx, HandleOf(ctx, &h));
+    const GR_ResourceHandle* h = nullptr;
+    OP_REQUIRES_OK(ctx, state::VariableHandleOf(ctx, &h));
     Variable var;
     Status s = ctx->LookupVariable(h->container, h->name, GR_INVALID, false, &var);
     bool initialized = false;
@@ -175,7 +159,7 @@ class VariableShapeOp : public OpKernel {
  public:
   explicit VariableShapeOp(OpKernelConstruction* c) : OpKernel(c) {}
   void Compute(OpKernelContext* ctx) override {
-    const GR_ResourceHandle* h;
+    const GR_ResourceHandle* h = nullptr;
     Variable var;
     OP_REQUIRES_OK(ctx, ExistingVariable(ctx, &h, &var));
     std::vector<int64_t> dims;
@@ -205,7 +189,7 @@ class DestroyResourceOp : public OpKernel {
   }
   void Compute(OpKernelContext* ctx) override {
     const TensorView hv = ctx->input(0);
-    OP_REQUIRES(ctx, hv.dtype() == GR_RESOURCE && hv.NumElements() == 1 && IsSet(*hv.data<GR_ResourceHandle>()),
+    OP_REQUIRES(ctx, hv.dtype() == GR_RESOURCE && hv.NumElements() == 1 && state::IsSet(*hv.data<GR_ResourceHandle>()),
                 errors::InvalidArgument("input 0 must be one resource handle"));
     const GR_ResourceHandle& h = *hv.data<GR_ResourceHandle>();
     Status s = ctx->DeleteResource(h.container, h.name, h.type_name);
@@ -231,7 +215,7 @@ class ResourceGatherOp : public OpKernel {
                                         " is not supported by graphrt (only 0)"));
   }
   void Compute(OpKernelContext* ctx) override {
-    const GR_ResourceHandle* h;
+    const GR_ResourceHandle* h = nullptr;
     Variable var;
     OP_REQUIRES_OK(ctx, ExistingVariable(ctx, &h, &var));
     const TensorView indices = ctx->input(1);
@@ -278,7 +262,7 @@ class ResourceScatterOp : public OpKernel {
  public:
   explicit ResourceScatterOp(OpKernelConstruction* c) : OpKernel(c), kind_(state::ScatterKindOf(c->op())) {}
   void Compute(OpKernelContext* ctx) override {
-    const GR_ResourceHandle* h;
+    const GR_ResourceHandle* h = nullptr;
     Variable var;
     OP_REQUIRES_OK(ctx, ExistingVariable(ctx, &h, &var));
     VariableLock lock(var.raw(), /*exclusive=*/true);

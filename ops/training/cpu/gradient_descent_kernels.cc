@@ -51,11 +51,9 @@ class ResourceApplyGradientDescentOp : public OpKernel {
  public:
   explicit ResourceApplyGradientDescentOp(OpKernelConstruction* c) : OpKernel(c) {}
   void Compute(OpKernelContext* ctx) override {
-    const TensorView hv = ctx->input(0);
-    OP_REQUIRES(ctx, hv.dtype() == GR_RESOURCE && hv.NumElements() == 1 && hv.data<GR_ResourceHandle>()->name &&
-                         hv.data<GR_ResourceHandle>()->container,
-                errors::InvalidArgument("var must be one resource handle"));
-    const GR_ResourceHandle& h = *hv.data<GR_ResourceHandle>();
+    const GR_ResourceHandle* handle = nullptr;
+    OP_REQUIRES_OK(ctx, state::VariableHandleOf(ctx, &handle));
+    const GR_ResourceHandle& h = *handle;
     Variable var;
     Status s = ctx->LookupVariable(h.container, h.name, GR_INVALID, false, &var);
     if (s.code() == GR_NOT_FOUND)
