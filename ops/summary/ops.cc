@@ -53,6 +53,16 @@ REGISTER_OP("TensorSummary")
     .SetShapeFn(sf::ScalarShape)
     .Doc("Outputs a Summary holding a tensor, named by the node (TF1 tf.summary.tensor_summary).");
 
+REGISTER_OP("ImageSummary")
+    .Input("tag: string")
+    .Input("tensor: T")
+    .Output("summary: string")
+    .Attr("max_images: int >= 1 = 3")
+    .Attr("T: {uint8, float, half, double} = DT_FLOAT")
+    .Attr("bad_color: tensor = { dtype: DT_UINT8 tensor_shape: { dim { size: 4 } } int_val: 255 int_val: 0 int_val: 0 int_val: 255 }")
+    .SetShapeFn(sf::ScalarShape)
+    .Doc("Outputs a Summary with up to max_images PNG images of a [batch, height, width, channels] tensor.");
+
 }  // namespace
 }  // namespace sdk
 }  // namespace graphrt

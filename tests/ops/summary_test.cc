@@ -2,8 +2,9 @@
 // client's full graphrt.proto.Summary (an independent definition of the
 // plugin's lite messages) and every field checked; histograms against a
 // naive reference of TensorFlow's documented bucket rule written here;
-// TensorFlow's error texts.
+// TensorFlow's error texts. ImageSummary's PNGs are decoded with libpng.
 #include <gtest/gtest.h>
+#include <png.h>
 
 #include <cfloat>
 #include <cmath>
@@ -409,6 +410,165 @@ TEST(TensorSummaryTest, NamedByTheNode) {
   EXPECT_EQ(v.tensor().tensor_shape().dim(0).size(), 3);
   const int32_t want[] = {4, 5, -6};
   EXPECT_EQ(v.tensor().tensor_content(), std::string(reinterpret_cast<const char*>(want), sizeof(want)));
+}
+
+// ------------------------------------------------------------------ ImageSummary
+
+struct Image {
+  int width = 0, height = 0, channels = 0;
+  std::vector<uint8_t> pixels;
+};
+
+Image DecodePng(const std::string& bytes) {
+  Image out;
+  EXPECT_EQ(bytes.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8));
+  png_image img{};
+  img.version = PNG_IMAGE_VERSION;
+  if (!png_image_begin_read_from_memory(&img, bytes.data(), bytes.size())) {
+    ADD_FAILURE() << "not a PNG: " << img.message;
+    return out;
+  }
+  out.width = static_cast<int>(img.width);
+  out.height = static_cast<int>(img.height);
+  out.channels = static_cast<int>(PNG_IMAGE_SAMPLE_CHANNELS(img.format));
+  out.pixels.resize(PNG_IMAGE_SIZE(img));
+  EXPECT_TRUE(png_image_finish_read(&img, nullptr, out.pixels.data(), 0, nullptr)) << img.message;
+  return out;
+}
+
+// The images of an ImageSummary output: tags, Summary.Image fields, pixels.
+void ExpectImages(const proto::Summary& s, const std::vector<std::string>& tags, int height, int width, int depth,
+                  const std::vector<std::vector<uint8_t>>& pixels) {
+  ASSERT_EQ(s.value_size(), static_cast<int>(tags.size()));
+  for (size_t i = 0; i < tags.size(); ++i) {
+    const proto::Summary::Value& v = s.value(static_cast<int>(i));
+    EXPECT_EQ(v.tag(), tags[i]);
+    ASSERT_EQ(v.value_case(), proto::Summary::Value::kImage);
+    EXPECT_EQ(v.image().height(), height);
+    EXPECT_EQ(v.image().width(), width);
+    EXPECT_EQ(v.image().colorspace(), depth);
+    const Image img = DecodePng(v.image().encoded_image_string());
+    EXPECT_EQ(img.width, width);
+    EXPECT_EQ(img.height, height);
+    EXPECT_EQ(img.channels, depth);
+    EXPECT_EQ(img.pixels, pixels[i]) << "image " << i;
+  }
+}
+
+// TensorFlow's documented float-to-uint8 rule, naively: the range of the
+// pixels whose channels are all finite; all >= 0: v * 255/max; else
+// v * 127/max|v| + 128; truncated; other pixels get bad_color.
+std::vector<uint8_t> RefNormalize(const std::vector<float>& v, int depth, const std::vector<uint8_t>& bad) {
+  const size_t pixels = v.size() / depth;
+  auto finite = [&](size_t p) {
+    for (int c = 0; c < depth; ++c)
+      if (!std::isfinite(v[p * depth + c])) return false;
+    return true;
+  };
+  float lo = INFINITY, hi = -INFINITY;
+  for (size_t p = 0; p < pixels; ++p)
+    if (finite(p))
+      for (int c = 0; c < depth; ++c) {
+        lo = std::min(lo, v[p * depth + c]);
+        hi = std::max(hi, v[p * depth + c]);
+      }
+  float scale, offset;
+  if (lo < 0) {
+    const float m = std::max(std::fabs(lo), std::fabs(hi));
+    scale = m < 1e-6f ? 0.0f : 127.0f / m;
+    offset = 128.0f;
+  } else {
+    scale = hi < 1e-6f ? 0.0f : 255.0f / hi;
+    offset = 0.0f;
+  }
+  std::vector<uint8_t> out(v.size());
+  for (size_t p = 0; p < pixels; ++p)
+    for (int c = 0; c < depth; ++c)
+      out[p * depth + c] = finite(p) ? static_cast<uint8_t>(v[p * depth + c] * scale + offset) : bad[c];
+  return out;
+}
+
+TEST(ImageSummaryTest, Uint8ImagesAsTheyAre) {
+  std::vector<int64_t> vals(2 * 2 * 3 * 3);
+  for (size_t i = 0; i < vals.size(); ++i) vals[i] = static_cast<int64_t>((i * 29) % 256);
+  const Tensor t = IntTensor(GR_UINT8, {2, 2, 3, 3}, vals);
+  std::vector<std::vector<uint8_t>> want(2);
+  for (size_t i = 0; i < vals.size(); ++i) want[i / 18].push_back(static_cast<uint8_t>(vals[i]));
+  // max_images 3 > batch 2: two images, tags numbered.
+  ExpectImages(RunSummary("ImageSummary", {Fed(Str("img")), Fed(t)}, TAttr(GR_UINT8)), {"img/image/0", "img/image/1"}, 2,
+               3, 3, want);
+  // max_images 1: one image, tag without a number.
+  ExpectImages(RunSummary("ImageSummary", {Fed(Str("img")), Fed(t)}, TAttr(GR_UINT8) + IntAttr("max_images", 1)),
+               {"img/image"}, 2, 3, 3, {want[0]});
+}
+
+TEST(ImageSummaryTest, FloatImagesAreScaledHandChecked) {
+  // All >= 0: * 255/2.  {0, 63.75, 127.5, 255} truncated.
+  proto::Summary s = RunSummary("ImageSummary", {Fed(Str("g")), Fed(Floats({1, 2, 2, 1}, {0, 0.5f, 1, 2}))},
+                                TAttr(GR_FLOAT) + IntAttr("max_images", 1));
+  ExpectImages(s, {"g/image"}, 2, 2, 1, {{0, 63, 127, 255}});
+  // Negative values: * 127/1 + 128.  {1, 128, 191.5, 255}.
+  s = RunSummary("ImageSummary", {Fed(Str("g")), Fed(Floats({1, 2, 2, 1}, {-1, 0, 0.5f, 1}))},
+                 TAttr(GR_FLOAT) + IntAttr("max_images", 1));
+  ExpectImages(s, {"g/image"}, 2, 2, 1, {{1, 128, 191, 255}});
+  // All zero: scale 0.
+  s = RunSummary("ImageSummary", {Fed(Str("g")), Fed(Floats({1, 1, 2, 1}, {0, 0}))},
+                 TAttr(GR_FLOAT) + IntAttr("max_images", 1));
+  ExpectImages(s, {"g/image"}, 1, 2, 1, {{0, 0}});
+  // half and double: the same values, the same pixels (exact in both).
+  s = RunSummary("ImageSummary", {Fed(Str("h")), Fed(MakeTensor<uint16_t>(GR_HALF, {1, 1, 4, 1}, {0x0000, 0x3c00, 0x4000, 0x4400}))},
+                 TAttr(GR_HALF) + IntAttr("max_images", 1));
+  ExpectImages(s, {"h/image"}, 1, 4, 1, {{0, 63, 127, 255}});  // {0,1,2,4} * 63.75
+  s = RunSummary("ImageSummary", {Fed(Str("d")), Fed(MakeTensor<double>(GR_DOUBLE, {1, 1, 4, 1}, {0, 1, 2, 4}))},
+                 TAttr(GR_DOUBLE) + IntAttr("max_images", 1));
+  ExpectImages(s, {"d/image"}, 1, 4, 1, {{0, 63, 127, 255}});
+}
+
+TEST(ImageSummaryTest, NonFinitePixelsGetBadColorAndReference) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  // RGBA, 3 images, the second pixel of each non-finite in one channel;
+  // the range ignores those pixels (100 would otherwise be the max).
+  std::vector<float> v = UniformFloats(3 * 2 * 2 * 4, 11, -3, 5);
+  v[4 + 2] = nan;
+  v[16 + 4 + 0] = inf;
+  v[32 + 4 + 3] = -inf;
+  v[4 + 0] = 100;
+  v[16 + 4 + 1] = 100;
+  const std::vector<uint8_t> red = {255, 0, 0, 255};
+  std::vector<std::vector<uint8_t>> want;
+  for (int i = 0; i < 2; ++i) want.push_back(RefNormalize(std::vector<float>(v.begin() + 16 * i, v.begin() + 16 * (i + 1)), 4, red));
+  EXPECT_EQ(std::vector<uint8_t>(want[0].begin() + 4, want[0].begin() + 8), red);
+  proto::Summary s = RunSummary("ImageSummary", {Fed(Str("c")), Fed(Floats({3, 2, 2, 4}, v))},
+                                TAttr(GR_FLOAT) + IntAttr("max_images", 2));
+  ExpectImages(s, {"c/image/0", "c/image/1"}, 2, 2, 4, want);
+  // A bad_color of our own (RGB).
+  const std::vector<float> rgb = {0.5f, nan, 0.25f, 1, 1, 1};
+  const std::string bad = "attr { key: \"bad_color\" value { tensor { dtype: DT_UINT8 tensor_shape { dim { size: 3 } } "
+                          "int_val: 1 int_val: 2 int_val: 3 } } } ";
+  s = RunSummary("ImageSummary", {Fed(Str("c")), Fed(Floats({1, 1, 2, 3}, rgb))}, TAttr(GR_FLOAT) + bad);
+  ExpectImages(s, {"c/image/0"}, 1, 2, 3, {{1, 2, 3, 255, 255, 255}});
+}
+
+TEST(ImageSummaryTest, Errors) {
+  std::vector<Tensor> out;
+  EXPECT_ERROR(TryOp("ImageSummary", {Fed(Str("t")), Fed(Floats({2, 2, 1}, {1, 2, 3, 4}))}, TAttr(GR_FLOAT), 1, &out),
+               Code::kInvalidArgument, "Tensor must be 4-D with last dim 1, 3, or 4, not [2,2,1]");
+  EXPECT_ERROR(TryOp("ImageSummary", {Fed(Str("t")), Fed(Floats({1, 1, 2, 2}, {1, 2, 3, 4}))}, TAttr(GR_FLOAT), 1, &out),
+               Code::kInvalidArgument, "not [1,1,2,2]");
+  EXPECT_ERROR(TryOp("ImageSummary", {Fed(Strings({1}, {"t"})), Fed(Floats({1, 1, 1, 1}, {1}))}, TAttr(GR_FLOAT), 1, &out),
+               Code::kInvalidArgument, "Tags must be a scalar");
+  EXPECT_ERROR(TryOp("ImageSummary", {Fed(Str("t")), Fed(Floats({1, 0, 2, 1}, {}))}, TAttr(GR_FLOAT), 1, &out),
+               Code::kInvalidArgument, "input tensor must have non-zero dims. Found: [1, 0, 2, 1].");
+  const std::string short_bad = "attr { key: \"bad_color\" value { tensor { dtype: DT_UINT8 tensor_shape { dim { size: 1 } } "
+                                "int_val: 1 } } } ";
+  EXPECT_ERROR(TryOp("ImageSummary", {Fed(Str("t")), Fed(Floats({1, 1, 1, 3}, {1, 2, 3}))}, TAttr(GR_FLOAT) + short_bad, 1, &out),
+               Code::kInvalidArgument, "expected depth <= bad_color.size, got depth = 3, bad_color.size = 1");
+  EXPECT_EQ(TryOp("ImageSummary", {Fed(Str("t")), Fed(IntTensor(GR_INT32, {1, 1, 1, 1}, {1}))}, TAttr(GR_INT32), 1, &out).code(),
+            Code::kInvalidArgument);
+  // An empty batch: no images.
+  const proto::Summary s = RunSummary("ImageSummary", {Fed(Str("t")), Fed(Floats({0, 2, 2, 1}, {}))}, TAttr(GR_FLOAT));
+  EXPECT_EQ(s.value_size(), 0);
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include "graphrt/summary/summary.pb.h"
 #include "state/cpu/state_util.h"
 #include "summary/cpu/histogram.h"
+#include "summary/cpu/summary_util.h"
 
 namespace graphrt {
 namespace sdk {
@@ -22,20 +23,8 @@ namespace {
 
 namespace pb = ::graphrt::summary;
 
-std::string_view StringAt(const TensorView& t, int64_t i) {
-  const GR_StringElem& e = t.data<GR_StringElem>()[i];
-  return std::string_view(e.data, e.size);
-}
-
-// Output 0 = `s` serialized, a scalar string.
-void OutputSummary(OpKernelContext* ctx, const pb::Summary& s) {
-  std::string bytes;
-  OP_REQUIRES(ctx, s.SerializeToString(&bytes),
-              errors::Internal("the summary does not fit in a protocol buffer (", s.ByteSizeLong(), " bytes)"));
-  TensorView out;
-  OP_REQUIRES_OK(ctx, ctx->allocate_output(0, {}, &out));
-  Api().string_assign(out.raw(), 0, bytes.data(), bytes.size());
-}
+using summary_util::OutputSummary;
+using summary_util::StringAt;
 
 // Calls f(T{}) for the element type of a realnumbertype tensor; false for
 // the others (the op definitions admit none, so it is a defence only).
