@@ -63,6 +63,15 @@ REGISTER_OP("ImageSummary")
     .SetShapeFn(sf::ScalarShape)
     .Doc("Outputs a Summary with up to max_images PNG images of a [batch, height, width, channels] tensor.");
 
+REGISTER_OP("AudioSummaryV2")
+    .Input("tag: string")
+    .Input("tensor: float")
+    .Input("sample_rate: float")
+    .Output("summary: string")
+    .Attr("max_outputs: int >= 1 = 3")
+    .SetShapeFn(sf::ScalarShape)
+    .Doc("Outputs a Summary with up to max_outputs 16-bit WAV clips of a [batch, frames(, channels)] tensor.");
+
 }  // namespace
 }  // namespace sdk
 }  // namespace graphrt

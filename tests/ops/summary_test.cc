@@ -2,7 +2,8 @@
 // client's full graphrt.proto.Summary (an independent definition of the
 // plugin's lite messages) and every field checked; histograms against a
 // naive reference of TensorFlow's documented bucket rule written here;
-// TensorFlow's error texts. ImageSummary's PNGs are decoded with libpng.
+// TensorFlow's error texts. ImageSummary's PNGs are decoded with libpng;
+// AudioSummaryV2's WAVs are parsed by hand (RIFF chunks).
 #include <gtest/gtest.h>
 #include <png.h>
 
@@ -31,6 +32,12 @@ Tensor Strings(const Dims& dims, const std::vector<std::string>& v) {
   return t;
 }
 Tensor Str(const std::string& s) { return Strings({}, {s}); }
+
+uint64_t LeBytes(const std::string& s, size_t at, int bytes) {
+  uint64_t v = 0;
+  for (int i = 0; i < bytes; ++i) v |= static_cast<uint64_t>(static_cast<unsigned char>(s[at + i])) << (8 * i);
+  return v;
+}
 
 Tensor Floats(const Dims& dims, const std::vector<float>& v) { return MakeTensor<float>(GR_FLOAT, dims, v); }
 
@@ -569,6 +576,107 @@ TEST(ImageSummaryTest, Errors) {
   // An empty batch: no images.
   const proto::Summary s = RunSummary("ImageSummary", {Fed(Str("t")), Fed(Floats({0, 2, 2, 1}, {}))}, TAttr(GR_FLOAT));
   EXPECT_EQ(s.value_size(), 0);
+}
+
+// ----------------------------------------------------------------- AudioSummaryV2
+
+struct Wav {
+  int format = 0, channels = 0, bits = 0, block_align = 0;
+  uint32_t rate = 0, byte_rate = 0;
+  std::vector<int16_t> samples;
+};
+
+uint32_t U32(const std::string& s, size_t at) { return static_cast<uint32_t>(LeBytes(s, at, 4)); }
+
+// RIFF/WAVE, walked chunk by chunk: "fmt " and "data".
+Wav ParseWav(const std::string& b) {
+  Wav w;
+  EXPECT_GE(b.size(), 12u);
+  if (b.size() < 12) return w;
+  EXPECT_EQ(b.substr(0, 4), "RIFF");
+  EXPECT_EQ(U32(b, 4), b.size() - 8);
+  EXPECT_EQ(b.substr(8, 4), "WAVE");
+  bool have_fmt = false, have_data = false;
+  for (size_t at = 12; at + 8 <= b.size();) {
+    const std::string id = b.substr(at, 4);
+    const size_t size = U32(b, at + 4);
+    EXPECT_LE(at + 8 + size, b.size()) << id;
+    if (at + 8 + size > b.size()) break;
+    if (id == "fmt ") {
+      have_fmt = true;
+      w.format = static_cast<int>(LeBytes(b, at + 8, 2));
+      w.channels = static_cast<int>(LeBytes(b, at + 10, 2));
+      w.rate = U32(b, at + 12);
+      w.byte_rate = U32(b, at + 16);
+      w.block_align = static_cast<int>(LeBytes(b, at + 20, 2));
+      w.bits = static_cast<int>(LeBytes(b, at + 22, 2));
+    } else if (id == "data") {
+      have_data = true;
+      for (size_t i = 0; i + 1 < size; i += 2) w.samples.push_back(static_cast<int16_t>(LeBytes(b, at + 8 + i, 2)));
+    }
+    at += 8 + size + (size & 1);
+  }
+  EXPECT_TRUE(have_fmt && have_data);
+  return w;
+}
+
+void ExpectClip(const proto::Summary::Value& v, const std::string& tag, float rate, int channels, int frames,
+                const std::vector<int16_t>& samples) {
+  EXPECT_EQ(v.tag(), tag);
+  ASSERT_EQ(v.value_case(), proto::Summary::Value::kAudio);
+  const proto::Summary::Audio& a = v.audio();
+  EXPECT_EQ(a.sample_rate(), rate);
+  EXPECT_EQ(a.num_channels(), channels);
+  EXPECT_EQ(a.length_frames(), frames);
+  EXPECT_EQ(a.content_type(), "audio/wav");
+  const Wav w = ParseWav(a.encoded_audio_string());
+  EXPECT_EQ(w.format, 1);  // PCM
+  EXPECT_EQ(w.channels, channels);
+  EXPECT_EQ(w.rate, static_cast<uint32_t>(std::lrint(rate)));
+  EXPECT_EQ(w.bits, 16);
+  EXPECT_EQ(w.block_align, 2 * channels);
+  EXPECT_EQ(w.byte_rate, w.rate * 2 * channels);
+  EXPECT_EQ(w.samples, samples);
+}
+
+TEST(AudioSummaryV2Test, MonoClipsWithTensorFlowsSampleRule) {
+  // round(x * 32768) clamped to [-32768, 32767]; halves round away from 0.
+  const float half_lsb = 0.5f / 32768;
+  const Tensor clips = Floats({2, 5}, {0, 0.5f, -0.5f, 1.0f, -1.0f, 2.0f, -2.0f, half_lsb, -0.25f, 0.999f});
+  const proto::Summary s = RunSummary("AudioSummaryV2", {Fed(Str("a")), Fed(clips), Fed(Floats({}, {8000}))}, "");
+  ASSERT_EQ(s.value_size(), 2);  // max_outputs 3 > batch 2
+  ExpectClip(s.value(0), "a/audio/0", 8000, 1, 5, {0, 16384, -16384, 32767, -32768});
+  ExpectClip(s.value(1), "a/audio/1", 8000, 1, 5, {32767, -32768, 1, -8192, 32735});  // 0.999 * 32768 = 32735.2
+}
+
+TEST(AudioSummaryV2Test, StereoAndMaxOutputs) {
+  const Tensor clips = Floats({2, 3, 2}, {0.25f, -0.25f, 0.5f, -0.5f, 0, 1, 0.1f, 0.1f, 0.1f, 0.1f, 0.1f, 0.1f});
+  proto::Summary s = RunSummary("AudioSummaryV2", {Fed(Str("st")), Fed(clips), Fed(Floats({}, {44100.4f}))},
+                                IntAttr("max_outputs", 1));
+  ASSERT_EQ(s.value_size(), 1);
+  ExpectClip(s.value(0), "st/audio", 44100.4f, 2, 3, {8192, -8192, 16384, -16384, 0, 32767});
+  // Zero frames: an empty data chunk. sample_rate as a one-element vector.
+  s = RunSummary("AudioSummaryV2", {Fed(Str("e")), Fed(Floats({1, 0}, {})), Fed(Floats({1}, {16000}))}, "");
+  ASSERT_EQ(s.value_size(), 1);
+  ExpectClip(s.value(0), "e/audio/0", 16000, 1, 0, {});
+}
+
+TEST(AudioSummaryV2Test, Errors) {
+  std::vector<Tensor> out;
+  auto run = [&](const Tensor& tag, const Tensor& t, const Tensor& rate) {
+    return TryOp("AudioSummaryV2", {Fed(tag), Fed(t), Fed(rate)}, "", 1, &out);
+  };
+  const Tensor ok = Floats({1, 2}, {0, 0});
+  EXPECT_ERROR(run(Strings({1}, {"a"}), ok, Floats({}, {8000})), Code::kInvalidArgument, "Tag must be a scalar");
+  EXPECT_ERROR(run(Str("a"), Floats({2}, {0, 0}), Floats({}, {8000})), Code::kInvalidArgument, "Tensor must be 3-D or 2-D, got: [2]");
+  EXPECT_ERROR(run(Str("a"), ok, Floats({}, {0})), Code::kInvalidArgument, "sample_rate must be > 0");
+  EXPECT_ERROR(run(Str("a"), ok, Floats({}, {-5})), Code::kInvalidArgument, "sample_rate must be > 0");
+  EXPECT_ERROR(run(Str("a"), ok, Floats({}, {std::numeric_limits<float>::quiet_NaN()})), Code::kInvalidArgument,
+               "sample_rate must be > 0");
+  EXPECT_ERROR(run(Str("a"), ok, Floats({}, {1e30f})), Code::kInvalidArgument, "does not fit a WAV header");
+  EXPECT_ERROR(run(Str("a"), ok, Floats({2}, {8000, 8000})), Code::kInvalidArgument,
+               "sample_rate must be rank-0 or contain a single value");
+  EXPECT_ERROR(run(Str("a"), Floats({1, 2, 0}, {}), Floats({}, {8000})), Code::kInvalidArgument, "1 to 1024 channels");
 }
 
 }  // namespace
