@@ -1,10 +1,12 @@
-// TFRecord framing and TensorBoard event files (client/event_writer.h).
+// TFRecord framing and TensorBoard event files (client/event_writer.h),
+// and `graphrt events` on a file framed here.
 // Files are read back byte by byte here, with a bitwise CRC32C written in
 // this test (Castagnoli, reflected polynomial 0x82F63B78) and TensorFlow's
 // mask, independent of the ISA-L CRC the writer uses.
 #include "graphrt/client/event_writer.h"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <climits>
@@ -367,6 +369,97 @@ TEST(EventFileWriterTest, SummariesOfASessionLandInTheFile) {
     for (double c : h.bucket()) total += c;
     EXPECT_EQ(total, 3);
   }
+}
+
+// ------------------------------------------------------------- graphrt events
+
+// A record framed here (the test's own CRC), not by TFRecordWriter.
+std::string RefFrame(const std::string& data) {
+  std::string out;
+  auto put = [&](uint64_t v, int bytes) {
+    for (int i = 0; i < bytes; ++i) out += static_cast<char>((v >> (8 * i)) & 0xff);
+  };
+  put(data.size(), 8);
+  put(RefMask(RefCrc32c(out.substr(0, 8))), 4);
+  out += data;
+  put(RefMask(RefCrc32c(data)), 4);
+  return out;
+}
+
+// Runs `graphrt <args>`; *out gets stdout and stderr; returns the exit code.
+int RunCli(const std::string& args, std::string* out) {
+  out->clear();
+  FILE* p = popen((std::string(GRAPHRT_CLI) + " " + args + " 2>&1").c_str(), "r");
+  if (p == nullptr) return -1;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof(buf), p)) > 0) out->append(buf, n);
+  const int status = pclose(p);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+bool Has(const std::string& haystack, const std::string& needle) { return haystack.find(needle) != std::string::npos; }
+
+TEST(EventsCliTest, PrintsStepsTagsAndValues) {
+  const std::string dir = MakeTempDir("events_cli");
+  const std::string path = dir + "/events.out.tfevents.1500000000.host";
+  proto::Event first;
+  first.set_wall_time(1500000000);
+  first.set_file_version("brain.Event:2");
+  proto::Event scalars;
+  scalars.set_step(10);
+  for (auto [tag, v] : {std::pair<const char*, float>{"loss", 0.5f}, {"accuracy", 0.75f}}) {
+    proto::Summary::Value* val = scalars.mutable_summary()->add_value();
+    val->set_tag(tag);
+    val->set_simple_value(v);
+  }
+  proto::Event later;
+  later.set_step(20);
+  proto::Summary::Value* loss = later.mutable_summary()->add_value();
+  loss->set_tag("loss");
+  loss->set_simple_value(0.25f);
+  proto::Summary::Value* h = later.mutable_summary()->add_value();
+  h->set_tag("weights");
+  h->mutable_histo()->set_min(-1);
+  h->mutable_histo()->set_max(3);
+  h->mutable_histo()->set_num(4);
+  h->mutable_histo()->set_sum(6);
+  proto::Event ckpt;
+  ckpt.set_step(20);
+  ckpt.mutable_session_log()->set_status(proto::SessionLog::CHECKPOINT);
+  ckpt.mutable_session_log()->set_checkpoint_path("/tmp/model.ckpt-20");
+  std::string file;
+  for (const proto::Event* e : {&first, &scalars, &later, &ckpt}) file += RefFrame(e->SerializeAsString());
+  WriteBytes(path, file);
+
+  std::string out;
+  ASSERT_EQ(RunCli("events " + path, &out), 0) << out;
+  for (const char* line : {"(4 events)", "step 0  file_version  brain.Event:2", "step 10  scalar  loss = 0.5",
+                           "step 10  scalar  accuracy = 0.75", "step 20  scalar  loss = 0.25",
+                           "step 20  histogram  weights  num 4 min -1 max 3 mean 1.5",
+                           "step 20  session_log  CHECKPOINT /tmp/model.ckpt-20"})
+    EXPECT_TRUE(Has(out, line)) << "'" << line << "' not in:\n" << out;
+  // A directory, one tag.
+  ASSERT_EQ(RunCli("events " + dir + " --tag loss", &out), 0) << out;
+  EXPECT_TRUE(Has(out, "step 10  scalar  loss = 0.5")) << out;
+  EXPECT_TRUE(Has(out, "step 20  scalar  loss = 0.25")) << out;
+  EXPECT_FALSE(Has(out, "accuracy")) << out;
+  EXPECT_FALSE(Has(out, "file_version")) << out;
+
+  // The first record is 16 + 24 bytes: a byte of the second one's data
+  // zeroed, then the file cut inside the second record.
+  std::string bad = file;
+  bad[60] = '\0';
+  WriteBytes(dir + "/bad", bad);
+  EXPECT_EQ(RunCli("events " + dir + "/bad", &out), 1);
+  EXPECT_TRUE(Has(out, "graphrt: error: events: corrupted record at 40 in " + dir + "/bad")) << out;
+  WriteBytes(dir + "/short", file.substr(0, 50));
+  EXPECT_EQ(RunCli("events " + dir + "/short", &out), 1);
+  EXPECT_TRUE(Has(out, "truncated record at 40")) << out;
+  EXPECT_EQ(RunCli("events " + dir + "/missing", &out), 1);
+  EXPECT_TRUE(Has(out, "Could not open")) << out;
+  EXPECT_EQ(RunCli("events", &out), 2);
+  EXPECT_TRUE(Has(out, "missing PATH")) << out;
 }
 
 }  // namespace

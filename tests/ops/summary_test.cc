@@ -25,14 +25,6 @@ namespace {
 using namespace ::graphrt::testing;              // NOLINT
 using namespace ::graphrt::testing::array_test;  // NOLINT
 
-Tensor Strings(const Dims& dims, const std::vector<std::string>& v) {
-  Tensor t(GR_STRING, TensorShape(dims));
-  EXPECT_EQ(t.NumElements(), static_cast<int64_t>(v.size()));
-  for (size_t i = 0; i < v.size(); ++i) t.set_string(static_cast<int64_t>(i), v[i]);
-  return t;
-}
-Tensor Str(const std::string& s) { return Strings({}, {s}); }
-
 uint64_t LeBytes(const std::string& s, size_t at, int bytes) {
   uint64_t v = 0;
   for (int i = 0; i < bytes; ++i) v |= static_cast<uint64_t>(static_cast<unsigned char>(s[at + i])) << (8 * i);
