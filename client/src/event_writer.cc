@@ -127,6 +127,7 @@ Status ReadTFRecords(const std::string& path, std::vector<std::string>* records)
   if (!f) return errors::NotFound("Could not open TFRecord file ", path, ": ", ErrnoText());
   struct stat st;
   if (::fstat(fileno(f.get()), &st) != 0) return errors::Unavailable("Could not stat ", path, ": ", ErrnoText());
+  if (S_ISDIR(st.st_mode)) return errors::InvalidArgument("TFRecord file ", path, " is a directory");
   const uint64_t file_size = static_cast<uint64_t>(st.st_size);
   uint64_t offset = 0;
   while (offset < file_size) {

@@ -170,6 +170,7 @@ TEST(TFRecordTest, CorruptionAndTruncationAreDataLoss) {
   ASSERT_TRUE(ReadTFRecords(path, &got).ok());
   EXPECT_TRUE(got.empty());
   EXPECT_EQ(ReadTFRecords(dir + "/missing", &got).code(), Code::kNotFound);
+  EXPECT_EQ(ReadTFRecords(dir, &got).code(), Code::kInvalidArgument);
   // Records that are not Events.
   WriteBytes(path, TFRecordWriter::Frame("\xff\xff\xff"));
   std::vector<proto::Event> events;

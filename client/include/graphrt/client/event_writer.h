@@ -60,7 +60,7 @@ class TFRecordWriter {
 // DataLoss naming the file and the record's offset on a CRC mismatch
 // ("corrupted record at <offset>") or a short header or body ("truncated
 // record at <offset>", a cut-off last record included); NotFound when the
-// file cannot be opened.
+// file cannot be opened, InvalidArgument for a directory.
 Status ReadTFRecords(const std::string& path, std::vector<std::string>* records);
 
 // ReadTFRecords, then each record parsed as an Event (DataLoss when one does
@@ -96,7 +96,8 @@ class EventFileWriter {
   Status Flush();
   // Flushes and closes; idempotent. Writing afterwards is FailedPrecondition.
   Status Close();
-  // The current file's path.
+  // The current file's path (it changes only when a deleted file is
+  // replaced by WriteEvent).
   const std::string& filename() const { return filename_; }
 
  private:
