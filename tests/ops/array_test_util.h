@@ -131,6 +131,16 @@ inline Tensor Vec(const std::vector<int64_t>& v, DataType dt = GR_INT32) {
 
 inline Tensor IntScalar(int64_t v, DataType dt = GR_INT32) { return IntTensor(dt, {}, {v}); }
 
+// A string tensor of `dims` holding `v` (row-major); Str: a scalar.
+inline Tensor Strings(const Dims& dims, const std::vector<std::string>& v) {
+  Tensor t(GR_STRING, TensorShape(dims));
+  EXPECT_EQ(t.NumElements(), static_cast<int64_t>(v.size()));
+  for (size_t i = 0; i < v.size() && static_cast<int64_t>(i) < t.NumElements(); ++i)
+    t.set_string(static_cast<int64_t>(i), v[i]);
+  return t;
+}
+inline Tensor Str(const std::string& s) { return Strings({}, {s}); }
+
 inline Tensor BoolTensor(const Dims& dims, const std::vector<bool>& v) {
   Tensor t(GR_BOOL, TensorShape(dims));
   for (size_t i = 0; i < v.size(); ++i) t.data<bool>()[i] = v[i];

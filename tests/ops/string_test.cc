@@ -18,14 +18,6 @@ namespace {
 using namespace ::graphrt::testing;              // NOLINT
 using namespace ::graphrt::testing::array_test;  // NOLINT
 
-Tensor Strings(const Dims& dims, const std::vector<std::string>& v) {
-  Tensor t(GR_STRING, TensorShape(dims));
-  EXPECT_EQ(t.NumElements(), static_cast<int64_t>(v.size()));
-  for (size_t i = 0; i < v.size(); ++i) t.set_string(static_cast<int64_t>(i), v[i]);
-  return t;
-}
-Tensor Str(const std::string& s) { return Strings({}, {s}); }
-
 void ExpectStrings(const Tensor& t, const Dims& dims, const std::vector<std::string>& want) {
   ASSERT_EQ(t.dtype(), GR_STRING);
   EXPECT_EQ(DimsOf(t), dims);
