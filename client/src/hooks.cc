@@ -1,0 +1,331 @@
+// The standard hooks (basic_session_run_hooks.py as tf_behaviours.md §15
+// restates it) and MonitoredTrainingSession.
+#include "graphrt/client/hooks.h"
+
+#include <google/protobuf/text_format.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+
+#include "file_util.h"
+
+namespace graphrt {
+
+namespace {
+
+double SteadyNow() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// The global step's tensor, or FailedPrecondition naming the hook.
+Status RequireGlobalStep(const Scaffold& scaffold, const char* hook, std::string* tensor) {
+  std::string node;
+  GR_RETURN_IF_ERROR(GetGlobalStep(scaffold.meta_graph(), &node));
+  if (node.empty()) return errors::FailedPrecondition("Global step should be created to use ", hook, ".");
+  *tensor = node + ":0";
+  return Status::OK();
+}
+
+Status StepOf(const SessionRunValues& values, int64_t* step) {
+  if (values.results.size() != 1 || values.results[0].NumElements() != 1)
+    return errors::Internal("the global step fetch gave no scalar");
+  const Tensor& t = values.results[0];
+  if (t.dtype() == GR_INT64) {
+    *step = t.data<int64_t>()[0];
+  } else if (t.dtype() == GR_INT32) {
+    *step = t.data<int32_t>()[0];
+  } else {
+    return errors::InvalidArgument("the global step is ", DataTypeString(t.dtype()), ", not an integer");
+  }
+  return Status::OK();
+}
+
+bool HasNaN(const Tensor& t) {
+  const int64_t n = t.NumElements();
+  if (t.dtype() == GR_FLOAT) {
+    for (int64_t i = 0; i < n; ++i)
+      if (std::isnan(t.data<float>()[i])) return true;
+  } else if (t.dtype() == GR_DOUBLE) {
+    for (int64_t i = 0; i < n; ++i)
+      if (std::isnan(t.data<double>()[i])) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+void LogToStderr(const std::string& line) { std::cerr << "INFO: " << line << "\n"; }
+
+// -------------------------------------------------------- SecondOrStepTimer
+
+SecondOrStepTimer::SecondOrStepTimer(double every_secs, int64_t every_steps, Clock clock)
+    : every_secs_(every_secs), every_steps_(every_steps), clock_(std::move(clock)) {}
+
+Status SecondOrStepTimer::Validate() const {
+  if ((every_secs_ > 0) == (every_steps_ > 0))
+    return errors::InvalidArgument("Either every_secs or every_steps should be provided (exactly one), got every_secs=",
+                                   every_secs_, ", every_steps=", every_steps_);
+  return Status::OK();
+}
+
+double SecondOrStepTimer::Now() const { return clock_ ? clock_() : SteadyNow(); }
+
+bool SecondOrStepTimer::ShouldTriggerForStep(int64_t step) const {
+  if (!last_step_) return true;
+  if (*last_step_ == step) return false;
+  if (every_secs_ > 0 && Now() >= last_time_ + every_secs_) return true;
+  if (every_steps_ > 0 && step >= *last_step_ + every_steps_) return true;
+  return false;
+}
+
+std::optional<std::pair<double, int64_t>> SecondOrStepTimer::UpdateLastTriggeredStep(int64_t step) {
+  const double now = Now();
+  std::optional<std::pair<double, int64_t>> since;
+  if (last_step_) since = std::make_pair(now - last_time_, step - *last_step_);
+  last_step_ = step;
+  last_time_ = now;
+  return since;
+}
+
+// ------------------------------------------------------ CheckpointSaverHook
+
+CheckpointSaverHook::CheckpointSaverHook(Options options)
+    : options_(std::move(options)), timer_(options_.save_secs, options_.save_steps, options_.clock) {}
+
+Status CheckpointSaverHook::Begin(Scaffold* scaffold) {
+  GR_RETURN_IF_ERROR(timer_.Validate().WithContext("CheckpointSaverHook"));
+  if (options_.checkpoint_dir.empty()) return errors::InvalidArgument("CheckpointSaverHook needs a checkpoint_dir");
+  scaffold_ = scaffold;
+  GR_RETURN_IF_ERROR(RequireGlobalStep(*scaffold, "CheckpointSaverHook", &global_step_));
+  for (const auto& l : options_.listeners) l->Begin();
+  return Status::OK();
+}
+
+Status CheckpointSaverHook::AfterCreateSession(Session* session, Coordinator*) {
+  if (!client_internal::IsDirectory(options_.checkpoint_dir)) {
+    std::error_code ec;
+    std::filesystem::create_directories(options_.checkpoint_dir, ec);
+    if (ec)
+      return errors::NotFound("CheckpointSaverHook: cannot create ", options_.checkpoint_dir, ": ", ec.message());
+  }
+  if (!graph_written_) {
+    // The graph as TF writes it beside the checkpoints (graph.pbtxt).
+    std::string text;
+    if (!google::protobuf::TextFormat::PrintToString(scaffold_->graph(), &text))
+      return errors::Internal("CheckpointSaverHook: the graph does not print as text");
+    GR_RETURN_IF_ERROR(client_internal::WriteFileAtomically(
+        client_internal::JoinPath(options_.checkpoint_dir, "graph.pbtxt"), text));
+    graph_written_ = true;
+  }
+  // A fresh run saves its initial state (step 0); a recovered one its
+  // restored step.
+  int64_t step = 0;
+  GR_RETURN_IF_ERROR(ReadInt64Scalar(session, global_step_, &step));
+  bool unused_stop = false;
+  GR_RETURN_IF_ERROR(Save(session, step, &unused_stop));
+  timer_.UpdateLastTriggeredStep(step);
+  return Status::OK();
+}
+
+Status CheckpointSaverHook::BeforeRun(SessionRunContext*, SessionRunArgs* args) {
+  args->fetches.push_back(global_step_);
+  return Status::OK();
+}
+
+Status CheckpointSaverHook::AfterRun(SessionRunContext* context, const SessionRunValues& values) {
+  int64_t stale = 0;
+  GR_RETURN_IF_ERROR(StepOf(values, &stale));
+  // The fetched value may predate this Run's increment: read it again when
+  // a save may be due, as TF does.
+  if (!timer_.ShouldTriggerForStep(stale + 1)) return Status::OK();
+  int64_t step = 0;
+  GR_RETURN_IF_ERROR(ReadInt64Scalar(context->session(), global_step_, &step));
+  if (!timer_.ShouldTriggerForStep(step)) return Status::OK();
+  timer_.UpdateLastTriggeredStep(step);
+  bool stop = false;
+  GR_RETURN_IF_ERROR(Save(context->session(), step, &stop));
+  if (stop) context->RequestStop();
+  return Status::OK();
+}
+
+Status CheckpointSaverHook::End(Session* session) {
+  int64_t step = 0;
+  GR_RETURN_IF_ERROR(ReadInt64Scalar(session, global_step_, &step));
+  if (timer_.last_triggered_step() != step) {
+    bool unused_stop = false;
+    GR_RETURN_IF_ERROR(Save(session, step, &unused_stop));
+  }
+  for (const auto& l : options_.listeners) l->End(session, step);
+  return Status::OK();
+}
+
+Status CheckpointSaverHook::Save(Session* session, int64_t step, bool* request_stop) {
+  Saver* saver = options_.saver ? options_.saver.get() : scaffold_->saver.get();
+  if (saver == nullptr) return errors::FailedPrecondition("CheckpointSaverHook: no saver (the graph has no variables)");
+  const std::string prefix = client_internal::JoinPath(options_.checkpoint_dir, options_.checkpoint_basename);
+  options_.log("Saving checkpoints for " + std::to_string(step) + " into " + prefix + "-" + std::to_string(step) + ".");
+  for (const auto& l : options_.listeners) l->BeforeSave(session, step);
+  GR_RETURN_IF_ERROR(saver->Save(session, prefix, step));
+  for (const auto& l : options_.listeners)
+    if (l->AfterSave(session, step)) *request_stop = true;
+  return Status::OK();
+}
+
+// ---------------------------------------------------------- StepCounterHook
+
+StepCounterHook::StepCounterHook(Options options)
+    : options_(std::move(options)),
+      timer_(options_.every_n_secs, options_.every_n_secs > 0 ? 0 : options_.every_n_steps, options_.clock) {}
+
+Status StepCounterHook::Begin(Scaffold* scaffold) {
+  GR_RETURN_IF_ERROR(timer_.Validate().WithContext("StepCounterHook"));
+  GR_RETURN_IF_ERROR(RequireGlobalStep(*scaffold, "StepCounterHook", &global_step_));
+  tag_ = global_step_.substr(0, global_step_.find(':')) + "/sec";
+  return Status::OK();
+}
+
+Status StepCounterHook::BeforeRun(SessionRunContext*, SessionRunArgs* args) {
+  args->fetches.push_back(global_step_);
+  return Status::OK();
+}
+
+Status StepCounterHook::AfterRun(SessionRunContext*, const SessionRunValues& values) {
+  int64_t step = 0;
+  GR_RETURN_IF_ERROR(StepOf(values, &step));
+  if (!timer_.ShouldTriggerForStep(step)) return Status::OK();
+  const auto since = timer_.UpdateLastTriggeredStep(step);
+  if (!since) return Status::OK();
+  const auto [secs, steps] = *since;
+  if (steps <= 0) {
+    options_.log("It seems that global step has not been increased. Current value (could be stable): " +
+                 std::to_string(step));
+    return Status::OK();
+  }
+  if (secs <= 0) return Status::OK();
+  const double rate = static_cast<double>(steps) / secs;
+  char line[96];
+  std::snprintf(line, sizeof(line), "%s: %.6g", tag_.c_str(), rate);
+  options_.log(line);
+  if (options_.add_scalar) GR_RETURN_IF_ERROR(options_.add_scalar(tag_, rate, step));
+  return Status::OK();
+}
+
+// ----------------------------------------------------------- StopAtStepHook
+
+StopAtStepHook::StopAtStepHook(std::optional<int64_t> num_steps, std::optional<int64_t> last_step)
+    : num_steps_(num_steps), last_step_(last_step) {}
+
+Status StopAtStepHook::Begin(Scaffold* scaffold) {
+  if (!num_steps_ && !last_step_) return errors::InvalidArgument("One of num_steps or last_step must be specified.");
+  if (num_steps_ && last_step_) return errors::InvalidArgument("Only one of num_steps or last_step can be specified.");
+  return RequireGlobalStep(*scaffold, "StopAtStepHook", &global_step_);
+}
+
+Status StopAtStepHook::AfterCreateSession(Session* session, Coordinator*) {
+  if (last_step_) return Status::OK();  // given, or fixed at the first creation
+  int64_t step = 0;
+  GR_RETURN_IF_ERROR(ReadInt64Scalar(session, global_step_, &step));
+  last_step_ = step + *num_steps_;
+  return Status::OK();
+}
+
+Status StopAtStepHook::BeforeRun(SessionRunContext*, SessionRunArgs* args) {
+  args->fetches.push_back(global_step_);
+  return Status::OK();
+}
+
+Status StopAtStepHook::AfterRun(SessionRunContext* context, const SessionRunValues& values) {
+  int64_t stale = 0;
+  GR_RETURN_IF_ERROR(StepOf(values, &stale));
+  if (stale + 1 < *last_step_) return Status::OK();
+  int64_t step = 0;
+  GR_RETURN_IF_ERROR(ReadInt64Scalar(context->session(), global_step_, &step));
+  if (step >= *last_step_) context->RequestStop();
+  return Status::OK();
+}
+
+// ------------------------------------------------------------ NanTensorHook
+
+NanTensorHook::NanTensorHook(std::string loss_tensor, bool fail_on_nan_loss, LogSink log)
+    : loss_(std::move(loss_tensor)), fail_(fail_on_nan_loss), log_(std::move(log)) {}
+
+Status NanTensorHook::BeforeRun(SessionRunContext*, SessionRunArgs* args) {
+  args->fetches.push_back(loss_);
+  return Status::OK();
+}
+
+Status NanTensorHook::AfterRun(SessionRunContext* context, const SessionRunValues& values) {
+  if (values.results.size() != 1 || !HasNaN(values.results[0])) return Status::OK();
+  if (fail_) {
+    log_("Model diverged with loss = NaN.");
+    return errors::InvalidArgument("NaN loss during training. (", loss_, ")");
+  }
+  log_("Model diverged with loss = NaN. Requesting a stop.");
+  context->RequestStop();
+  return Status::OK();
+}
+
+// -------------------------------------------------------- LoggingTensorHook
+
+LoggingTensorHook::LoggingTensorHook(Options options)
+    : options_(std::move(options)),
+      timer_(options_.every_n_secs, options_.every_n_secs > 0 ? 0 : options_.every_n_iter, options_.clock) {}
+
+Status LoggingTensorHook::Begin(Scaffold*) {
+  const bool secs = options_.every_n_secs > 0, iters = options_.every_n_iter > 0;
+  if (options_.every_n_iter < 0 || options_.every_n_secs < 0 || (secs && iters) || (!secs && !iters && !options_.at_end))
+    return errors::InvalidArgument(
+        "either at_end and/or exactly one of every_n_iter and every_n_secs must be provided.");
+  if (options_.tensors.empty()) return errors::InvalidArgument("LoggingTensorHook: no tensors to log");
+  return Status::OK();
+}
+
+Status LoggingTensorHook::BeforeRun(SessionRunContext*, SessionRunArgs* args) {
+  const bool periodic = options_.every_n_iter > 0 || options_.every_n_secs > 0;
+  should_trigger_ = periodic && timer_.ShouldTriggerForStep(iter_count_);
+  if (should_trigger_)
+    for (const auto& [tag, tensor] : options_.tensors) args->fetches.push_back(tensor);
+  return Status::OK();
+}
+
+Status LoggingTensorHook::AfterRun(SessionRunContext*, const SessionRunValues& values) {
+  if (should_trigger_) {
+    const auto since = timer_.UpdateLastTriggeredStep(iter_count_);
+    Log(values.results, since ? std::optional<double>(since->first) : std::nullopt);
+  }
+  ++iter_count_;
+  return Status::OK();
+}
+
+Status LoggingTensorHook::End(Session* session) {
+  if (!options_.at_end) return Status::OK();
+  std::vector<std::string> fetches;
+  for (const auto& [tag, tensor] : options_.tensors) fetches.push_back(tensor);
+  std::vector<Tensor> values;
+  GR_RETURN_IF_ERROR(session->Run({}, fetches, {}, &values).WithContext("LoggingTensorHook at end"));
+  Log(values, std::nullopt);
+  return Status::OK();
+}
+
+void LoggingTensorHook::Log(const std::vector<Tensor>& values, std::optional<double> elapsed) {
+  std::string line;
+  if (options_.formatter) {
+    std::vector<std::pair<std::string, Tensor>> tagged;
+    for (size_t i = 0; i < values.size() && i < options_.tensors.size(); ++i)
+      tagged.emplace_back(options_.tensors[i].first, values[i]);
+    line = options_.formatter(tagged);
+  } else {
+    for (size_t i = 0; i < values.size() && i < options_.tensors.size(); ++i)
+      line += (i ? ", " : "") + options_.tensors[i].first + " = " + values[i].SummarizeValue(10);
+    if (elapsed) {
+      char secs[48];
+      std::snprintf(secs, sizeof(secs), " (%.3f sec)", *elapsed);
+      line += secs;
+    }
+  }
+  options_.log(line);
+}
+
+}  // namespace graphrt
