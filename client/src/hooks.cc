@@ -328,4 +328,29 @@ void LoggingTensorHook::Log(const std::vector<Tensor>& values, std::optional<dou
   options_.log(line);
 }
 
+// ------------------------------------------------ MonitoredTrainingSession
+
+Status NewMonitoredTrainingSession(std::shared_ptr<Scaffold> scaffold, const MonitoredTrainingSessionOptions& options,
+                                   std::unique_ptr<MonitoredSession>* out) {
+  std::vector<std::shared_ptr<SessionRunHook>> hooks = options.chief_only_hooks;
+  const std::string summary_dir = options.summary_dir.empty() ? options.checkpoint_dir : options.summary_dir;
+  if (!summary_dir.empty() && options.log_step_count_steps > 0) {
+    StepCounterHook::Options step_counter;
+    step_counter.every_n_steps = options.log_step_count_steps;
+    hooks.push_back(std::make_shared<StepCounterHook>(step_counter));
+  }
+  if (!options.checkpoint_dir.empty()) {
+    CheckpointSaverHook::Options ckpt;
+    ckpt.checkpoint_dir = options.checkpoint_dir;
+    ckpt.save_steps = options.save_checkpoint_steps;
+    ckpt.save_secs = options.save_checkpoint_steps > 0 ? 0 : options.save_checkpoint_secs;
+    if (options.save_checkpoint_steps <= 0 && options.save_checkpoint_secs <= 0) ckpt.save_secs = 600;
+    hooks.push_back(std::make_shared<CheckpointSaverHook>(ckpt));
+  }
+  hooks.insert(hooks.end(), options.hooks.begin(), options.hooks.end());
+  return MonitoredSession::Create(
+      std::make_unique<ChiefSessionCreator>(std::move(scaffold), options.session_options, options.checkpoint_dir),
+      std::move(hooks), out, options.recoverable);
+}
+
 }  // namespace graphrt

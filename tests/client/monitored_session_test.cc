@@ -20,6 +20,7 @@ namespace graphrt {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::MakeTensor;
 using testing::ScopedTempDir;
 
 // v (float, starts at 2) loses `delta` (default 1) per `train`, which also
@@ -695,6 +696,106 @@ TEST_F(MonitoredSessionTest, StepCounterHookReportsStepsPerSecond) {
   ASSERT_EQ(scalars.size(), lines.size());
   EXPECT_EQ(std::get<0>(scalars[0]), "global_step/sec");
   EXPECT_DOUBLE_EQ(std::get<1>(scalars[0]), 2.0);
+}
+
+// ------------------------------------------- TensorFlow's regression model
+
+// The regression model's train graph with a global step that each step
+// increments (its `train` GradientDescent op does not).
+proto::MetaGraphDef RegressionTrainGraph(const std::string& dir, std::string* increment) {
+  proto::SavedModel sm;
+  EXPECT_TRUE(ReadSavedModelFromDirectory(dir, &sm).ok());
+  const proto::MetaGraphDef* meta = nullptr;
+  EXPECT_TRUE(FindMetaGraphDefByTags(sm, {"train", "serve"}, &meta).ok());
+  if (meta == nullptr) return {};
+  proto::MetaGraphDef out = *meta;
+  std::string gs;
+  EXPECT_TRUE(GetOrCreateGlobalStep(&out, nullptr, &gs).ok());
+  EXPECT_TRUE(AddGlobalStepIncrement(&out, nullptr, gs, increment).ok());
+  return out;
+}
+
+TEST_F(MonitoredSessionTest, RegressionModelTrainsCheckpointsAndResumes) {
+  GRAPHRT_TESTDATA(model, "rust/test_resources/regression-model");
+  GRAPHRT_REQUIRE_MODEL_OPS(model, "IsVariableInitialized", "AssignAdd");
+  ScopedTempDir dir;
+  std::string increment;
+  const proto::MetaGraphDef graph = RegressionTrainGraph(model, &increment);
+  // The README's deterministic check: y = 0.1x + 0.3, 201 steps from the
+  // random init bring w to 0.1 and b to 0.3.
+  const std::vector<float> x = {-1, -0.5f, 0, 0.5f, 1};
+  std::vector<float> y;
+  for (float v : x) y.push_back(0.1f * v + 0.3f);
+  const FeedList feeds = {{"x:0", MakeTensor<float>(GR_FLOAT, {5}, x)}, {"y:0", MakeTensor<float>(GR_FLOAT, {5}, y)}};
+  MonitoredTrainingSessionOptions opts;
+  opts.checkpoint_dir = dir.path();
+  opts.save_checkpoint_steps = 50;
+  opts.log_step_count_steps = 0;
+  opts.hooks = {std::make_shared<StopAtStepHook>(std::nullopt, 201),
+                std::make_shared<NanTensorHook>("Mean:0")};
+  std::unique_ptr<MonitoredSession> ms;
+  Status s = NewMonitoredTrainingSession(std::make_shared<Scaffold>(graph), opts, &ms);
+  ASSERT_TRUE(s.ok()) << s;
+  int steps = 0;
+  while (!ms->ShouldStop()) {
+    s = ms->Run(feeds, {}, {"train", increment}, nullptr);
+    ASSERT_TRUE(s.ok()) << s;
+    ++steps;
+  }
+  EXPECT_EQ(steps, 201);
+  EXPECT_NEAR(ReadFloat(ms->raw_session(), "w:0"), 0.1f, 1e-5);
+  EXPECT_NEAR(ReadFloat(ms->raw_session(), "b:0"), 0.3f, 1e-5);
+  ASSERT_TRUE(ms->Close().ok());
+  // Saved at 0, 50, 100, 150, 200 and at the end 201; max_to_keep 5
+  // dropped step 0.
+  EXPECT_EQ(IndexFiles(dir.path()), (std::vector<std::string>{"model.ckpt-100", "model.ckpt-150", "model.ckpt-200",
+                                                              "model.ckpt-201", "model.ckpt-50"}));
+
+  // A new run on the directory resumes at 201 with the trained weights.
+  std::vector<std::string> lines;
+  LoggingTensorHook::Options logging;
+  logging.tensors = {{"step", "global_step:0"}};
+  logging.at_end = true;
+  logging.log = [&](const std::string& l) { lines.push_back(l); };
+  opts.hooks = {std::make_shared<StopAtStepHook>(3, std::nullopt), std::make_shared<LoggingTensorHook>(logging)};
+  s = NewMonitoredTrainingSession(std::make_shared<Scaffold>(graph), opts, &ms);
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_EQ(ReadStep(ms->raw_session()), 201);
+  EXPECT_NEAR(ReadFloat(ms->raw_session(), "w:0"), 0.1f, 1e-5);
+  while (!ms->ShouldStop()) ASSERT_TRUE(ms->Run(feeds, {}, {"train", increment}, nullptr).ok());
+  EXPECT_EQ(ReadStep(ms->raw_session()), 204);
+  ASSERT_TRUE(ms->Close().ok());
+  EXPECT_EQ(lines, std::vector<std::string>{"step = 204"});
+  EXPECT_EQ(LatestCheckpoint(dir.path()), dir.Join("model.ckpt-204"));
+}
+
+// init_fn after init_op: the SavedModel's own weights, then the README's
+// single GradientDescent(0.5) step.
+TEST_F(MonitoredSessionTest, RegressionModelInitFnRestoresTheSavedModel) {
+  GRAPHRT_TESTDATA(model, "rust/test_resources/regression-model");
+  GRAPHRT_REQUIRE_MODEL_OPS(model, "IsVariableInitialized", "AssignAdd");
+  std::string increment;
+  auto scaffold = std::make_shared<Scaffold>(RegressionTrainGraph(model, &increment));
+  std::shared_ptr<Saver> saved_model_saver;
+  {
+    std::unique_ptr<Saver> s;
+    ASSERT_TRUE(Saver::FromSaverDef(scaffold->meta_graph().saver_def(), nullptr, SaverOptions(), &s).ok());
+    saved_model_saver = std::move(s);
+  }
+  scaffold->init_fn = [&](Session* session) { return saved_model_saver->Restore(session, model + "/variables/variables"); };
+  std::unique_ptr<MonitoredSession> ms;
+  ASSERT_TRUE(NewMonitored(scaffold, {}, &ms).ok());
+  EXPECT_NEAR(ReadFloat(ms->raw_session(), "w:0"), -0.85786223f, 1e-6);
+  EXPECT_EQ(ReadStep(ms->raw_session()), 0);  // init_op initialised the new global step
+  const FeedList feeds = {{"x:0", MakeTensor<float>(GR_FLOAT, {3}, {1, 2, 3})},
+                          {"y:0", MakeTensor<float>(GR_FLOAT, {3}, {0.4f, 0.5f, 0.6f})}};
+  std::vector<Tensor> out;
+  ASSERT_TRUE(ms->Run(feeds, {"Mean:0"}, {}, &out).ok());
+  EXPECT_NEAR(out[0].scalar<float>(), 5.5211017f, 1e-5);
+  ASSERT_TRUE(ms->Run(feeds, {}, {"train", increment}, nullptr).ok());
+  EXPECT_NEAR(ReadFloat(ms->raw_session(), "w:0"), 4.2121615f, 1e-5);
+  EXPECT_NEAR(ReadFloat(ms->raw_session(), "b:0"), 2.2157245f, 1e-5);
+  EXPECT_EQ(ReadStep(ms->raw_session()), 1);
 }
 
 // ---------------------------------------------------------- Coordinator

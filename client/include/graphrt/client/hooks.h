@@ -179,6 +179,29 @@ class LoggingTensorHook : public SessionRunHook {
   bool should_trigger_ = false;
 };
 
+// TF's MonitoredTrainingSession(is_chief=True): a ChiefSessionCreator over
+// `scaffold` (restoring from checkpoint_dir) and, in TF 1.x's order, the
+// chief_only_hooks, then the standard hooks, each only when its setting is
+// > 0 and summary_dir (StepCounterHook(log_step_count_steps)) or
+// checkpoint_dir (CheckpointSaverHook(save_checkpoint_steps, else
+// save_checkpoint_secs; TF's 600 s when neither is given)) is set, then
+// `hooks`.
+struct MonitoredTrainingSessionOptions {
+  SessionOptions session_options;
+  std::string checkpoint_dir;
+  std::string summary_dir;  // "" = checkpoint_dir
+  int64_t save_checkpoint_steps = 0;
+  double save_checkpoint_secs = 0;  // 0 and no steps: 600
+  int64_t save_summaries_steps = 100;
+  int64_t log_step_count_steps = 100;
+  std::vector<std::shared_ptr<SessionRunHook>> hooks;
+  std::vector<std::shared_ptr<SessionRunHook>> chief_only_hooks;
+  bool recoverable = true;
+};
+Status NewMonitoredTrainingSession(std::shared_ptr<Scaffold> scaffold, const MonitoredTrainingSessionOptions& options,
+                                   std::unique_ptr<MonitoredSession>* out);
+
+
 }  // namespace graphrt
 
 #endif  // GRAPHRT_CLIENT_HOOKS_H_
