@@ -50,6 +50,7 @@ int OpsCommand(const std::vector<std::string>& args);
 int PluginsCommand(const std::vector<std::string>& args);
 int DevicesCommand(const std::vector<std::string>& args);
 int CkptCommand(const std::vector<std::string>& args);  // ckpt_command.cc
+int EventsCommand(const std::vector<std::string>& args);  // events_command.cc
 
 // ------------------------------------------------------ option handling
 

@@ -30,6 +30,7 @@ const Command kCommands[] = {
     {"plugins", graphrt::cli::PluginsCommand, "list the loaded plugins"},
     {"devices", graphrt::cli::DevicesCommand, "list the devices"},
     {"ckpt", graphrt::cli::CkptCommand, "list a TensorFlow checkpoint; print or export its tensors (.npy)"},
+    {"events", graphrt::cli::EventsCommand, "print the steps, tags and values of TensorBoard event files"},
 };
 
 void PrintHelp() {
