@@ -158,6 +158,8 @@ Status CheckpointSaverHook::End(Session* session) {
     GR_RETURN_IF_ERROR(Save(session, step, &unused_stop));
   }
   for (const auto& l : options_.listeners) l->End(session, step);
+  // The last CHECKPOINT event may come after the summary hook's flush.
+  if (options_.summary_writer != nullptr) GR_RETURN_IF_ERROR(options_.summary_writer->Flush());
   return Status::OK();
 }
 
@@ -167,7 +169,15 @@ Status CheckpointSaverHook::Save(Session* session, int64_t step, bool* request_s
   const std::string prefix = client_internal::JoinPath(options_.checkpoint_dir, options_.checkpoint_basename);
   options_.log("Saving checkpoints for " + std::to_string(step) + " into " + prefix + "-" + std::to_string(step) + ".");
   for (const auto& l : options_.listeners) l->BeforeSave(session, step);
-  GR_RETURN_IF_ERROR(saver->Save(session, prefix, step));
+  std::string path;
+  GR_RETURN_IF_ERROR(saver->Save(session, prefix, step, &path));
+  if (options_.summary_writer != nullptr) {
+    proto::Event event;
+    event.set_step(step);
+    event.mutable_session_log()->set_status(proto::SessionLog::CHECKPOINT);
+    event.mutable_session_log()->set_checkpoint_path(path);
+    GR_RETURN_IF_ERROR(options_.summary_writer->WriteEvent(event));
+  }
   for (const auto& l : options_.listeners)
     if (l->AfterSave(session, step)) *request_stop = true;
   return Status::OK();
@@ -267,6 +277,89 @@ Status NanTensorHook::AfterRun(SessionRunContext* context, const SessionRunValue
   return Status::OK();
 }
 
+// --------------------------------------------------------- SummarySaverHook
+
+SummarySaverHook::SummarySaverHook(Options options)
+    : options_(std::move(options)), timer_(options_.save_secs, options_.save_steps, options_.clock) {}
+
+Status SummarySaverHook::Begin(Scaffold* scaffold) {
+  GR_RETURN_IF_ERROR(timer_.Validate().WithContext("SummarySaverHook"));
+  GR_RETURN_IF_ERROR(RequireGlobalStep(*scaffold, "SummarySaverHook", &global_step_));
+  // Neither given: the scaffold's summary op, known once it is finalized
+  // (TF reads it lazily too).
+  if (options_.summary_op.empty() && options_.scalars.empty()) scaffold_ = scaffold;
+  if (options_.writer == nullptr) {
+    if (options_.output_dir.empty())
+      return errors::InvalidArgument("SummarySaverHook needs an output_dir or a writer");
+    std::unique_ptr<EventFileWriter> w;
+    GR_RETURN_IF_ERROR(EventFileWriter::Create(options_.output_dir, "", &w));
+    options_.writer = std::move(w);
+  }
+  return Status::OK();
+}
+
+Status SummarySaverHook::AfterCreateSession(Session*, Coordinator*) {
+  if (scaffold_ != nullptr) options_.summary_op = scaffold_->summary_op;
+  return Status::OK();
+}
+
+Status SummarySaverHook::BeforeRun(SessionRunContext*, SessionRunArgs* args) {
+  request_summary_ = !next_step_ || timer_.ShouldTriggerForStep(*next_step_);
+  args->fetches.push_back(global_step_);
+  if (request_summary_) {
+    for (const std::string& t : options_.summary_op) args->fetches.push_back(t);
+    for (const auto& [tag, t] : options_.scalars) args->fetches.push_back(t);
+  }
+  return Status::OK();
+}
+
+Status SummarySaverHook::AfterRun(SessionRunContext* context, const SessionRunValues& values) {
+  if (values.results.empty()) return errors::Internal("SummarySaverHook: no global step fetched");
+  SessionRunValues step_value;
+  step_value.results = {values.results[0]};
+  int64_t step = 0;
+  GR_RETURN_IF_ERROR(StepOf(step_value, &step));
+  ++step;  // the fetched value may predate this Run's increment: re-read when writing
+  if (!next_step_ || request_summary_) GR_RETURN_IF_ERROR(ReadInt64Scalar(context->session(), global_step_, &step));
+  if (!next_step_) {
+    proto::Event start;
+    start.set_step(step);
+    start.mutable_session_log()->set_status(proto::SessionLog::START);
+    GR_RETURN_IF_ERROR(options_.writer->WriteEvent(start));
+  }
+  if (request_summary_) {
+    timer_.UpdateLastTriggeredStep(step);
+    size_t k = 1;
+    for (const std::string& name : options_.summary_op) {
+      const Tensor& t = values.results.at(k++);
+      if (t.dtype() != GR_STRING)
+        return errors::InvalidArgument("summary tensor ", name, " is ", DataTypeString(t.dtype()),
+                                       ", not a serialized Summary (string)");
+      for (int64_t i = 0; i < t.NumElements(); ++i)
+        GR_RETURN_IF_ERROR(options_.writer->AddSummary(std::string(t.string_at(i)), step).WithContext("summary " + name));
+    }
+    for (const auto& [tag, name] : options_.scalars) {
+      const Tensor& t = values.results.at(k++);
+      double v;
+      if (t.NumElements() != 1) return errors::InvalidArgument("scalar summary ", tag, ": ", name, " is not a scalar");
+      switch (t.dtype()) {
+        case GR_FLOAT: v = t.data<float>()[0]; break;
+        case GR_DOUBLE: v = t.data<double>()[0]; break;
+        case GR_INT32: v = t.data<int32_t>()[0]; break;
+        case GR_INT64: v = static_cast<double>(t.data<int64_t>()[0]); break;
+        default:
+          return errors::InvalidArgument("scalar summary ", tag, ": ", name, " is ", DataTypeString(t.dtype()),
+                                         ", not a number");
+      }
+      GR_RETURN_IF_ERROR(options_.writer->AddScalar(tag, v, step));
+    }
+  }
+  next_step_ = step + 1;
+  return Status::OK();
+}
+
+Status SummarySaverHook::End(Session*) { return options_.writer->Flush(); }
+
 // -------------------------------------------------------- LoggingTensorHook
 
 LoggingTensorHook::LoggingTensorHook(Options options)
@@ -334,10 +427,35 @@ Status NewMonitoredTrainingSession(std::shared_ptr<Scaffold> scaffold, const Mon
                                    std::unique_ptr<MonitoredSession>* out) {
   std::vector<std::shared_ptr<SessionRunHook>> hooks = options.chief_only_hooks;
   const std::string summary_dir = options.summary_dir.empty() ? options.checkpoint_dir : options.summary_dir;
+  // One event file for the hooks that write summaries (TF's
+  // SummaryWriterCache gives them one writer per directory).
+  std::shared_ptr<EventFileWriter> writer;
+  auto get_writer = [&]() -> Status {
+    if (writer != nullptr) return Status::OK();
+    std::unique_ptr<EventFileWriter> w;
+    GR_RETURN_IF_ERROR(EventFileWriter::Create(summary_dir, "", &w));
+    writer = std::move(w);
+    return Status::OK();
+  };
   if (!summary_dir.empty() && options.log_step_count_steps > 0) {
+    GR_RETURN_IF_ERROR(get_writer());
     StepCounterHook::Options step_counter;
     step_counter.every_n_steps = options.log_step_count_steps;
+    step_counter.add_scalar = [writer](const std::string& tag, double v, int64_t step) {
+      return writer->AddScalar(tag, v, step);
+    };
     hooks.push_back(std::make_shared<StepCounterHook>(step_counter));
+  }
+  if (!summary_dir.empty() && options.save_summaries_steps > 0) {
+    // Only when the graph has summaries (TF: a scaffold whose summary_op is None writes nothing).
+    const auto& collections = scaffold->meta_graph().collection_def();
+    if (!scaffold->summary_op.empty() || collections.count(kSummaryOpCollection) || collections.count(kSummariesCollection)) {
+      GR_RETURN_IF_ERROR(get_writer());
+      SummarySaverHook::Options summaries;
+      summaries.save_steps = options.save_summaries_steps;
+      summaries.writer = writer;
+      hooks.push_back(std::make_shared<SummarySaverHook>(summaries));
+    }
   }
   if (!options.checkpoint_dir.empty()) {
     CheckpointSaverHook::Options ckpt;
@@ -345,6 +463,7 @@ Status NewMonitoredTrainingSession(std::shared_ptr<Scaffold> scaffold, const Mon
     ckpt.save_steps = options.save_checkpoint_steps;
     ckpt.save_secs = options.save_checkpoint_steps > 0 ? 0 : options.save_checkpoint_secs;
     if (options.save_checkpoint_steps <= 0 && options.save_checkpoint_secs <= 0) ckpt.save_secs = 600;
+    if (options.checkpoint_dir == summary_dir) ckpt.summary_writer = writer;
     hooks.push_back(std::make_shared<CheckpointSaverHook>(ckpt));
   }
   hooks.insert(hooks.end(), options.hooks.begin(), options.hooks.end());

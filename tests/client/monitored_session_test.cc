@@ -13,6 +13,7 @@
 
 #include "client_test_util.h"
 #include "graphrt/client/coordinator.h"
+#include "graphrt/client/event_writer.h"
 #include "graphrt/client/hooks.h"
 #include "graphrt/client/meta_graph.h"
 
@@ -696,6 +697,104 @@ TEST_F(MonitoredSessionTest, StepCounterHookReportsStepsPerSecond) {
   ASSERT_EQ(scalars.size(), lines.size());
   EXPECT_EQ(std::get<0>(scalars[0]), "global_step/sec");
   EXPECT_DOUBLE_EQ(std::get<1>(scalars[0]), 2.0);
+}
+
+// The counter graph with a ScalarSummary of v after each update, in the
+// `summaries` collection.
+proto::MetaGraphDef CounterWithSummary() {
+  proto::MetaGraphDef meta = CounterMetaGraph();
+  proto::GraphDef extra = testing::ParseGraph(R"pb(
+    node { name: "v_summary/tags" op: "Const"
+           attr { key: "dtype" value { type: DT_STRING } }
+           attr { key: "value" value { tensor { dtype: DT_STRING tensor_shape { } string_val: "v" } } } }
+    node { name: "v_summary" op: "ScalarSummary" input: "v_summary/tags" input: "update"
+           attr { key: "T" value { type: DT_FLOAT } } }
+  )pb");
+  for (const auto& n : extra.node()) *meta.mutable_graph_def()->add_node() = n;
+  (*meta.mutable_collection_def())[kSummariesCollection].mutable_node_list()->add_value("v_summary:0");
+  return meta;
+}
+
+std::vector<proto::Event> EventsIn(const std::string& dir) {
+  std::vector<proto::Event> events;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    if (e.path().filename().string().rfind("events.out.tfevents.", 0) != 0) continue;
+    std::vector<proto::Event> file;
+    Status s = ReadEventFile(e.path().string(), &file);
+    EXPECT_TRUE(s.ok()) << s;
+    events.insert(events.end(), file.begin(), file.end());
+  }
+  return events;
+}
+
+TEST_F(MonitoredSessionTest, SummariesStepRateAndCheckpointEventsInOneEventFile) {
+  GRAPHRT_REQUIRE_OPS("ScalarSummary");
+  ScopedTempDir dir;
+  MonitoredTrainingSessionOptions opts;
+  opts.checkpoint_dir = dir.path();
+  opts.save_checkpoint_steps = 3;
+  opts.save_summaries_steps = 2;
+  opts.log_step_count_steps = 2;
+  opts.hooks = {std::make_shared<StopAtStepHook>(std::nullopt, 5)};
+  std::unique_ptr<MonitoredSession> ms;
+  Status s = NewMonitoredTrainingSession(std::make_shared<Scaffold>(CounterWithSummary()), opts, &ms);
+  ASSERT_TRUE(s.ok()) << s;
+  int steps = 0;
+  while (!ms->ShouldStop()) {
+    ASSERT_TRUE(ms->Run({}, {}, {"train"}, nullptr).ok());
+    ++steps;
+  }
+  ASSERT_TRUE(ms->Close().ok());
+  EXPECT_EQ(steps, 5);
+  std::vector<std::pair<int64_t, float>> v;  // (step, value) of tag v
+  std::vector<int64_t> starts, checkpoints, rates;
+  std::vector<std::string> checkpoint_paths;
+  for (const proto::Event& e : EventsIn(dir.path())) {
+    if (e.has_session_log() && e.session_log().status() == proto::SessionLog::START) starts.push_back(e.step());
+    if (e.has_session_log() && e.session_log().status() == proto::SessionLog::CHECKPOINT) {
+      checkpoints.push_back(e.step());
+      checkpoint_paths.push_back(e.session_log().checkpoint_path());
+    }
+    if (e.has_summary())
+      for (const auto& value : e.summary().value()) {
+        if (value.tag() == "v") v.emplace_back(e.step(), value.simple_value());
+        if (value.tag() == "global_step/sec") rates.push_back(e.step());
+      }
+  }
+  // v after step k is 2 - k; summaries at the first step, then every 2.
+  EXPECT_EQ(v, (std::vector<std::pair<int64_t, float>>{{1, 1.0f}, {3, -1.0f}, {5, -3.0f}}));
+  EXPECT_EQ(starts, std::vector<int64_t>{1});
+  EXPECT_EQ(checkpoints, (std::vector<int64_t>{0, 3, 5}));
+  EXPECT_EQ(checkpoint_paths.back(), dir.Join("model.ckpt-5"));
+  EXPECT_FALSE(rates.empty());  // the rate itself depends on the machine
+}
+
+TEST_F(MonitoredSessionTest, SummarySaverHookScalarTensorsAndErrors) {
+  ScopedTempDir dir;
+  SummarySaverHook::Options opts;
+  opts.save_steps = 1;
+  opts.output_dir = dir.path();
+  opts.scalars = {{"value/v", "update:0"}, {"step", "global_step/read:0"}};
+  auto hook = std::make_shared<SummarySaverHook>(opts);
+  std::unique_ptr<MonitoredSession> ms;
+  ASSERT_TRUE(NewMonitored(std::make_shared<Scaffold>(CounterMetaGraph()), {hook}, &ms).ok());
+  for (int i = 0; i < 2; ++i) ASSERT_TRUE(ms->Run({}, {}, {"train"}, nullptr).ok());
+  ASSERT_TRUE(ms->Close().ok());
+  std::vector<std::pair<int64_t, float>> v;
+  for (const proto::Event& e : EventsIn(dir.path()))
+    for (const auto& value : e.summary().value())
+      if (value.tag() == "value/v") v.emplace_back(e.step(), value.simple_value());
+  EXPECT_EQ(v, (std::vector<std::pair<int64_t, float>>{{1, 1.0f}, {2, 0.0f}}));
+
+  // A summary tensor that is not a string is refused, naming it.
+  SummarySaverHook::Options bad;
+  bad.save_steps = 1;
+  bad.output_dir = dir.path();
+  bad.summary_op = {"update:0"};
+  ASSERT_TRUE(NewMonitored(std::make_shared<Scaffold>(CounterMetaGraph()), {std::make_shared<SummarySaverHook>(bad)}, &ms).ok());
+  Status s = ms->Run({}, {}, {"train"}, nullptr);
+  EXPECT_EQ(s.code(), Code::kInvalidArgument);
+  EXPECT_NE(s.message().find("summary tensor update:0 is float"), std::string::npos) << s;
 }
 
 // ------------------------------------------- TensorFlow's regression model

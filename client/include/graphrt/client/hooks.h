@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "graphrt/client/event_writer.h"
 #include "graphrt/client/monitored_session.h"
 
 namespace graphrt {
@@ -76,6 +77,8 @@ class CheckpointSaverHook : public SessionRunHook {
     std::vector<std::shared_ptr<CheckpointSaverListener>> listeners;
     LogSink log = LogToStderr;
     SecondOrStepTimer::Clock clock;  // null: steady clock
+    // Given: each save also writes a SessionLog CHECKPOINT event there.
+    std::shared_ptr<EventFileWriter> summary_writer;
   };
   explicit CheckpointSaverHook(Options options);
   Status Begin(Scaffold* scaffold) override;
@@ -94,8 +97,8 @@ class CheckpointSaverHook : public SessionRunHook {
 };
 
 // Logs "global_step/sec: <rate>" every N steps or seconds; with a summary
-// callback also records it as scalar `global_step/sec` at the global step
-// (see SummarySaverHook for the event file).
+// callback (an EventFileWriter's AddScalar) also records it as scalar
+// `global_step/sec` at the global step.
 class StepCounterHook : public SessionRunHook {
  public:
   struct Options {
@@ -151,6 +154,39 @@ class NanTensorHook : public SessionRunHook {
   LogSink log_;
 };
 
+// Writes summaries to an event file every N steps or seconds (exactly one;
+// InvalidArgument in Begin otherwise): the serialized-Summary tensors of
+// summary_op (default: the scaffold's summary op), and scalar tensors as
+// simple values under their tags; each at the global step after the Run.
+// The first Run also writes a SessionLog START event; End flushes.
+class SummarySaverHook : public SessionRunHook {
+ public:
+  struct Options {
+    int64_t save_steps = 0;
+    double save_secs = 0;
+    std::string output_dir;                        // used when no writer is given
+    std::shared_ptr<EventFileWriter> writer;
+    std::vector<std::string> summary_op;           // string tensors of serialized Summaries
+    std::vector<std::pair<std::string, std::string>> scalars;  // (tag, numeric scalar tensor)
+    SecondOrStepTimer::Clock clock;
+  };
+  explicit SummarySaverHook(Options options);
+  Status Begin(Scaffold* scaffold) override;
+  Status AfterCreateSession(Session* session, Coordinator* coord) override;
+  Status BeforeRun(SessionRunContext* context, SessionRunArgs* args) override;
+  Status AfterRun(SessionRunContext* context, const SessionRunValues& values) override;
+  Status End(Session* session) override;
+  EventFileWriter* writer() const { return options_.writer.get(); }
+
+ private:
+  Options options_;
+  SecondOrStepTimer timer_;
+  Scaffold* scaffold_ = nullptr;  // set when the summary op is the scaffold's
+  std::string global_step_;
+  std::optional<int64_t> next_step_;
+  bool request_summary_ = false;
+};
+
 // Logs tensors every N of its own iterations or every N seconds, and/or at
 // the end: "tag = value, tag2 = value2 (0.123 sec)" (tags in the order given).
 class LoggingTensorHook : public SessionRunHook {
@@ -182,9 +218,11 @@ class LoggingTensorHook : public SessionRunHook {
 // TF's MonitoredTrainingSession(is_chief=True): a ChiefSessionCreator over
 // `scaffold` (restoring from checkpoint_dir) and, in TF 1.x's order, the
 // chief_only_hooks, then the standard hooks, each only when its setting is
-// > 0 and summary_dir (StepCounterHook(log_step_count_steps)) or
-// checkpoint_dir (CheckpointSaverHook(save_checkpoint_steps, else
-// save_checkpoint_secs; TF's 600 s when neither is given)) is set, then
+// > 0 and summary_dir (default checkpoint_dir) or checkpoint_dir is set:
+// StepCounterHook(log_step_count_steps) and SummarySaverHook(
+// save_summaries_steps, when the scaffold has a summary op) writing to one
+// event file in summary_dir, CheckpointSaverHook(save_checkpoint_steps,
+// else save_checkpoint_secs; TF's 600 s when neither is given); then
 // `hooks`.
 struct MonitoredTrainingSessionOptions {
   SessionOptions session_options;
