@@ -92,7 +92,16 @@ std::optional<std::pair<double, int64_t>> SecondOrStepTimer::UpdateLastTriggered
 // ------------------------------------------------------ CheckpointSaverHook
 
 CheckpointSaverHook::CheckpointSaverHook(Options options)
-    : options_(std::move(options)), timer_(options_.save_secs, options_.save_steps, options_.clock) {}
+    : options_(std::move(options)), timer_(options_.save_secs, options_.save_steps, options_.clock) {
+  // The Saver writes paths into the state file as given, and readers join a
+  // relative one with the directory: a relative directory would name
+  // <dir>/<dir>/model.ckpt-N. Absolute paths read back from anywhere.
+  std::error_code ec;
+  if (!options_.checkpoint_dir.empty()) {
+    const std::filesystem::path abs = std::filesystem::absolute(options_.checkpoint_dir, ec);
+    if (!ec) options_.checkpoint_dir = abs.lexically_normal().string();
+  }
+}
 
 Status CheckpointSaverHook::Begin(Scaffold* scaffold) {
   GR_RETURN_IF_ERROR(timer_.Validate().WithContext("CheckpointSaverHook"));
