@@ -54,6 +54,21 @@ bool HasNaN(const Tensor& t) {
   return false;
 }
 
+// TF's pattern for hooks that follow the global step: the value fetched with
+// a Run may predate that Run's own increment, so when `due(fetched + 1)` the
+// step is read again into *fresh; else *fresh stays empty.
+Status FreshStepIfDue(SessionRunContext* context, const SessionRunValues& values, const std::string& global_step,
+                      const std::function<bool(int64_t)>& due, std::optional<int64_t>* fresh) {
+  fresh->reset();
+  int64_t stale = 0;
+  GR_RETURN_IF_ERROR(StepOf(values, &stale));
+  if (!due(stale + 1)) return Status::OK();
+  int64_t step = 0;
+  GR_RETURN_IF_ERROR(ReadInt64Scalar(context->session(), global_step, &step));
+  *fresh = step;
+  return Status::OK();
+}
+
 }  // namespace
 
 void LogToStderr(const std::string& line) { std::cerr << "INFO: " << line << "\n"; }
@@ -99,7 +114,7 @@ CheckpointSaverHook::CheckpointSaverHook(Options options)
   std::error_code ec;
   if (!options_.checkpoint_dir.empty()) {
     const std::filesystem::path abs = std::filesystem::absolute(options_.checkpoint_dir, ec);
-    if (!ec) options_.checkpoint_dir = abs.lexically_normal().string();
+    if (!ec) options_.checkpoint_dir = abs.string();
   }
 }
 
@@ -144,17 +159,13 @@ Status CheckpointSaverHook::BeforeRun(SessionRunContext*, SessionRunArgs* args) 
 }
 
 Status CheckpointSaverHook::AfterRun(SessionRunContext* context, const SessionRunValues& values) {
-  int64_t stale = 0;
-  GR_RETURN_IF_ERROR(StepOf(values, &stale));
-  // The fetched value may predate this Run's increment: read it again when
-  // a save may be due, as TF does.
-  if (!timer_.ShouldTriggerForStep(stale + 1)) return Status::OK();
-  int64_t step = 0;
-  GR_RETURN_IF_ERROR(ReadInt64Scalar(context->session(), global_step_, &step));
-  if (!timer_.ShouldTriggerForStep(step)) return Status::OK();
-  timer_.UpdateLastTriggeredStep(step);
+  auto due = [this](int64_t step) { return timer_.ShouldTriggerForStep(step); };
+  std::optional<int64_t> step;
+  GR_RETURN_IF_ERROR(FreshStepIfDue(context, values, global_step_, due, &step));
+  if (!step || !due(*step)) return Status::OK();
+  timer_.UpdateLastTriggeredStep(*step);
   bool stop = false;
-  GR_RETURN_IF_ERROR(Save(context->session(), step, &stop));
+  GR_RETURN_IF_ERROR(Save(context->session(), *step, &stop));
   if (stop) context->RequestStop();
   return Status::OK();
 }
@@ -256,12 +267,10 @@ Status StopAtStepHook::BeforeRun(SessionRunContext*, SessionRunArgs* args) {
 }
 
 Status StopAtStepHook::AfterRun(SessionRunContext* context, const SessionRunValues& values) {
-  int64_t stale = 0;
-  GR_RETURN_IF_ERROR(StepOf(values, &stale));
-  if (stale + 1 < *last_step_) return Status::OK();
-  int64_t step = 0;
-  GR_RETURN_IF_ERROR(ReadInt64Scalar(context->session(), global_step_, &step));
-  if (step >= *last_step_) context->RequestStop();
+  auto due = [this](int64_t step) { return step >= *last_step_; };
+  std::optional<int64_t> step;
+  GR_RETURN_IF_ERROR(FreshStepIfDue(context, values, global_step_, due, &step));
+  if (step && due(*step)) context->RequestStop();
   return Status::OK();
 }
 
@@ -337,10 +346,12 @@ Status SummarySaverHook::AfterRun(SessionRunContext* context, const SessionRunVa
     GR_RETURN_IF_ERROR(options_.writer->WriteEvent(start));
   }
   if (request_summary_) {
+    if (values.results.size() != 1 + options_.summary_op.size() + options_.scalars.size())
+      return errors::Internal("SummarySaverHook: got ", values.results.size(), " values for its fetches");
     timer_.UpdateLastTriggeredStep(step);
     size_t k = 1;
     for (const std::string& name : options_.summary_op) {
-      const Tensor& t = values.results.at(k++);
+      const Tensor& t = values.results[k++];
       if (t.dtype() != GR_STRING)
         return errors::InvalidArgument("summary tensor ", name, " is ", DataTypeString(t.dtype()),
                                        ", not a serialized Summary (string)");
@@ -348,7 +359,7 @@ Status SummarySaverHook::AfterRun(SessionRunContext* context, const SessionRunVa
         GR_RETURN_IF_ERROR(options_.writer->AddSummary(std::string(t.string_at(i)), step).WithContext("summary " + name));
     }
     for (const auto& [tag, name] : options_.scalars) {
-      const Tensor& t = values.results.at(k++);
+      const Tensor& t = values.results[k++];
       double v;
       if (t.NumElements() != 1) return errors::InvalidArgument("scalar summary ", tag, ": ", name, " is not a scalar");
       switch (t.dtype()) {

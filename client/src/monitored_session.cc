@@ -90,11 +90,12 @@ Status VariablesOfCollection(const proto::MetaGraphDef& meta, const std::string&
 // (<var>/Assign, or <var>/Assign for AssignVariableOp) when the graph has
 // no collections to say.
 std::vector<VariableInfo> VariablesInGraph(const proto::GraphDef& graph) {
+  const std::set<std::string> names = NodeNames(graph);
   std::vector<VariableInfo> out;
   for (const proto::NodeDef& n : graph.node()) {
     if (!IsVariableOp(n.op())) continue;
-    const proto::NodeDef* init = FindGraphNode(graph, n.name() + "/Assign");
-    out.push_back({n.name(), init != nullptr ? init->name() : ""});
+    const std::string init = n.name() + "/Assign";
+    out.push_back({n.name(), names.count(init) ? init : ""});
   }
   return out;
 }
@@ -110,6 +111,21 @@ proto::NodeDef* AddNode(proto::GraphDef* g, const std::string& name, const std::
   proto::NodeDef* n = g->add_node();
   n->set_name(name);
   n->set_op(op);
+  return n;
+}
+
+// A Const scalar of int32 or int64 `dtype`.
+proto::NodeDef* AddIntScalarConst(proto::GraphDef* g, const std::string& name, proto::DataType dtype, int64_t value) {
+  proto::NodeDef* n = AddNode(g, name, "Const");
+  (*n->mutable_attr())["dtype"].set_type(dtype);
+  proto::TensorProto* t = (*n->mutable_attr())["value"].mutable_tensor();
+  t->set_dtype(dtype);
+  t->mutable_tensor_shape();
+  if (dtype == proto::DT_INT64) {
+    t->add_int64_val(value);
+  } else {
+    t->add_int_val(static_cast<int32_t>(value));
+  }
   return n;
 }
 
@@ -207,12 +223,7 @@ Status GetOrCreateGlobalStep(proto::MetaGraphDef* meta_graph, Session* session, 
   (*var->mutable_attr())["shape"].mutable_shape();
   (*var->mutable_attr())["container"].set_s("");
   (*var->mutable_attr())["shared_name"].set_s("");
-  proto::NodeDef* zeros = AddNode(&added, "global_step/Initializer/zeros", "Const");
-  (*zeros->mutable_attr())["dtype"].set_type(proto::DT_INT64);
-  proto::TensorProto* t = (*zeros->mutable_attr())["value"].mutable_tensor();
-  t->set_dtype(proto::DT_INT64);
-  t->mutable_tensor_shape();
-  t->add_int64_val(0);
+  proto::NodeDef* zeros = AddIntScalarConst(&added, "global_step/Initializer/zeros", proto::DT_INT64, 0);
   (*zeros->mutable_attr())["_class"].mutable_list()->add_s("loc:@global_step");
   proto::NodeDef* assign = AddNode(&added, "global_step/Assign", "Assign");
   assign->add_input("global_step");
@@ -251,16 +262,8 @@ Status AddGlobalStepIncrement(proto::MetaGraphDef* meta_graph, Session* session,
     return errors::InvalidArgument("the global step '", global_step, "' must be int32 or int64");
   std::set<std::string> taken = NodeNames(meta_graph->graph_def());
   proto::GraphDef added;
-  proto::NodeDef* one = AddNode(&added, UniqueNodeName(&taken, global_step + "/increment/value"), "Const");
-  (*one->mutable_attr())["dtype"].set_type(static_cast<proto::DataType>(type));
-  proto::TensorProto* t = (*one->mutable_attr())["value"].mutable_tensor();
-  t->set_dtype(static_cast<proto::DataType>(type));
-  t->mutable_tensor_shape();
-  if (type == proto::DT_INT64) {
-    t->add_int64_val(1);
-  } else {
-    t->add_int_val(1);
-  }
+  proto::NodeDef* one = AddIntScalarConst(&added, UniqueNodeName(&taken, global_step + "/increment/value"),
+                                         static_cast<proto::DataType>(type), 1);
   proto::NodeDef* add = AddNode(&added, UniqueNodeName(&taken, global_step + "/increment"), "AssignAdd");
   add->add_input(global_step);
   add->add_input(one->name());
@@ -295,30 +298,42 @@ Status Scaffold::Finalize() {
   GR_RETURN_IF_ERROR(GlobalVariables(meta_graph_, &globals));
   bool present;
   GR_RETURN_IF_ERROR(VariablesOfCollection(meta_graph_, kLocalVariablesCollection, &locals, &present));
+  // Node pointers stay valid while nodes are added (RepeatedPtrField).
+  std::map<std::string, const proto::NodeDef*> by_name;
+  for (const proto::NodeDef& n : graph->node()) by_name[n.name()] = &n;
   for (const auto* list : {&globals, &locals})
     for (const VariableInfo& v : *list)
-      if (FindGraphNode(*graph, v.node) == nullptr)
+      if (!by_name.count(v.node))
         return errors::NotFound("Scaffold: variable '", v.node, "' of the collections is not in the graph");
 
   std::set<std::string> taken = NodeNames(*graph);
-  std::string item;
-  if (init_op.empty()) {
-    GR_RETURN_IF_ERROR(SingleCollectionItem(meta_graph_, kInitOpCollection, &item));
+  // An init op: the collection's single item, else a NoOp `base` grouping
+  // the variables' initializers and `extra` (none when there are none and
+  // !always: running nothing is what an empty group does).
+  auto init_op_of = [&](const char* collection, const std::vector<VariableInfo>& vars,
+                        const std::vector<std::string>& extra, const char* base, bool always,
+                        std::vector<std::string>* op) -> Status {
+    if (!op->empty()) return Status::OK();  // set by the caller
+    std::string item;
+    GR_RETURN_IF_ERROR(SingleCollectionItem(meta_graph_, collection, &item));
     if (!item.empty()) {
-      init_op = {TensorNameToNodeName(item)};
-    } else {
-      // global_variables_initializer: a NoOp grouping the initializers.
-      std::vector<std::string> inits;
-      for (const VariableInfo& v : globals)
-        if (!v.initializer.empty()) inits.push_back(v.initializer);
-      init_op = {AddGroup(graph, &taken, "init", inits)};
+      *op = {TensorNameToNodeName(item)};
+      return Status::OK();
     }
-  }
+    std::vector<std::string> inits;
+    for (const VariableInfo& v : vars)
+      if (!v.initializer.empty()) inits.push_back(v.initializer);
+    inits.insert(inits.end(), extra.begin(), extra.end());
+    if (always || !inits.empty()) *op = {AddGroup(graph, &taken, base, inits)};
+    return Status::OK();
+  };
+  // global_variables_initializer.
+  GR_RETURN_IF_ERROR(init_op_of(kInitOpCollection, globals, {}, "init", true, &init_op));
   // Readiness: one IsVariableInitialized / VarIsInitializedOp per variable
   // (graphrt has no ReportUninitializedVariables).
   auto add_checks = [&](const std::vector<VariableInfo>& vars, std::vector<VariableCheck>* checks) {
     for (const VariableInfo& v : vars) {
-      const proto::NodeDef* var = FindGraphNode(*graph, v.node);
+      const proto::NodeDef* var = by_name.at(v.node);
       const bool resource = var->op() == "VarHandleOp";
       auto dtype = var->attr().find("dtype");
       proto::NodeDef* check = AddNode(
@@ -341,20 +356,11 @@ Status Scaffold::Finalize() {
   if (ready_for_local_init_op.empty()) ready_for_local_init_op = ready;
   if (ready_for_local_init_op.empty()) add_checks(globals, &ready_for_local_variables_);
 
-  if (local_init_op.empty()) {
-    GR_RETURN_IF_ERROR(SingleCollectionItem(meta_graph_, kLocalInitOpCollection, &item));
-    if (!item.empty()) {
-      local_init_op = {TensorNameToNodeName(item)};
-    } else {
-      std::vector<std::string> inits;
-      for (const VariableInfo& v : locals)
-        if (!v.initializer.empty()) inits.push_back(v.initializer);
-      for (const std::string& t : NodeListItems(meta_graph_, kTableInitializerCollection)) inits.push_back(t);
-      // Nothing to run: no op (TF groups nothing into a NoOp).
-      if (!inits.empty()) local_init_op = {AddGroup(graph, &taken, "init_all_tables", inits)};
-    }
-  }
+  // local_variables_initializer + tables_initializer.
+  GR_RETURN_IF_ERROR(init_op_of(kLocalInitOpCollection, locals, NodeListItems(meta_graph_, kTableInitializerCollection),
+                                "init_all_tables", false, &local_init_op));
   if (summary_op.empty()) {
+    std::string item;
     GR_RETURN_IF_ERROR(SingleCollectionItem(meta_graph_, kSummaryOpCollection, &item));
     // merge_all_summaries: every summary tensor (each written as it is,
     // which is what merging them would give).

@@ -279,6 +279,40 @@ TEST_F(MonitoredSessionTest, NotReadyNamesTheUninitializedVariables) {
   EXPECT_EQ(ReadStep(ms->raw_session()), 0);
 }
 
+// Resource variables: initialised by <var>/Assign (AssignVariableOp) found
+// by name, checked with VarIsInitializedOp.
+TEST_F(MonitoredSessionTest, ResourceVariablesAreInitialisedAndChecked) {
+  GRAPHRT_REQUIRE_OPS("VarHandleOp", "AssignVariableOp", "ReadVariableOp", "VarIsInitializedOp");
+  const char kResourceGraph[] = R"pb(
+    node { name: "r" op: "VarHandleOp"
+           attr { key: "dtype" value { type: DT_FLOAT } }
+           attr { key: "shape" value { shape { } } }
+           attr { key: "shared_name" value { s: "r" } } }
+    node { name: "r/Initializer/value" op: "Const"
+           attr { key: "dtype" value { type: DT_FLOAT } }
+           attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape { } float_val: 5 } } } }
+    node { name: "r/Assign" op: "AssignVariableOp" input: "r" input: "r/Initializer/value"
+           attr { key: "dtype" value { type: DT_FLOAT } } }
+    node { name: "r/Read" op: "ReadVariableOp" input: "r" attr { key: "dtype" value { type: DT_FLOAT } } }
+  )pb";
+  proto::MetaGraphDef meta;
+  *meta.mutable_graph_def() = testing::ParseGraph(kResourceGraph);
+  auto scaffold = std::make_shared<Scaffold>(meta);
+  std::unique_ptr<MonitoredSession> ms;
+  Status s = NewMonitored(scaffold, {}, &ms);
+  ASSERT_TRUE(s.ok()) << s;
+  ASSERT_EQ(scaffold->ready_variables().size(), 1u);
+  EXPECT_EQ(FindGraphNode(scaffold->graph(), TensorNameToNodeName(scaffold->ready_variables()[0].is_initialized_tensor))->op(),
+            "VarIsInitializedOp");
+  EXPECT_EQ(ReadFloat(ms->raw_session(), "r/Read:0"), 5.0f);
+
+  scaffold = std::make_shared<Scaffold>(meta);
+  scaffold->init_op = {"r/Initializer/value"};
+  s = NewMonitored(scaffold, {}, &ms);
+  EXPECT_EQ(s.code(), Code::kFailedPrecondition);
+  EXPECT_NE(s.message().find("Variables not initialized: r"), std::string::npos) << s;
+}
+
 TEST_F(MonitoredSessionTest, ScaffoldTakesCollectionsAndRefusesTwoItems) {
   proto::MetaGraphDef meta = CounterMetaGraph();
   auto* init = (*meta.mutable_collection_def())[kInitOpCollection].mutable_node_list();
