@@ -289,7 +289,11 @@ Status ReadInt64Scalar(Session* session, const std::string& tensor, int64_t* val
 
 // ---------------------------------------------------------------- Scaffold
 
-Scaffold::Scaffold(proto::MetaGraphDef meta_graph) : meta_graph_(std::move(meta_graph)) {}
+Scaffold::Scaffold(proto::MetaGraphDef meta_graph) : meta_graph_(std::move(meta_graph)) {
+  // As TF's Scaffold saver: the state file names checkpoints relative to
+  // its directory, so a checkpoint directory can move.
+  saver_options.save_relative_paths = true;
+}
 
 Status Scaffold::Finalize() {
   if (finalized_) return Status::OK();
@@ -577,7 +581,10 @@ Status MonitoredSession::RunOnce(const FeedList& feeds, const std::vector<std::s
       if (target_set.insert(t).second) all_targets.push_back(t);
   }
   std::vector<Tensor> results;
-  GR_RETURN_IF_ERROR(session_->Run(all_feeds, all_fetches, all_targets, &results));
+  // Nothing asked for (a hook that fetches only now and then): no Run, as
+  // TF's session.run([]) does nothing.
+  if (!all_fetches.empty() || !all_targets.empty())
+    GR_RETURN_IF_ERROR(session_->Run(all_feeds, all_fetches, all_targets, &results));
   if (results.size() != all_fetches.size())
     return errors::Internal("the session returned ", results.size(), " tensors for ", all_fetches.size(), " fetches");
   for (size_t i = 0; i < hooks_.size(); ++i) {

@@ -165,6 +165,37 @@ if [[ -f $GRAPH ]]; then
       --feed "y=$TMP/y.npy" --steps 2 --threads 1 && expect_out "default initializers" "done at step 2: 2 steps"
 fi
 
+# ------------------------------------------- a graph with its own global step
+# v += 1 per step; `train` also steps global_step, `train_no_step` does not.
+cat >"$TMP/own_step.pbtxt" <<'EOF'
+node { name: "global_step" op: "VariableV2"
+       attr { key: "dtype" value { type: DT_INT64 } } attr { key: "shape" value { shape { } } } }
+node { name: "zero" op: "Const" attr { key: "dtype" value { type: DT_INT64 } }
+       attr { key: "value" value { tensor { dtype: DT_INT64 tensor_shape { } int64_val: 0 } } } }
+node { name: "global_step/Assign" op: "Assign" input: "global_step" input: "zero" attr { key: "T" value { type: DT_INT64 } } }
+node { name: "one64" op: "Const" attr { key: "dtype" value { type: DT_INT64 } }
+       attr { key: "value" value { tensor { dtype: DT_INT64 tensor_shape { } int64_val: 1 } } } }
+node { name: "step_up" op: "AssignAdd" input: "global_step" input: "one64" attr { key: "T" value { type: DT_INT64 } } }
+node { name: "v" op: "VariableV2"
+       attr { key: "dtype" value { type: DT_FLOAT } } attr { key: "shape" value { shape { } } } }
+node { name: "one" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } }
+       attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape { } float_val: 1 } } } }
+node { name: "v/Assign" op: "Assign" input: "v" input: "one" attr { key: "T" value { type: DT_FLOAT } } }
+node { name: "v_up" op: "AssignAdd" input: "v" input: "one" attr { key: "T" value { type: DT_FLOAT } } }
+node { name: "train" op: "NoOp" input: "^v_up" input: "^step_up" }
+node { name: "train_no_step" op: "NoOp" input: "^v_up" }
+EOF
+run_ok "graph with its own global step" "$GRAPHRT" train "$TMP/own_step.pbtxt" --train-op train --steps 3 \
+    --checkpoint-dir "$TMP/own" --threads 1 && {
+  expect_out "own global step reaches --steps" "done at step 3: 3 steps"
+  run_ok "its checkpoint" "$GRAPHRT" ckpt "$TMP/own/model.ckpt-3" --tensor v && {
+    expect_out "v after 3 steps" "values: [4]"
+    expect_out "no global step added" "(V2 bundle, 2 tensors)"
+  }
+}
+expect_error "a train op that does not step the global step" 1 "the train op must increment it" \
+  "$GRAPHRT" train "$TMP/own_step.pbtxt" --train-op train_no_step --steps 3 --threads 1
+
 # --------------------------------------------------------------- errors
 expect_error "missing --train-op" 2 "--train-op NODE is required" "$GRAPHRT" train "$MODEL" --steps 3
 expect_error "missing --steps" 2 "--steps N is required" "$GRAPHRT" train "$MODEL" --train-op train

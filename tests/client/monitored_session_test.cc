@@ -3,11 +3,14 @@
 // session, and end to end on TensorFlow's regression model.
 #include "graphrt/client/monitored_session.h"
 
+#include <google/protobuf/text_format.h>
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <stdexcept>
 #include <thread>
 
@@ -118,6 +121,13 @@ Status NewMonitored(std::shared_ptr<Scaffold> scaffold, std::vector<std::shared_
                     std::unique_ptr<MonitoredSession>* out, const std::string& checkpoint_dir = "") {
   return MonitoredSession::Create(std::make_unique<ChiefSessionCreator>(scaffold, SessionOptions(), checkpoint_dir),
                                   std::move(hooks), out);
+}
+
+bool ReadTextCheckpointState(const std::string& path, proto::CheckpointState* state) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return google::protobuf::TextFormat::ParseFromString(text.str(), state);
 }
 
 std::vector<std::string> IndexFiles(const std::string& dir) {
@@ -541,6 +551,10 @@ TEST_F(MonitoredSessionTest, CheckpointSaverHookCadenceAndListeners) {
   EXPECT_TRUE(fs::exists(dir.Join("train/graph.pbtxt")));
   EXPECT_TRUE(fs::exists(dir.Join("train/model.ckpt-7.meta")));
   EXPECT_EQ(LatestCheckpoint(dir.Join("train")), dir.Join("train/model.ckpt-7"));
+  // The state file names them relative to the directory (TF's Scaffold saver).
+  proto::CheckpointState state;
+  ASSERT_TRUE(ReadTextCheckpointState(dir.Join("train/checkpoint"), &state));
+  EXPECT_EQ(state.model_checkpoint_path(), "model.ckpt-7");
   EXPECT_EQ(listener->calls, (std::vector<std::string>{"begin", "before 0", "after 0", "before 3", "after 3", "before 6",
                                                        "after 6", "before 7", "after 7", "end 7"}));
   ASSERT_EQ(lines.size(), 4u);
@@ -703,6 +717,26 @@ TEST_F(MonitoredSessionTest, LoggingTensorHookEveryNIterAndAtEnd) {
   EXPECT_TRUE(lines.empty());  // at_end only
   ASSERT_TRUE(ms->Close().ok());
   EXPECT_EQ(lines, std::vector<std::string>{"custom v=1"});
+}
+
+TEST_F(MonitoredSessionTest, LoggingTensorHookEveryNSeconds) {
+  std::vector<std::string> lines;
+  double now = 0;
+  LoggingTensorHook::Options opts;
+  opts.tensors = {{"step", "global_step/read:0"}};
+  opts.every_n_secs = 1;
+  opts.clock = [&] { return now; };
+  opts.log = [&](const std::string& l) { lines.push_back(l); };
+  std::unique_ptr<MonitoredSession> ms;
+  ASSERT_TRUE(NewMonitored(std::make_shared<Scaffold>(CounterMetaGraph()), {std::make_shared<LoggingTensorHook>(opts)}, &ms).ok());
+  // 0.4 s per pair of runs: logged at t = 0.4 (first), 1.6, 2.8.
+  for (int i = 0; i < 7; ++i) {
+    now += 0.4;
+    ASSERT_TRUE(ms->Run({}, {}, {}, nullptr).ok());
+    ASSERT_TRUE(ms->Run({}, {}, {"global_step/increment"}, nullptr).ok());
+  }
+  ASSERT_TRUE(ms->Close().ok());
+  EXPECT_EQ(lines, (std::vector<std::string>{"step = 0", "step = 3 (1.200 sec)", "step = 6 (1.200 sec)"}));
 }
 
 TEST_F(MonitoredSessionTest, StepCounterHookReportsStepsPerSecond) {

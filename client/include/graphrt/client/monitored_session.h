@@ -97,7 +97,8 @@ class Scaffold {
   FeedList init_feed_dict;
   std::function<Status(Session*)> init_fn;
   // For a built Saver: how it saves (TF's Scaffold saver is sharded; one
-  // SaveV2 is the default here, the graphs having one device).
+  // SaveV2 is the default here, the graphs having one device). Paths in the
+  // state file are relative to it, as TF's Scaffold saver writes them.
   SaverOptions saver_options;
 
   // The graph: mutable (hooks' Begin adds nodes) until Finalize.
@@ -217,6 +218,8 @@ class SessionRunHook {
 
 // ------------------------------------------------------- MonitoredSession
 
+// Not thread-safe: one thread calls Run (hooks keep per-step state); other
+// threads coordinate through coordinator().
 class MonitoredSession {
  public:
   // Calls every hook's Begin, finalizes the scaffold, creates the session,
