@@ -67,6 +67,7 @@ d = sys.argv[1]
 np.save(d + "/x.npy", np.array([0.1, 0.2, 0.3], np.float32))
 np.save(d + "/y.npy", np.array([0.4, 0.5, 0.6], np.float32))
 np.save(d + "/x64.npy", np.array([0.1, 0.2, 0.3], np.float64))
+np.save(d + "/xbig.npy", np.array([10, 20, 30], np.float32))
 PYEOF
 TRAIN=("$GRAPHRT" train "$MODEL" --tag train,serve --train-op train --loss Mean:0
        --feed "x:0=$TMP/x.npy" --feed "y:0=$TMP/y.npy" --threads 1)
@@ -99,6 +100,21 @@ run_ok "one step" "${TRAIN[@]}" --steps 1 --checkpoint-dir "$TMP/one" && {
   "$PY" -c "import numpy as np,sys; w=np.load(sys.argv[1]); sys.exit(0 if abs(float(w[0])+0.85786223)<1e-6 else 1)" \
     "$TMP/w1/w.npy" && pass "starts from the SavedModel's weights" || fail "step 0 weights are not the SavedModel's"
 }
+
+# -------------------------------------------------------------- NaN loss
+# x = 10, 20, 30 with learning rate 0.5 diverges: inf, then NaN.
+rc=0
+# (TRAIN with its x:0 feed replaced by xbig.npy)
+"${TRAIN[@]/#x:0=*/x:0=$TMP/xbig.npy}" --steps 1000 --checkpoint-dir "$TMP/nan" --save-every 5 \
+  >"$TMP/stdout" 2>"$TMP/stderr" || rc=$?
+nan_step=$(sed -n 's/^graphrt: error: step \([0-9]*\): NaN loss during training. (Mean:0)$/\1/p' "$TMP/stderr")
+if [[ $rc -ne 1 || -z $nan_step ]]; then
+  fail "NaN loss: exit $rc, stderr: $(cat "$TMP/stderr")"
+elif [[ $(latest_step "$TMP/nan") == "$nan_step" || $(( $(latest_step "$TMP/nan") % 5 )) -ne 0 ]]; then
+  fail "NaN loss at step $nan_step: the latest checkpoint is $(latest_step "$TMP/nan") (want the last periodic one)"
+else
+  pass "NaN loss stops at step $nan_step with an error; no checkpoint of the diverged state"
+fi
 
 # ------------------------------------------------------ stop and resume
 run_ok "train 12 steps" "${TRAIN[@]}" --steps 12 --checkpoint-dir "$TMP/resume" --save-every 5

@@ -293,7 +293,10 @@ int TrainCommand(const std::vector<std::string>& args) {
 
   const bool tty = ::isatty(STDOUT_FILENO) == 1;
   auto progress = std::make_shared<ProgressHook>(step_tensor, loss, steps, tty, vm["log-every"].as<int64_t>());
-  std::vector<std::shared_ptr<SessionRunHook>> hooks = {progress};
+  std::vector<std::shared_ptr<SessionRunHook>> hooks;
+  // First, so that a NaN step fails before it is shown or counted.
+  if (!loss.empty()) hooks.push_back(std::make_shared<NanTensorHook>(loss, true, [](const std::string&) {}));
+  hooks.push_back(progress);
   std::shared_ptr<EventFileWriter> writer;
   if (!summary_dir.empty()) {
     std::unique_ptr<EventFileWriter> w;
@@ -316,7 +319,6 @@ int TrainCommand(const std::vector<std::string>& args) {
     hooks.push_back(std::make_shared<CheckpointSaverHook>(ckpt));
   }
   hooks.push_back(std::make_shared<StopAtStepHook>(std::nullopt, steps));
-  if (!loss.empty()) hooks.push_back(std::make_shared<NanTensorHook>(loss, true, [](const std::string&) {}));
 
   auto creator = std::make_unique<ChiefSessionCreator>(scaffold, options, checkpoint_dir);
   const ChiefSessionCreator* chief = creator.get();
