@@ -29,6 +29,7 @@ class ModelSource {
   // Loads `path` (IsModelPath) with the options in `vm`; throws CliError.
   ModelSource(const po::variables_map& vm, const std::string& path, const SessionOptions& options);
   const proto::GraphDef& graph() const { return bundle_.meta_graph_def.graph_def(); }
+  const proto::MetaGraphDef& meta_graph_def() const { return bundle_.meta_graph_def; }
   std::unique_ptr<Session> TakeSession() { return std::move(bundle_.session); }
   // A signature input key -> its tensor name; anything else unchanged.
   std::string FeedTensor(const std::string& name) const;

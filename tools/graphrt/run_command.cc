@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cli.h"
+#include "feeds.h"
 #include "graphrt/core/npy.h"
 #include "graphrt/core/session.h"
 #include "graphrt/core/tensor_shape.h"
@@ -49,12 +50,6 @@ const char kUsage[] =
     "  graphrt run saved_model_dir/ --signature regress_x_to_y --feed inputs=examples.npy\n"
     "  graphrt run export.meta --checkpoint export --feed x:0=x.npy --fetch y:0\n";
 
-struct Feed {
-  std::string name;  // as the user wrote it ("x" or "x:0")
-  std::string file;
-  Tensor value;
-};
-
 // "x:0" -> "x_0", "scope/y" -> "scope_y": a tensor name as a file name.
 std::string FileNameFor(const std::string& tensor) {
   std::string s = tensor;
@@ -63,8 +58,8 @@ std::string FileNameFor(const std::string& tensor) {
   return s + ".npy";
 }
 
-// Throws unless `name` is "node" or "node:k" with `node` in the graph and k
-// below its output count (when we can know it).
+}  // namespace
+
 void CheckTensorName(const proto::GraphDef& g, const std::string& flag, const std::string& name,
                      const std::string& graph_path) {
   std::string node;
@@ -85,6 +80,8 @@ void CheckNodeName(const proto::GraphDef& g, const std::string& flag, const std:
   if (FindNode(g, name) == nullptr)
     throw CliError(flag + " '" + name + "': no node named '" + name + "' in " + graph_path);
 }
+
+namespace {
 
 // The numpy spelling of a dtype, for hints.
 std::string NumpyTypeName(DataType t) {
@@ -130,6 +127,31 @@ void CheckFeedAgainstPlaceholder(const proto::GraphDef& g, const Feed& f) {
                      "' expects " + want.DebugString());
   }
 }
+
+}  // namespace
+
+std::vector<Feed> ParseFeedSpecs(const std::vector<std::string>& specs) {
+  std::vector<Feed> feeds;
+  for (const std::string& spec : specs) {
+    const size_t eq = spec.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())
+      throw UsageError("--feed '" + spec + "': expected NAME=FILE.npy");
+    feeds.push_back({spec.substr(0, eq), spec.substr(eq + 1), Tensor()});
+  }
+  return feeds;
+}
+
+void ReadFeeds(const proto::GraphDef& graph, const std::string& graph_path, std::vector<Feed>* feeds) {
+  std::set<std::string> fed;
+  for (Feed& f : *feeds) {
+    CheckTensorName(graph, "--feed", f.name, graph_path);
+    if (!fed.insert(f.name).second) throw UsageError("--feed '" + f.name + "' given twice");
+    Check(ReadNpy(f.file, &f.value), "--feed " + f.name);
+    CheckFeedAgainstPlaceholder(graph, f);
+  }
+}
+
+namespace {
 
 // Every output of every node that has outputs and no consumers, by name.
 // Sinks without outputs (NoOps, train ops) go to `no_output_sinks`.
@@ -266,13 +288,7 @@ int RunCommand(const std::vector<std::string>& args) {
   const bool profile = vm["profile"].as<bool>();
 
   // Parse the command line completely before doing any slow work.
-  std::vector<Feed> feeds;
-  for (const std::string& spec : Strings(vm, "feed")) {
-    const size_t eq = spec.find('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())
-      throw UsageError("--feed '" + spec + "': expected NAME=FILE.npy");
-    feeds.push_back({spec.substr(0, eq), spec.substr(eq + 1), Tensor()});
-  }
+  std::vector<Feed> feeds = ParseFeedSpecs(Strings(vm, "feed"));
   std::vector<std::string> fetches = Strings(vm, "fetch");
   const std::vector<std::string> targets = Strings(vm, "target");
   const std::vector<std::string> inits = Strings(vm, "init");
@@ -302,13 +318,7 @@ int RunCommand(const std::vector<std::string>& args) {
                             [&](const std::string& f) { return model->FetchTensor(f); });
   const proto::GraphDef graph = model ? model->graph() : LoadGraph(graph_path);
 
-  std::set<std::string> fed;
-  for (Feed& f : feeds) {
-    CheckTensorName(graph, "--feed", f.name, graph_path);
-    if (!fed.insert(f.name).second) throw UsageError("--feed '" + f.name + "' given twice");
-    Check(ReadNpy(f.file, &f.value), "--feed " + f.name);
-    CheckFeedAgainstPlaceholder(graph, f);
-  }
+  ReadFeeds(graph, graph_path, &feeds);
   for (const std::string& name : fetch_tensors) CheckTensorName(graph, "--fetch", name, graph_path);
   for (const std::string& name : targets) CheckNodeName(graph, "--target", name, graph_path);
   for (const std::string& name : inits) CheckNodeName(graph, "--init", name, graph_path);
