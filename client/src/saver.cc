@@ -274,8 +274,12 @@ Status UpdateCheckpointState(const std::string& dir, const std::string& model_ch
   if (model_checkpoint_path == state_path)
     return errors::InvalidArgument("Save path '", model_checkpoint_path,
                                    "' conflicts with path used for checkpoint state.  Please use a different save path.");
+  // A relative path is written relative to the (relative) directory even
+  // without save_relative_paths, as TensorFlow's generate_checkpoint_state_proto
+  // does: readers join state-file paths with the directory.
+  const bool relative_dir = !fs::path(dir).is_absolute();
   auto maybe_relative = [&](const std::string& p) {
-    if (!save_relative_paths) return p;
+    if (!save_relative_paths && !(relative_dir && !fs::path(p).is_absolute())) return p;
     std::error_code ec;
     const fs::path rel = fs::relative(p, dir.empty() ? "." : dir, ec);
     return ec || rel.empty() ? p : rel.string();

@@ -520,6 +520,33 @@ TEST(SaverRoundTrip, NamedVariablesOnlyAndShapeMismatch) {
   ExpectValues(session.get(), {10, 20}, 7);  // the session keeps working
 }
 
+// A Saver given a path relative to the working directory writes the state
+// file's paths relative to the checkpoint directory (as TensorFlow does), so
+// LatestCheckpoint of that relative directory finds the checkpoint.
+TEST(SaverRoundTrip, RelativeDirectoryStateFileResolves) {
+  GRAPHRT_REQUIRE_OPS("VariableV2", "Assign", "SaveV2", "RestoreV2");
+  ScopedTempDir tmp;
+  const fs::path cwd = fs::current_path();
+  fs::current_path(tmp.path());
+  proto::GraphDef graph = testing::ParseGraph(kRealGraph);
+  auto session = testing::CreateSession(graph);
+  ASSERT_TRUE(session->Run({}, {}, {"init"}, nullptr).ok());
+  std::unique_ptr<Saver> saver;
+  ASSERT_TRUE(Saver::Create(session.get(), &graph, SaverOptions(), &saver).ok());
+  fs::create_directories("ck");
+  std::string written;
+  Status s = saver->Save(session.get(), "ck/model.ckpt", 3, &written);
+  const std::string latest = LatestCheckpoint("ck");
+  proto::CheckpointState state;
+  const Status read = GetCheckpointState("ck", &state);
+  fs::current_path(cwd);
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_EQ(written, "ck/model.ckpt-3");
+  ASSERT_TRUE(read.ok()) << read;
+  EXPECT_EQ(state.model_checkpoint_path(), "ck/model.ckpt-3");  // joined with the directory on read
+  EXPECT_EQ(latest, "ck/model.ckpt-3");
+}
+
 // ------------------------------------------------------------ killed while saving
 
 const char kCounterGraph[] = R"pb(
