@@ -1,4 +1,4 @@
-// CPU kernels of GatherV2 (with batch_dims), GatherNd, ScatterNd and
+// CPU kernels of GatherV2 (with batch_dims) and Gather, GatherNd, ScatterNd and
 // OneHot. Indices are validated before anything is written; a bad index is
 // an InvalidArgument in TensorFlow's words, never an out-of-bounds access.
 #include <graphrt/sdk/sdk.h>
@@ -47,26 +47,31 @@ inline void CopyElements(int32_t dtype, int es, const void* src, int64_t src_off
   }
 }
 
-// --------------------------------------------------------------- GatherV2
+// ------------------------------------------------------- GatherV2, Gather
 
+// Gather (v1) is GatherV2 along axis 0 without batch dims: it has no axis
+// input and no batch_dims attr.
 class GatherV2Op : public OpKernel {
  public:
   explicit GatherV2Op(OpKernelConstruction* c) : OpKernel(c) {
-    c->SetStatus(c->GetAttr("batch_dims", &batch_dims_));
+    if (c->num_inputs() == 3) c->SetStatus(c->GetAttr("batch_dims", &batch_dims_));
   }
 
   void Compute(OpKernelContext* ctx) override {
     const TensorView params = ctx->input(0);
     const TensorView indices = ctx->input(1);
-    const TensorView axis_t = ctx->input(2);
-    OP_REQUIRES(ctx, axis_t.NumElements() == 1,
-                errors::InvalidArgument("axis must be scalar, but got ",
-                                        sf::ShapeString(axis_t)));
+    int64_t axis = 0;
+    if (ctx->num_inputs() == 3) {
+      const TensorView axis_t = ctx->input(2);
+      OP_REQUIRES(ctx, axis_t.NumElements() == 1,
+                  errors::InvalidArgument("axis must be scalar, but got ",
+                                          sf::ShapeString(axis_t)));
+      axis = array::IntAt(axis_t, 0);
+    }
     OP_REQUIRES(ctx, array::Copyable(params.dtype()),
-                array::UnsupportedDtype("GatherV2", params.dtype()));
+                array::UnsupportedDtype(ctx->num_inputs() == 3 ? "GatherV2" : "Gather", params.dtype()));
     const int pr = params.rank(), ir = indices.rank();
     OP_REQUIRES(ctx, pr >= 1, errors::InvalidArgument("params must be at least 1 dimensional"));
-    int64_t axis = array::IntAt(axis_t, 0);
     OP_REQUIRES(ctx, axis >= -pr && axis < pr,
                 errors::InvalidArgument("Expected axis in the range [", -pr, ", ", pr,
                                         "), but got ", axis));
@@ -370,6 +375,7 @@ class OneHotOp : public OpKernel {
 }  // namespace
 
 REGISTER_KERNEL(Name("GatherV2").Device(DEVICE_CPU).HostMemory("axis"), GatherV2Op);
+REGISTER_KERNEL(Name("Gather").Device(DEVICE_CPU), GatherV2Op);
 REGISTER_KERNEL(Name("GatherNd").Device(DEVICE_CPU), GatherNdOp);
 REGISTER_KERNEL(Name("OneHot").Device(DEVICE_CPU).HostMemory("depth"), OneHotOp);
 
