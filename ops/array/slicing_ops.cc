@@ -246,15 +246,13 @@ Status StridedSliceShape(InferenceContext* c) {
   }
   const bool begin_known = ConstIntVector(c, 1, &begin);
   const bool end_known = ConstIntVector(c, 2, &end);
-  int64_t bm = 0, em = 0, elm = 0, nam = 0, sam = 0;
-  GR_RETURN_IF_ERROR_SDK(c->GetAttr("begin_mask", &bm));
-  GR_RETURN_IF_ERROR_SDK(c->GetAttr("end_mask", &em));
-  GR_RETURN_IF_ERROR_SDK(c->GetAttr("ellipsis_mask", &elm));
-  GR_RETURN_IF_ERROR_SDK(c->GetAttr("new_axis_mask", &nam));
-  GR_RETURN_IF_ERROR_SDK(c->GetAttr("shrink_axis_mask", &sam));
+  array::StridedSliceMasks masks;
+  GR_RETURN_IF_ERROR_SDK(masks.Read(c));
   array::StridedSliceSpec spec;
   GR_RETURN_IF_ERROR_SDK(array::ValidateStridedSlice(in, begin, begin_known, end, end_known,
-                                                     strides, bm, em, elm, nam, sam, &spec));
+                                                     strides, masks.begin, masks.end,
+                                                     masks.ellipsis, masks.new_axis,
+                                                     masks.shrink_axis, &spec));
   c->set_output(0, PartialShape::Known(spec.final_shape));
   return Status();
 }
@@ -419,9 +417,9 @@ Status PadV2Shape(InferenceContext* c) {
 }
 
 Status MirrorPadShape(InferenceContext* c) {
-  std::string mode;
-  GR_RETURN_IF_ERROR_SDK(c->GetAttr("mode", &mode));
-  return PadShapeImpl(c, mode == "REFLECT" ? 1 : 0);
+  int offset = 0;
+  GR_RETURN_IF_ERROR_SDK(array::ReadMirrorPadMode(c, &offset));
+  return PadShapeImpl(c, offset);
 }
 
 // --------------------------------------------------------------- Reverse

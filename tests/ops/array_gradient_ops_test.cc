@@ -719,15 +719,6 @@ TEST(StridedSliceGradTest, Errors) {
 
 // ========================================================= MirrorPadGrad
 
-Tensor Paddings(const Dims& before, const Dims& after, DataType dt = GR_INT32) {
-  std::vector<int64_t> v;
-  for (size_t i = 0; i < before.size(); ++i) {
-    v.push_back(before[i]);
-    v.push_back(after[i]);
-  }
-  return IntTensor(dt, {static_cast<int64_t>(before.size()), 2}, v);
-}
-
 TEST(MirrorPadGradTest, DocExample) {
   // TensorFlow's doc: t = [[1, 2, 3], [4, 5, 6], [7, 8, 9]], paddings
   // [[0, 1], [0, 1]], SYMMETRIC -> [[1, 5], [11, 28]].

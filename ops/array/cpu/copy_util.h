@@ -331,6 +331,32 @@ inline CopyTarget TargetOf(TensorView* out) {
   return t;
 }
 
+// The box of a strided slice (StridedSlice's spec) of a row-major tensor of
+// `dims`: the slice's processing shape, with the tensor's strides times the
+// slice's on the tensor side and a contiguous slice on the other side.
+// `tensor_is_src`: StridedSlice reads the tensor; StridedSliceGrad writes
+// it. *base: the tensor-side offset of the slice's first element.
+inline CopyBox StridedSliceBox(const int64_t* dims, int r, const StridedSliceSpec& spec,
+                               bool tensor_is_src, int64_t* base) {
+  const Dims tensor_strides = RowMajorStrides(dims, r);
+  const Dims slice_strides = RowMajorStrides(spec.processing_shape.data(), r);
+  CopyBox box;
+  *base = 0;
+  for (int i = 0; i < r; ++i) {
+    *base += spec.begin[i] * tensor_strides[i];
+    // A stride only matters where the slice has two or more elements, and
+    // then |stride| < dim; a huge one (2^62 for one element) would
+    // overflow times the tensor's stride.
+    const int64_t step = spec.processing_shape[i] > 1 ? spec.strides[i] * tensor_strides[i] : 0;
+    if (tensor_is_src) {
+      box.Add(spec.processing_shape[i], step, slice_strides[i]);
+    } else {
+      box.Add(spec.processing_shape[i], slice_strides[i], step);
+    }
+  }
+  return box;
+}
+
 // Error for dtypes the data-movement kernels cannot copy.
 inline Status UnsupportedDtype(const char* op, int32_t dtype) {
   return errors::Unimplemented(op, " does not support dtype ", DataTypeName(dtype));

@@ -501,42 +501,23 @@ class BroadcastArgsOp : public OpKernel {
 // (array::ValidateStridedSlice).
 class StridedSliceGradOp : public OpKernel {
  public:
-  explicit StridedSliceGradOp(OpKernelConstruction* c) : OpKernel(c) {
-    c->SetStatus(c->GetAttr("begin_mask", &begin_mask_));
-    c->SetStatus(c->GetAttr("end_mask", &end_mask_));
-    c->SetStatus(c->GetAttr("ellipsis_mask", &ellipsis_mask_));
-    c->SetStatus(c->GetAttr("new_axis_mask", &new_axis_mask_));
-    c->SetStatus(c->GetAttr("shrink_axis_mask", &shrink_axis_mask_));
-  }
+  explicit StridedSliceGradOp(OpKernelConstruction* c) : OpKernel(c) { c->SetStatus(masks_.Read(c)); }
 
   void Compute(OpKernelContext* ctx) override {
     const TensorView shape_t = ctx->input(0);
-    const TensorView b = ctx->input(1), e = ctx->input(2), s = ctx->input(3);
     const TensorView dy = ctx->input(4);
     OP_REQUIRES(ctx, shape_t.rank() == 1,
                 errors::InvalidArgument("shape must be 1-D, got shape.shape = ",
                                         sf::ShapeString(shape_t)));
-    OP_REQUIRES(ctx,
-                b.rank() == 1 && e.rank() == 1 && s.rank() == 1 &&
-                    b.NumElements() == e.NumElements() && b.NumElements() == s.NumElements(),
-                errors::InvalidArgument("Expected begin, end, and strides to be 1D equal size "
-                                        "tensors, but got shapes ",
-                                        sf::ShapeString(b), ", ", sf::ShapeString(e), ", and ",
-                                        sf::ShapeString(s), " instead."));
     OP_REQUIRES(ctx, array::Copyable(dy.dtype()),
                 array::UnsupportedDtype("StridedSliceGrad", dy.dtype()));
-    std::vector<int64_t> shape, begin, end, strides;
+    std::vector<int64_t> shape;
     array::ReadIntVector(shape_t, &shape);
     int64_t total = 0;
     OP_REQUIRES_OK(ctx, NumElementsOf(shape, &total));
-    array::ReadIntVector(b, &begin);
-    array::ReadIntVector(e, &end);
-    array::ReadIntVector(s, &strides);
     array::StridedSliceSpec spec;
-    OP_REQUIRES_OK(ctx, array::ValidateStridedSlice(PartialShape::Known(shape), begin, true, end,
-                                                    true, strides, begin_mask_, end_mask_,
-                                                    ellipsis_mask_, new_axis_mask_,
-                                                    shrink_axis_mask_, &spec));
+    OP_REQUIRES_OK(ctx, array::StridedSliceSpecOf(ctx->input(1), ctx->input(2), ctx->input(3), shape,
+                                                  masks_, &spec));
     OP_REQUIRES(ctx, dy.dims() == spec.final_shape,
                 errors::InvalidArgument("shape of dy was ", sf::ShapeString(dy), " instead of ",
                                         sf::ShapeString(spec.final_shape)));
@@ -548,24 +529,14 @@ class StridedSliceGradOp : public OpKernel {
     if (!ctx->allocate_output(0, shape, &out).ok()) return;
     ZeroOutput(&out);
     if (dy.NumElements() == 0) return;
-    const int r = static_cast<int>(shape.size());
-    const Dims out_strides = array::RowMajorStrides(shape.data(), r);
-    const Dims dy_strides = array::RowMajorStrides(spec.processing_shape.data(), r);
-    CopyBox box;
     int64_t base = 0;
-    for (int i = 0; i < r; ++i) {
-      base += spec.begin[i] * out_strides[i];
-      // As in StridedSlice: a stride matters only over two or more
-      // elements, where |stride| < dim (a huge one could overflow).
-      const int64_t step = spec.processing_shape[i] > 1 ? spec.strides[i] * out_strides[i] : 0;
-      box.Add(spec.processing_shape[i], dy_strides[i], step);
-    }
+    const CopyBox box =
+        array::StridedSliceBox(shape.data(), static_cast<int>(shape.size()), spec, false, &base);
     array::StridedCopy(ctx, dy.dtype(), box, dy.raw_data(), 0, array::TargetOf(&out), base);
   }
 
  private:
-  int64_t begin_mask_ = 0, end_mask_ = 0, ellipsis_mask_ = 0, new_axis_mask_ = 0,
-          shrink_axis_mask_ = 0;
+  array::StridedSliceMasks masks_;
 };
 
 // ----------------------------------------------------------- MirrorPadGrad
@@ -605,15 +576,7 @@ void FoldRow(const T* src, T* dst, int r, const int64_t* in_dims,
 class MirrorPadGradOp : public OpKernel {
  public:
   explicit MirrorPadGradOp(OpKernelConstruction* c) : OpKernel(c) {
-    std::string mode;
-    c->SetStatus(c->GetAttr("mode", &mode));
-    if (mode == "REFLECT") {
-      offset_ = 1;
-    } else if (mode == "SYMMETRIC") {
-      offset_ = 0;
-    } else {
-      c->SetStatus(errors::InvalidArgument("mode must be either REFLECT or SYMMETRIC."));
-    }
+    c->SetStatus(array::ReadMirrorPadMode(c, &offset_));
   }
 
   void Compute(OpKernelContext* ctx) override {
