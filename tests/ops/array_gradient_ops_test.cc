@@ -1,6 +1,7 @@
 // Array ops that TensorFlow 1's tf.gradients emits: InvertPermutation,
 // Gather (v1), ConcatOffset, ReverseSequence, SparseToDense, Unique,
-// UniqueV2, BroadcastArgs, StridedSliceGrad and MirrorPadGrad.
+// UniqueV2, BroadcastArgs, StridedSliceGrad, MirrorPadGrad and
+// TensorScatterUpdate/Add/Sub.
 //
 // Answers come from TensorFlow's documented examples (the op docs' worked
 // examples), from naive references written here, and, for the two gradient
@@ -812,6 +813,108 @@ TEST(MirrorPadGradTest, ErrorsAndShape) {
   EXPECT_ERROR(TryRun(g, {{"x:0", Tensor(GR_FLOAT, TensorShape({6, 7}))}}, {"mm:0"}), Code::kInvalidArgument, "5 and 4");
 }
 
+// ========================================= TensorScatterUpdate/Add/Sub
+
+TEST(TensorScatterTest, DocExamples) {
+  // TensorFlow's docs: tensor = ones([8]), indices [[4], [3], [1], [7]],
+  // updates [9, 10, 11, 12].
+  struct Case {
+    const char* op;
+    std::vector<int64_t> want;
+  };
+  for (DataType idx_dt : {GR_INT32, GR_INT64}) {
+    for (const Case& c : {Case{"TensorScatterUpdate", {1, 11, 1, 10, 9, 1, 1, 12}},
+                          Case{"TensorScatterAdd", {1, 12, 1, 11, 10, 1, 1, 13}},
+                          Case{"TensorScatterSub", {1, -10, 1, -9, -8, 1, 1, -11}}}) {
+      const Tensor ones = Vec(std::vector<int64_t>(8, 1));
+      std::vector<Tensor> out = RunOp(c.op, {Fed(ones), Fed(IntTensor(idx_dt, {4, 1}, {4, 3, 1, 7})), Fed(Vec({9, 10, 11, 12}))},
+                                      TAttr(GR_INT32) + TAttr(idx_dt, "Tindices"));
+      ASSERT_EQ(out.size(), 1u);
+      EXPECT_EQ(Ints(out[0]), c.want) << c.op;
+      EXPECT_EQ(Ints(ones), std::vector<int64_t>(8, 1)) << "the fed tensor is left as it was";
+    }
+  }
+  // The rank-3 example: tensor ones([4,4,4]), indices [[0], [2]], updates
+  // two [4,4] slices of rows 5, 6, 7, 8: slices 0 and 2 become 6..9.
+  std::vector<int64_t> upd;
+  for (int m = 0; m < 2; ++m)
+    for (int r = 0; r < 4; ++r)
+      for (int c = 0; c < 4; ++c) upd.push_back(5 + r);
+  std::vector<Tensor> out = RunOp("TensorScatterAdd",
+                                  {Fed(IntTensor(GR_INT32, {4, 4, 4}, std::vector<int64_t>(64, 1))),
+                                   Fed(IntTensor(GR_INT32, {2, 1}, {0, 2})), Fed(IntTensor(GR_INT32, {2, 4, 4}, upd))},
+                                  TAttr(GR_INT32) + TAttr(GR_INT32, "Tindices"));
+  ASSERT_EQ(out.size(), 1u);
+  const std::vector<int64_t> got = Ints(out[0]);
+  for (int64_t i = 0; i < 64; ++i) {
+    const int64_t slice = i / 16, row = i / 4 % 4;
+    ASSERT_EQ(got[i], slice % 2 == 0 ? 6 + row : 1) << i;
+  }
+}
+
+TEST(TensorScatterTest, RandomAgainstReferenceAndStrings) {
+  std::mt19937 rng(41);
+  for (int rep = 0; rep < 12; ++rep) {
+    const Dims shape = {1 + static_cast<int64_t>(rng() % 4), 1 + static_cast<int64_t>(rng() % 4), 3};
+    const int64_t k = 1 + static_cast<int64_t>(rng() % 2);
+    const int64_t n = 1 + static_cast<int64_t>(rng() % 6);
+    std::vector<int64_t> iv;
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t d = 0; d < k; ++d) iv.push_back(static_cast<int64_t>(rng() % shape[d]));
+    Dims udims = {n};
+    for (size_t d = static_cast<size_t>(k); d < shape.size(); ++d) udims.push_back(shape[d]);
+    const int64_t slice = NumElements(udims) / n;
+    const Tensor x = SmallInts(shape, &rng), u = SmallInts(udims, &rng);
+    const Tensor idx = IntTensor(GR_INT64, {n, k}, iv);
+    // Reference: repeated indices accumulate (Add, Sub); the last one wins
+    // (Update).
+    for (const char* op : {"TensorScatterUpdate", "TensorScatterAdd", "TensorScatterSub"}) {
+      std::vector<int64_t> want = Ints(x);
+      for (int64_t i = 0; i < n; ++i) {
+        int64_t base = 0;
+        for (int64_t d = 0; d < k; ++d) base = base * shape[d] + iv[i * k + d];
+        for (int64_t c = 0; c < slice; ++c) {
+          int64_t& w = want[base * slice + c];
+          const int64_t v = u.data<int64_t>()[i * slice + c];
+          w = op[13] == 'U' ? v : op[13] == 'A' ? w + v : w - v;
+        }
+      }
+      std::vector<Tensor> out = RunOp(op, {Fed(x), Fed(idx), Fed(u)}, TAttr(GR_INT64) + TAttr(GR_INT64, "Tindices"));
+      ASSERT_EQ(out.size(), 1u);
+      EXPECT_EQ(Ints(out[0]), want) << op << " rep " << rep;
+    }
+  }
+  // Update moves strings.
+  const Tensor s = Strings({3, 2}, {"a", "b", "c", "d", "e", "f"});
+  std::vector<Tensor> out = RunOp("TensorScatterUpdate",
+                                  {Fed(s), Fed(IntTensor(GR_INT32, {1, 1}, {1})), Fed(Strings({1, 2}, {"x", std::string(40, 'y')}))},
+                                  TAttr(GR_STRING) + TAttr(GR_INT32, "Tindices"));
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(StringsOf(out[0]), (std::vector<std::string>{"a", "b", "x", std::string(40, 'y'), "e", "f"}));
+}
+
+TEST(TensorScatterTest, Errors) {
+  const std::string attrs = TAttr(GR_INT32) + TAttr(GR_INT32, "Tindices");
+  const Tensor t = Vec({1, 2, 3, 4});
+  std::vector<Tensor> out;
+  EXPECT_ERROR(TryOp("TensorScatterAdd", {Fed(t), Fed(IntTensor(GR_INT32, {2, 1}, {0, 4})), Fed(Vec({1, 1}))}, attrs, 1, &out),
+               Code::kInvalidArgument, "indices[1] = [4] does not index into shape [4]");
+  EXPECT_ERROR(TryOp("TensorScatterUpdate", {Fed(t), Fed(IntTensor(GR_INT32, {2, 1}, {-1, 0})), Fed(Vec({1, 1}))}, attrs, 1, &out),
+               Code::kInvalidArgument, "indices[0] = [-1] does not index into shape [4]");
+  EXPECT_ERROR(TryOp("TensorScatterSub", {Fed(t), Fed(IntTensor(GR_INT32, {2, 1}, {0, 1})), Fed(Vec({1, 1, 1}))}, attrs, 1, &out),
+               Code::kInvalidArgument, "Dimensions [0,1) of indices[shape=[2,1]] must match dimensions [0,1) of updates");
+  EXPECT_ERROR(TryOp("TensorScatterUpdate", {Fed(IntScalar(1)), Fed(IntTensor(GR_INT32, {1, 1}, {0})), Fed(Vec({1}))}, attrs, 1, &out),
+               Code::kInvalidArgument, "Input shape must have rank at least one");
+  EXPECT_ERROR(TryOp("TensorScatterAdd", {Fed(Strings({2}, {"a", "b"})), Fed(IntTensor(GR_INT32, {1, 1}, {0})),
+                                          Fed(Strings({1}, {"c"}))},
+                     TAttr(GR_STRING) + TAttr(GR_INT32, "Tindices"), 1, &out),
+               Code::kUnimplemented, "TensorScatterAdd does not support dtype string");
+  // Known shapes: the shape function checks updates against the tensor.
+  const std::string g = ShapedPlaceholder("t", "DT_INT32", {4, 3}) + ConstNode("i", "DT_INT32", {2, 1}, "int_val", {"0", "1"}) +
+                        ShapedPlaceholder("u", "DT_INT32", {2, 2}) + NodeText("r", "TensorScatterUpdate", {"t", "i", "u"}, attrs);
+  EXPECT_ERROR(TryRun(g, {}, {"r:0"}), Code::kInvalidArgument, "Dimensions [1,2) of input[shape=[4,3]]");
+}
+
 // =========================================== errors leave the session usable
 
 TEST(TrainingSupportErrorsTest, SessionRunsAgainAfterEachError) {
@@ -831,6 +934,8 @@ TEST(TrainingSupportErrorsTest, SessionRunsAgainAfterEachError) {
        {Vec({3}), Vec({0}), Vec({2}), Vec({1}), Vec({4, 5})}, {4, 5, 0}},
       {"MirrorPadGrad", TAttr(GR_INT32) + StrAttr("mode", "REFLECT"), {Vec({1, 2, 3}), Paddings({1}, {1})},
        {Vec({1, 2, 3, 4}), Paddings({1}, {1})}, {2 + 4, 1 + 3}},
+      {"TensorScatterAdd", TAttr(GR_INT32) + TAttr(GR_INT32, "Tindices"), {Vec({1, 2}), IntTensor(GR_INT32, {1, 1}, {2}), Vec({5})},
+       {Vec({1, 2}), IntTensor(GR_INT32, {1, 1}, {1}), Vec({5})}, {1, 7}},
   };
   for (const Case& c : cases) {
     std::vector<Arg> args;
