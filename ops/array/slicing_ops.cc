@@ -783,35 +783,21 @@ REGISTER_OP("ScatterNd")
     .SetShapeFn(ScatterNdShape)
     .Doc("Scatters updates into a tensor of the given shape according to indices.");
 
-REGISTER_OP("TensorScatterUpdate")
-    .Input("tensor: T")
-    .Input("indices: Tindices")
-    .Input("updates: T")
-    .Output("output: T")
-    .Attr("T: type")
-    .Attr("Tindices: {int16, int32, int64}")
-    .SetShapeFn(TensorScatterShape)
-    .Doc("Scatter updates into an existing tensor according to indices.");
-
-REGISTER_OP("TensorScatterAdd")
-    .Input("tensor: T")
-    .Input("indices: Tindices")
-    .Input("updates: T")
-    .Output("output: T")
-    .Attr("T: type")
-    .Attr("Tindices: {int16, int32, int64}")
-    .SetShapeFn(TensorScatterShape)
-    .Doc("Adds sparse updates to an existing tensor according to indices.");
-
-REGISTER_OP("TensorScatterSub")
-    .Input("tensor: T")
-    .Input("indices: Tindices")
-    .Input("updates: T")
-    .Output("output: T")
-    .Attr("T: type")
-    .Attr("Tindices: {int16, int32, int64}")
-    .SetShapeFn(TensorScatterShape)
-    .Doc("Subtracts sparse updates from an existing tensor according to indices.");
+// TensorScatterUpdate, TensorScatterAdd, TensorScatterSub: one signature.
+#define GR_TENSOR_SCATTER_OP(NAME, DOC) \
+  REGISTER_OP(NAME)                      \
+      .Input("tensor: T")                \
+      .Input("indices: Tindices")        \
+      .Input("updates: T")               \
+      .Output("output: T")               \
+      .Attr("T: type")                   \
+      .Attr("Tindices: {int16, int32, int64}") \
+      .SetShapeFn(TensorScatterShape)    \
+      .Doc(DOC)
+GR_TENSOR_SCATTER_OP("TensorScatterUpdate", "Scatter updates into an existing tensor according to indices.");
+GR_TENSOR_SCATTER_OP("TensorScatterAdd", "Adds sparse updates to an existing tensor according to indices.");
+GR_TENSOR_SCATTER_OP("TensorScatterSub", "Subtracts sparse updates from an existing tensor according to indices.");
+#undef GR_TENSOR_SCATTER_OP
 
 }  // namespace sdk
 }  // namespace graphrt

@@ -915,6 +915,44 @@ TEST(TensorScatterTest, Errors) {
   EXPECT_ERROR(TryRun(g, {}, {"r:0"}), Code::kInvalidArgument, "Dimensions [1,2) of input[shape=[4,3]]");
 }
 
+// ============================================ as tf.gradients wires them
+
+// The gradient graphs TensorFlow builds for ConcatV2 (ConcatOffset +
+// Slice per input), Transpose (a Transpose by InvertPermutation(perm)) and
+// StridedSlice (Shape + StridedSliceGrad), in one graph: each gradient
+// piece must be the matching part of dy.
+TEST(GradientGraphTest, ConcatTransposeAndStridedSliceGradients) {
+  const std::string f = TypeAttr("T", "DT_FLOAT");
+  const std::string g =
+      ShapedPlaceholder("a", "DT_FLOAT", {2, 3}) + ShapedPlaceholder("b", "DT_FLOAT", {2, 2}) +
+      ShapedPlaceholder("dy", "DT_FLOAT", {2, 5}) + ConstOf("axis", IntScalar(1)) +
+      NodeText("sa", "Shape", {"a"}, f) + NodeText("sb", "Shape", {"b"}, f) +
+      NodeText("off", "ConcatOffset", {"axis", "sa", "sb"}, IntAttr("N", 2)) +
+      NodeText("ga", "Slice", {"dy", "off:0", "sa"}, f + TypeAttr("Index", "DT_INT32")) +
+      NodeText("gb", "Slice", {"dy", "off:1", "sb"}, f + TypeAttr("Index", "DT_INT32")) +
+      ConstInt32("perm", {1, 0}) + NodeText("t", "Transpose", {"ga", "perm"}, f) +
+      NodeText("inv", "InvertPermutation", {"perm"}, TypeAttr("T", "DT_INT32")) +
+      NodeText("back", "Transpose", {"t", "inv"}, f) +
+      ConstInt32("b0", {0, 1}) + ConstInt32("e0", {2, 5}) + ConstInt32("s0", {1, 2}) +
+      NodeText("sdy", "Shape", {"dy"}, f) +
+      ShapedPlaceholder("dslice", "DT_FLOAT", {2, 2}) +
+      NodeText("gs", "StridedSliceGrad", {"sdy", "b0", "e0", "s0", "dslice"}, f + TypeAttr("Index", "DT_INT32"));
+  const Tensor a = Random(GR_FLOAT, {2, 3}, 1), b = Random(GR_FLOAT, {2, 2}, 2), dy = Random(GR_FLOAT, {2, 5}, 3);
+  const Tensor dslice = Random(GR_FLOAT, {2, 2}, 4);
+  std::vector<Tensor> out = RunOps(g, {{"a:0", a}, {"b:0", b}, {"dy:0", dy}, {"dslice:0", dslice}},
+                                   {"ga:0", "gb:0", "back:0", "t:0", "gs:0"});
+  ASSERT_EQ(out.size(), 5u);
+  ExpectGathered(out[0], {2, 3}, {&dy}, {{0, 0}, {0, 1}, {0, 2}, {0, 5}, {0, 6}, {0, 7}});
+  ExpectGathered(out[1], {2, 2}, {&dy}, {{0, 3}, {0, 4}, {0, 8}, {0, 9}});
+  ExpectGathered(out[2], {2, 3}, {&dy}, {{0, 0}, {0, 1}, {0, 2}, {0, 5}, {0, 6}, {0, 7}});
+  ExpectGathered(out[3], {3, 2}, {&dy}, {{0, 0}, {0, 5}, {0, 1}, {0, 6}, {0, 2}, {0, 7}});
+  // dy[0:2, 1:5:2] = dslice: columns 1 and 3 of each row.
+  Tensor zero(GR_FLOAT, TensorShape({}));
+  zero.data<float>()[0] = 0;
+  ExpectGathered(out[4], {2, 5}, {&dslice},
+                 {{-1, 0}, {0, 0}, {-1, 0}, {0, 1}, {-1, 0}, {-1, 0}, {0, 2}, {-1, 0}, {0, 3}, {-1, 0}}, &zero);
+}
+
 // =========================================== errors leave the session usable
 
 TEST(TrainingSupportErrorsTest, SessionRunsAgainAfterEachError) {
