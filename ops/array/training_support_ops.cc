@@ -32,7 +32,8 @@ Status ShapeFromShapeTensor(InferenceContext* c, int i) {
   if (ConstIntVector(c, i, &dims)) {
     bool known = true;
     for (int64_t d : dims) {
-      if (d < -1) return errors::InvalidArgument("Dimension ", d, " in the shape tensor must be >= -1");
+      if (d < -1)
+        return errors::InvalidArgument("Dimension ", d, " in the shape tensor must be >= -1");
       known = known && d >= 0;
     }
     int64_t unused;
@@ -138,14 +139,16 @@ Status MirrorPadGradShape(InferenceContext* c) {
   PartialShape ps;
   GR_RETURN_IF_ERROR_SDK(sf::WithRank(c->input(1), 2, &ps));
   if (ps.dims[1] >= 0 && ps.dims[1] != 2) {
-    return errors::InvalidArgument("paddings must be a matrix with 2 columns: ", sf::ShapeString(ps));
+    return errors::InvalidArgument("paddings must be a matrix with 2 columns: ",
+                                   sf::ShapeString(ps));
   }
   const int64_t rank = ps.dims[0];
   if (rank < 0) {
     c->set_output(0, PartialShape::Unknown());
     return Status();
   }
-  if (rank > 64) return errors::InvalidArgument("paddings has ", rank, " rows; at most 64 are supported");
+  if (rank > 64)
+    return errors::InvalidArgument("paddings has ", rank, " rows; at most 64 are supported");
   PartialShape in;
   GR_RETURN_IF_ERROR_SDK(sf::WithRank(c->input(0), static_cast<int32_t>(rank), &in));
   std::vector<int64_t> pads;

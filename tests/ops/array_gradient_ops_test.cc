@@ -52,21 +52,24 @@ std::vector<std::string> StringsOf(const Tensor& t) {
 // Random int64 values in [-50, 50]: products and their sums stay exact.
 Tensor SmallInts(const Dims& dims, std::mt19937* rng) {
   Tensor t(GR_INT64, TensorShape(dims));
-  for (int64_t i = 0; i < t.NumElements(); ++i) t.data<int64_t>()[i] = static_cast<int64_t>((*rng)() % 101) - 50;
+  for (int64_t i = 0; i < t.NumElements(); ++i)
+    t.data<int64_t>()[i] = static_cast<int64_t>((*rng)() % 101) - 50;
   return t;
 }
 
 int64_t Dot(const Tensor& a, const Tensor& b) {
   EXPECT_EQ(a.NumElements(), b.NumElements());
   int64_t s = 0;
-  for (int64_t i = 0; i < a.NumElements() && i < b.NumElements(); ++i) s += a.data<int64_t>()[i] * b.data<int64_t>()[i];
+  for (int64_t i = 0; i < a.NumElements() && i < b.NumElements(); ++i)
+    s += a.data<int64_t>()[i] * b.data<int64_t>()[i];
   return s;
 }
 
 // A Placeholder with a known shape, so that shape functions see it.
 std::string ShapedPlaceholder(const std::string& name, const std::string& dt, const Dims& dims) {
-  return NodeText(name, "Placeholder", {},
-                  TypeAttr("dtype", dt) + "attr { key: \"shape\" value { shape " + ShapeProto(dims) + " } } ");
+  return NodeText(
+      name, "Placeholder", {},
+      TypeAttr("dtype", dt) + "attr { key: \"shape\" value { shape " + ShapeProto(dims) + " } } ");
 }
 
 // A MatMul consumer whose shape function reports the dims it was given
@@ -81,7 +84,8 @@ std::string MatMulAfter(const std::string& src) {
 TEST(InvertPermutationTest, DocExampleAndRandom) {
   // TensorFlow's doc: x = [3, 4, 0, 2, 1] -> y = [2, 4, 3, 0, 1].
   for (DataType dt : {GR_INT32, GR_INT64}) {
-    std::vector<Tensor> out = RunOp("InvertPermutation", {Fed(Vec({3, 4, 0, 2, 1}, dt))}, TAttr(dt));
+    std::vector<Tensor> out =
+        RunOp("InvertPermutation", {Fed(Vec({3, 4, 0, 2, 1}, dt))}, TAttr(dt));
     ASSERT_EQ(out.size(), 1u);
     EXPECT_EQ(out[0].dtype(), dt);
     EXPECT_EQ(Ints(out[0]), (std::vector<int64_t>{2, 4, 3, 0, 1}));
@@ -104,8 +108,9 @@ TEST(InvertPermutationTest, Errors) {
   std::vector<Tensor> out;
   EXPECT_ERROR(TryOp("InvertPermutation", {Fed(Vec({0, 3, 1}))}, TAttr(GR_INT32), 1, &out),
                Code::kInvalidArgument, "x[1] = 3 is not between 0 and 3");
-  EXPECT_ERROR(TryOp("InvertPermutation", {Fed(Vec({0, -1, 1}, GR_INT64))}, TAttr(GR_INT64), 1, &out),
-               Code::kInvalidArgument, "x[1] = -1 is not between 0 and 3");
+  EXPECT_ERROR(
+      TryOp("InvertPermutation", {Fed(Vec({0, -1, 1}, GR_INT64))}, TAttr(GR_INT64), 1, &out),
+      Code::kInvalidArgument, "x[1] = -1 is not between 0 and 3");
   EXPECT_ERROR(TryOp("InvertPermutation", {Fed(Vec({2, 0, 2}))}, TAttr(GR_INT32), 1, &out),
                Code::kInvalidArgument, "2 is duplicated in the input (x[0] and x[2])");
   EXPECT_ERROR(TryOp("InvertPermutation", {Fed(IntTensor(GR_INT32, {2, 2}, {0, 1, 2, 3}))},
@@ -158,19 +163,22 @@ TEST(GatherTest, ScalarIndexErrorsAndShape) {
   EXPECT_EQ(Ints(out[0]), (std::vector<int64_t>{5, 6}));
   // Bad indices are errors whether validate_indices is set or not.
   for (bool validate : {true, false}) {
-    EXPECT_ERROR(TryOp("Gather", {Fed(params), Fed(Vec({0, 3}))}, attrs + BoolAttr("validate_indices", validate), 1, &out),
+    EXPECT_ERROR(TryOp("Gather", {Fed(params), Fed(Vec({0, 3}))},
+                       attrs + BoolAttr("validate_indices", validate), 1, &out),
                  Code::kInvalidArgument, "indices[1] = 3 is not in [0, 3)");
   }
-  EXPECT_ERROR(TryOp("Gather", {Fed(params), Fed(Vec({-1}))}, attrs, 1, &out), Code::kInvalidArgument,
-               "indices[0] = -1 is not in [0, 3)");
-  EXPECT_ERROR(TryOp("Gather", {Fed(IntScalar(4)), Fed(Vec({0}))}, attrs, 1, &out), Code::kInvalidArgument,
-               "params must be at least 1 dimensional");
+  EXPECT_ERROR(TryOp("Gather", {Fed(params), Fed(Vec({-1}))}, attrs, 1, &out),
+               Code::kInvalidArgument, "indices[0] = -1 is not in [0, 3)");
+  EXPECT_ERROR(TryOp("Gather", {Fed(IntScalar(4)), Fed(Vec({0}))}, attrs, 1, &out),
+               Code::kInvalidArgument, "params must be at least 1 dimensional");
   // Shape function: indices [2] + params [3,5][1:] = [2,5].
-  const std::string g = ShapedPlaceholder("p", "DT_FLOAT", {3, 5}) + ConstInt32("i", {0, 2}) +
-                        NodeText("r", "Gather", {"p", "i"}, TypeAttr("Tparams", "DT_FLOAT") + TypeAttr("Tindices", "DT_INT32")) +
-                        MatMulAfter("r");
-  EXPECT_ERROR(TryRun(g, {{"p:0", Tensor(GR_FLOAT, TensorShape({3, 5}))}}, {"mm:0"}), Code::kInvalidArgument,
-               "5 and 4");
+  const std::string g =
+      ShapedPlaceholder("p", "DT_FLOAT", {3, 5}) + ConstInt32("i", {0, 2}) +
+      NodeText("r", "Gather", {"p", "i"},
+               TypeAttr("Tparams", "DT_FLOAT") + TypeAttr("Tindices", "DT_INT32")) +
+      MatMulAfter("r");
+  EXPECT_ERROR(TryRun(g, {{"p:0", Tensor(GR_FLOAT, TensorShape({3, 5}))}}, {"mm:0"}),
+               Code::kInvalidArgument, "5 and 4");
 }
 
 // ========================================================== ConcatOffset
@@ -180,9 +188,10 @@ TEST(ConcatOffsetTest, DocExample) {
   // dim 1 (the doc writes 2, but only dim 1 differs) -> offsets [0,0,0],
   // [0,2,0], [0,5,0].
   for (int64_t axis : {1, -2}) {
-    std::vector<Tensor> out = RunOp("ConcatOffset",
-                                    {Fed(IntScalar(axis)), Fed(Vec({2, 2, 7})), Fed(Vec({2, 3, 7})), Fed(Vec({2, 5, 7}))},
-                                    IntAttr("N", 3), 3);
+    std::vector<Tensor> out =
+        RunOp("ConcatOffset",
+              {Fed(IntScalar(axis)), Fed(Vec({2, 2, 7})), Fed(Vec({2, 3, 7})), Fed(Vec({2, 5, 7}))},
+              IntAttr("N", 3), 3);
     ASSERT_EQ(out.size(), 3u);
     EXPECT_EQ(Ints(out[0]), (std::vector<int64_t>{0, 0, 0}));
     EXPECT_EQ(Ints(out[1]), (std::vector<int64_t>{0, 2, 0}));
@@ -192,24 +201,32 @@ TEST(ConcatOffsetTest, DocExample) {
 
 TEST(ConcatOffsetTest, Errors) {
   std::vector<Tensor> out;
-  EXPECT_ERROR(TryOp("ConcatOffset", {Fed(IntScalar(3)), Fed(Vec({2, 2})), Fed(Vec({2, 3}))}, IntAttr("N", 2), 2, &out),
+  EXPECT_ERROR(TryOp("ConcatOffset", {Fed(IntScalar(3)), Fed(Vec({2, 2})), Fed(Vec({2, 3}))},
+                     IntAttr("N", 2), 2, &out),
                Code::kInvalidArgument, "Concat dim is out of range: 3 vs. 2");
-  EXPECT_ERROR(TryOp("ConcatOffset", {Fed(IntScalar(1)), Fed(Vec({2, 2})), Fed(Vec({3, 3}))}, IntAttr("N", 2), 2, &out),
-               Code::kInvalidArgument, "All dimensions except 1 must match. Input 1 has shape [3,3]",
+  EXPECT_ERROR(TryOp("ConcatOffset", {Fed(IntScalar(1)), Fed(Vec({2, 2})), Fed(Vec({3, 3}))},
+                     IntAttr("N", 2), 2, &out),
+               Code::kInvalidArgument,
+               "All dimensions except 1 must match. Input 1 has shape [3,3]",
                "input 0 with shape [2,2]");
-  EXPECT_ERROR(TryOp("ConcatOffset", {Fed(IntScalar(0)), Fed(Vec({2, 2})), Fed(Vec({2, 3, 1}))}, IntAttr("N", 2), 2, &out),
+  EXPECT_ERROR(TryOp("ConcatOffset", {Fed(IntScalar(0)), Fed(Vec({2, 2})), Fed(Vec({2, 3, 1}))},
+                     IntAttr("N", 2), 2, &out),
                Code::kInvalidArgument, "input 1 should contain 2 elements, but got 3");
-  EXPECT_ERROR(TryOp("ConcatOffset", {Fed(Vec({0})), Fed(Vec({2})), Fed(Vec({3}))}, IntAttr("N", 2), 2, &out),
+  EXPECT_ERROR(TryOp("ConcatOffset", {Fed(Vec({0})), Fed(Vec({2})), Fed(Vec({3}))}, IntAttr("N", 2),
+                     2, &out),
                Code::kInvalidArgument, "Concat dim tensor should be a scalar integer");
-  EXPECT_ERROR(TryOp("ConcatOffset", {Fed(IntScalar(0)), Fed(Vec({2000000000})), Fed(Vec({2000000000})), Fed(Vec({1}))},
-                     IntAttr("N", 3), 3, &out),
-               Code::kInvalidArgument, "more than int32 holds");
+  EXPECT_ERROR(
+      TryOp("ConcatOffset",
+            {Fed(IntScalar(0)), Fed(Vec({2000000000})), Fed(Vec({2000000000})), Fed(Vec({1}))},
+            IntAttr("N", 3), 3, &out),
+      Code::kInvalidArgument, "more than int32 holds");
 }
 
 // ======================================================= ReverseSequence
 
 // out[idx] = in[idx with idx[sd] reversed within the first lens[idx[bd]]].
-std::vector<Ref> RefReverseSequence(const Dims& dims, int bd, int sd, const std::vector<int64_t>& lens) {
+std::vector<Ref> RefReverseSequence(const Dims& dims, int bd, int sd,
+                                    const std::vector<int64_t>& lens) {
   std::vector<Ref> ref;
   for (int64_t i = 0; i < NumElements(dims); ++i) {
     Dims idx = Unravel(i, dims);
@@ -235,8 +252,8 @@ TEST(ReverseSequenceTest, DocExamplesAllDtypes) {
       for (DataType len_dt : {GR_INT64, GR_INT32}) {
         const Tensor x = Random(dt, c.dims, 70 + case_no++);
         std::vector<Tensor> out = RunOp("ReverseSequence", {Fed(x), Fed(Vec(lens, len_dt))},
-                                        TAttr(dt) + TAttr(len_dt, "Tlen") + IntAttr("batch_dim", c.bd) +
-                                            IntAttr("seq_dim", c.sd));
+                                        TAttr(dt) + TAttr(len_dt, "Tlen") +
+                                            IntAttr("batch_dim", c.bd) + IntAttr("seq_dim", c.sd));
         ASSERT_EQ(out.size(), 1u);
         ExpectGathered(out[0], c.dims, {&x}, RefReverseSequence(c.dims, c.bd, c.sd, lens), nullptr,
                        "case " + std::to_string(case_no));
@@ -255,13 +272,15 @@ TEST(ReverseSequenceTest, RandomAndLarge) {
     int sd = static_cast<int>(rng() % (rank - 1));
     if (sd >= bd) ++sd;
     std::vector<int64_t> lens;
-    for (int64_t b = 0; b < dims[bd]; ++b) lens.push_back(static_cast<int64_t>(rng() % (dims[sd] + 1)));
+    for (int64_t b = 0; b < dims[bd]; ++b)
+      lens.push_back(static_cast<int64_t>(rng() % (dims[sd] + 1)));
     const Tensor x = Random(GR_FLOAT, dims, 200 + rep);
     std::vector<Tensor> out =
         RunOp("ReverseSequence", {Fed(x), Fed(Vec(lens, GR_INT64))},
               TAttr(GR_FLOAT) + IntAttr("batch_dim", bd) + IntAttr("seq_dim", sd));
     ASSERT_EQ(out.size(), 1u);
-    ExpectGathered(out[0], dims, {&x}, RefReverseSequence(dims, bd, sd, lens), nullptr, "rep " + std::to_string(rep));
+    ExpectGathered(out[0], dims, {&x}, RefReverseSequence(dims, bd, sd, lens), nullptr,
+                   "rep " + std::to_string(rep));
   }
   // Big enough for the copies to split over the pool; one thread too.
   const Dims dims = {3, 200, 300};
@@ -296,9 +315,11 @@ TEST(ReverseSequenceTest, Errors) {
                Code::kInvalidArgument, "Invalid batch_dim -1");
   // Known shapes: the shape function checks the dims and merges the batch.
   const std::string g = ShapedPlaceholder("x", "DT_FLOAT", {2, 3}) +
-                        NodeText("r", "ReverseSequence", {"x", "l"}, attrs + TAttr(GR_INT32, "Tlen") + IntAttr("batch_dim", 2)) +
+                        NodeText("r", "ReverseSequence", {"x", "l"},
+                                 attrs + TAttr(GR_INT32, "Tlen") + IntAttr("batch_dim", 2)) +
                         ConstInt32("l", {1, 1});
-  EXPECT_ERROR(TryRun(g, {{"x:0", x}}, {"r:0"}), Code::kInvalidArgument, "batch_dim must be < input rank: 2 vs. 2");
+  EXPECT_ERROR(TryRun(g, {{"x:0", x}}, {"r:0"}), Code::kInvalidArgument,
+               "batch_dim must be < input rank: 2 vs. 2");
 }
 
 // ========================================================= SparseToDense
@@ -306,18 +327,23 @@ TEST(ReverseSequenceTest, Errors) {
 TEST(SparseToDenseTest, ScalarVectorMatrixIndices) {
   const std::string i32 = TAttr(GR_INT32) + TAttr(GR_INT32, "Tindices");
   // Scalar index: dense[i] = (i == 2 ? 7 : 0).
-  std::vector<Tensor> out = RunOp("SparseToDense", {Fed(IntScalar(2)), Fed(Vec({5})), Fed(IntScalar(7)), Fed(IntScalar(0))}, i32);
+  std::vector<Tensor> out =
+      RunOp("SparseToDense",
+            {Fed(IntScalar(2)), Fed(Vec({5})), Fed(IntScalar(7)), Fed(IntScalar(0))}, i32);
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(Ints(out[0]), (std::vector<int64_t>{0, 0, 7, 0, 0}));
   // Vector indices: dense[indices[i]] = values[i], int64 indices.
-  out = RunOp("SparseToDense",
-              {Fed(Vec({0, 3}, GR_INT64)), Fed(Vec({5}, GR_INT64)), Fed(Vec({4, 9})), Fed(IntScalar(-1))},
-              TAttr(GR_INT32) + TAttr(GR_INT64, "Tindices"));
+  out = RunOp(
+      "SparseToDense",
+      {Fed(Vec({0, 3}, GR_INT64)), Fed(Vec({5}, GR_INT64)), Fed(Vec({4, 9})), Fed(IntScalar(-1))},
+      TAttr(GR_INT32) + TAttr(GR_INT64, "Tindices"));
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(Ints(out[0]), (std::vector<int64_t>{4, -1, -1, 9, -1}));
   // Matrix indices with one scalar value for all of them.
   out = RunOp("SparseToDense",
-              {Fed(IntTensor(GR_INT32, {2, 2}, {0, 1, 1, 0})), Fed(Vec({2, 3})), Fed(IntScalar(5)), Fed(IntScalar(1))}, i32);
+              {Fed(IntTensor(GR_INT32, {2, 2}, {0, 1, 1, 0})), Fed(Vec({2, 3})), Fed(IntScalar(5)),
+               Fed(IntScalar(1))},
+              i32);
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(DimsOf(out[0]), (Dims{2, 3}));
   EXPECT_EQ(Ints(out[0]), (std::vector<int64_t>{1, 5, 1, 5, 1, 1}));
@@ -328,13 +354,14 @@ TEST(SparseToDenseTest, ScalarVectorMatrixIndices) {
                Fed(Strings({3}, {"a", "b", "c"})), Fed(Strings({}, {"x"}))},
               TAttr(GR_STRING) + TAttr(GR_INT64, "Tindices"));
   ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(StringsOf(out[0]), (std::vector<std::string>{"x", "a", "x", "b", "x", "x", "x", "x", "x", "x", "c",
-                                                         "x", "x", "x", "x"}));
+  EXPECT_EQ(StringsOf(out[0]), (std::vector<std::string>{"x", "a", "x", "b", "x", "x", "x", "x",
+                                                         "x", "x", "c", "x", "x", "x", "x"}));
   // No indices at all: all default; float values.
   Tensor def(GR_FLOAT, TensorShape({}));
   def.data<float>()[0] = 2.5f;
   out = RunOp("SparseToDense",
-              {Fed(IntTensor(GR_INT32, {0, 2}, {})), Fed(Vec({2, 2})), Fed(Tensor(GR_FLOAT, TensorShape({0}))), Fed(def)},
+              {Fed(IntTensor(GR_INT32, {0, 2}, {})), Fed(Vec({2, 2})),
+               Fed(Tensor(GR_FLOAT, TensorShape({0}))), Fed(def)},
               TAttr(GR_FLOAT) + TAttr(GR_INT32, "Tindices"));
   ASSERT_EQ(out.size(), 1u);
   ExpectValuesEq<float>(out[0], {2.5f, 2.5f, 2.5f, 2.5f});
@@ -343,7 +370,8 @@ TEST(SparseToDenseTest, ScalarVectorMatrixIndices) {
 TEST(SparseToDenseTest, RandomAgainstReference) {
   std::mt19937 rng(17);
   for (int rep = 0; rep < 20; ++rep) {
-    const Dims shape = {1 + static_cast<int64_t>(rng() % 4), 1 + static_cast<int64_t>(rng() % 4), 2};
+    const Dims shape = {1 + static_cast<int64_t>(rng() % 4), 1 + static_cast<int64_t>(rng() % 4),
+                        2};
     const int64_t total = NumElements(shape);
     // Distinct positions, sorted (what validate_indices demands).
     std::vector<int64_t> flat;
@@ -357,9 +385,10 @@ TEST(SparseToDenseTest, RandomAgainstReference) {
     const int64_t n = static_cast<int64_t>(flat.size());
     const Tensor values = Random(GR_DOUBLE, {n}, 300 + rep);
     const Tensor def = Random(GR_DOUBLE, {}, 400 + rep);
-    std::vector<Tensor> out = RunOp("SparseToDense",
-                                    {Fed(IntTensor(GR_INT64, {n, 3}, iv)), Fed(Vec(shape, GR_INT64)), Fed(values), Fed(def)},
-                                    TAttr(GR_DOUBLE) + TAttr(GR_INT64, "Tindices"));
+    std::vector<Tensor> out = RunOp(
+        "SparseToDense",
+        {Fed(IntTensor(GR_INT64, {n, 3}, iv)), Fed(Vec(shape, GR_INT64)), Fed(values), Fed(def)},
+        TAttr(GR_DOUBLE) + TAttr(GR_INT64, "Tindices"));
     ASSERT_EQ(out.size(), 1u);
     std::vector<Ref> ref(static_cast<size_t>(total), Ref{1, 0});
     for (int64_t k = 0; k < n; ++k) ref[flat[k]] = {0, k};
@@ -373,26 +402,36 @@ TEST(SparseToDenseTest, ValidateIndicesOrderAndRepeats) {
   const Tensor repeated = IntTensor(GR_INT32, {3, 2}, {0, 1, 1, 4, 1, 4});
   const Tensor vals = Vec({10, 20, 30});
   std::vector<Tensor> out;
-  EXPECT_ERROR(TryOp("SparseToDense", {Fed(unsorted), Fed(Vec({3, 5})), Fed(vals), Fed(IntScalar(0))}, attrs, 1, &out),
-               Code::kInvalidArgument, "indices[2] = [1,4] is out of order");
-  EXPECT_ERROR(TryOp("SparseToDense", {Fed(repeated), Fed(Vec({3, 5})), Fed(vals), Fed(IntScalar(0))}, attrs, 1, &out),
-               Code::kInvalidArgument, "indices[2] = [1,4] is repeated");
+  EXPECT_ERROR(
+      TryOp("SparseToDense", {Fed(unsorted), Fed(Vec({3, 5})), Fed(vals), Fed(IntScalar(0))}, attrs,
+            1, &out),
+      Code::kInvalidArgument, "indices[2] = [1,4] is out of order");
+  EXPECT_ERROR(
+      TryOp("SparseToDense", {Fed(repeated), Fed(Vec({3, 5})), Fed(vals), Fed(IntScalar(0))}, attrs,
+            1, &out),
+      Code::kInvalidArgument, "indices[2] = [1,4] is repeated");
   // validate_indices false: any order; a repeated index keeps its last value.
   const std::string lax = attrs + BoolAttr("validate_indices", false);
-  out = RunOp("SparseToDense", {Fed(unsorted), Fed(Vec({3, 5})), Fed(vals), Fed(IntScalar(0))}, lax);
+  out =
+      RunOp("SparseToDense", {Fed(unsorted), Fed(Vec({3, 5})), Fed(vals), Fed(IntScalar(0))}, lax);
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(Ints(out[0]), (std::vector<int64_t>{0, 10, 0, 0, 0, 0, 0, 0, 0, 30, 20, 0, 0, 0, 0}));
-  out = RunOp("SparseToDense", {Fed(repeated), Fed(Vec({3, 5})), Fed(vals), Fed(IntScalar(0))}, lax);
+  out =
+      RunOp("SparseToDense", {Fed(repeated), Fed(Vec({3, 5})), Fed(vals), Fed(IntScalar(0))}, lax);
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(Ints(out[0]), (std::vector<int64_t>{0, 10, 0, 0, 0, 0, 0, 0, 0, 30, 0, 0, 0, 0, 0}));
   // Out of bounds is an error either way.
   for (const std::string& a : {attrs, lax}) {
-    EXPECT_ERROR(TryOp("SparseToDense", {Fed(IntTensor(GR_INT32, {2, 2}, {0, 1, 3, 0})), Fed(Vec({3, 5})), Fed(IntScalar(1)),
-                                         Fed(IntScalar(0))},
+    EXPECT_ERROR(TryOp("SparseToDense",
+                       {Fed(IntTensor(GR_INT32, {2, 2}, {0, 1, 3, 0})), Fed(Vec({3, 5})),
+                        Fed(IntScalar(1)), Fed(IntScalar(0))},
                        a, 1, &out),
-                 Code::kInvalidArgument, "indices[1] = [3,0] is out of bounds: need 0 <= index < [3,5]");
-    EXPECT_ERROR(TryOp("SparseToDense", {Fed(Vec({-1})), Fed(Vec({3})), Fed(IntScalar(1)), Fed(IntScalar(0))}, a, 1, &out),
-                 Code::kInvalidArgument, "indices[0] = [-1] is out of bounds");
+                 Code::kInvalidArgument,
+                 "indices[1] = [3,0] is out of bounds: need 0 <= index < [3,5]");
+    EXPECT_ERROR(
+        TryOp("SparseToDense",
+              {Fed(Vec({-1})), Fed(Vec({3})), Fed(IntScalar(1)), Fed(IntScalar(0))}, a, 1, &out),
+        Code::kInvalidArgument, "indices[0] = [-1] is out of bounds");
   }
 }
 
@@ -400,24 +439,35 @@ TEST(SparseToDenseTest, ShapeErrors) {
   const std::string attrs = TAttr(GR_INT32) + TAttr(GR_INT32, "Tindices");
   const Tensor idx = IntTensor(GR_INT32, {2, 2}, {0, 1, 1, 0});
   std::vector<Tensor> out;
-  EXPECT_ERROR(TryOp("SparseToDense", {Fed(idx), Fed(Vec({2, 2})), Fed(Vec({1, 2, 3})), Fed(IntScalar(0))}, attrs, 1, &out),
-               Code::kInvalidArgument, "sparse_values has incorrect shape [3], should be [] or [2]");
-  EXPECT_ERROR(TryOp("SparseToDense", {Fed(idx), Fed(Vec({2, 2, 2})), Fed(IntScalar(1)), Fed(IntScalar(0))}, attrs, 1, &out),
-               Code::kInvalidArgument, "output_shape has incorrect number of elements: 3 should be: 2");
-  EXPECT_ERROR(TryOp("SparseToDense", {Fed(idx), Fed(Vec({2, 2})), Fed(IntScalar(1)), Fed(Vec({0}))}, attrs, 1, &out),
-               Code::kInvalidArgument, "default_value should be a scalar");
-  EXPECT_ERROR(TryOp("SparseToDense", {Fed(idx), Fed(Vec({2, -2})), Fed(IntScalar(1)), Fed(IntScalar(0))}, attrs, 1, &out),
-               Code::kInvalidArgument, "negative dimension");
-  EXPECT_ERROR(TryOp("SparseToDense", {Fed(IntTensor(GR_INT32, {1, 1, 2}, {0, 0})), Fed(Vec({2, 2})), Fed(IntScalar(1)),
-                                       Fed(IntScalar(0))},
+  EXPECT_ERROR(
+      TryOp("SparseToDense", {Fed(idx), Fed(Vec({2, 2})), Fed(Vec({1, 2, 3})), Fed(IntScalar(0))},
+            attrs, 1, &out),
+      Code::kInvalidArgument, "sparse_values has incorrect shape [3], should be [] or [2]");
+  EXPECT_ERROR(
+      TryOp("SparseToDense", {Fed(idx), Fed(Vec({2, 2, 2})), Fed(IntScalar(1)), Fed(IntScalar(0))},
+            attrs, 1, &out),
+      Code::kInvalidArgument, "output_shape has incorrect number of elements: 3 should be: 2");
+  EXPECT_ERROR(
+      TryOp("SparseToDense", {Fed(idx), Fed(Vec({2, 2})), Fed(IntScalar(1)), Fed(Vec({0}))}, attrs,
+            1, &out),
+      Code::kInvalidArgument, "default_value should be a scalar");
+  EXPECT_ERROR(
+      TryOp("SparseToDense", {Fed(idx), Fed(Vec({2, -2})), Fed(IntScalar(1)), Fed(IntScalar(0))},
+            attrs, 1, &out),
+      Code::kInvalidArgument, "negative dimension");
+  EXPECT_ERROR(TryOp("SparseToDense",
+                     {Fed(IntTensor(GR_INT32, {1, 1, 2}, {0, 0})), Fed(Vec({2, 2})),
+                      Fed(IntScalar(1)), Fed(IntScalar(0))},
                      attrs, 1, &out),
                Code::kInvalidArgument, "sparse_indices should be a scalar, vector, or matrix");
   // A huge constant shape is refused by the shape function, before any
   // allocation.
-  EXPECT_ERROR(TryOp("SparseToDense", {Fed(IntTensor(GR_INT64, {2, 2}, {0, 1, 1, 0})), Konst(Vec({1 << 30, 1 << 30}, GR_INT64)), Fed(IntScalar(1)),
-                                       Fed(IntScalar(0))},
-                     TAttr(GR_INT32) + TAttr(GR_INT64, "Tindices"), 1, &out),
-               Code::kInvalidArgument, "more than 2^58 elements");
+  EXPECT_ERROR(
+      TryOp("SparseToDense",
+            {Fed(IntTensor(GR_INT64, {2, 2}, {0, 1, 1, 0})),
+             Konst(Vec({1 << 30, 1 << 30}, GR_INT64)), Fed(IntScalar(1)), Fed(IntScalar(0))},
+            TAttr(GR_INT32) + TAttr(GR_INT64, "Tindices"), 1, &out),
+      Code::kInvalidArgument, "more than 2^58 elements");
 }
 
 // ================================================================ Unique
@@ -426,15 +476,16 @@ TEST(UniqueTest, DocExample) {
   // TensorFlow's doc: x = [1, 1, 2, 4, 4, 4, 7, 8, 8] -> y = [1, 2, 4, 7, 8],
   // idx = [0, 0, 1, 2, 2, 2, 3, 4, 4].
   for (DataType out_idx : {GR_INT32, GR_INT64}) {
-    std::vector<Tensor> out =
-        RunOp("Unique", {Fed(Vec({1, 1, 2, 4, 4, 4, 7, 8, 8}))}, TAttr(GR_INT32) + TAttr(out_idx, "out_idx"), 2);
+    std::vector<Tensor> out = RunOp("Unique", {Fed(Vec({1, 1, 2, 4, 4, 4, 7, 8, 8}))},
+                                    TAttr(GR_INT32) + TAttr(out_idx, "out_idx"), 2);
     ASSERT_EQ(out.size(), 2u);
     EXPECT_EQ(Ints(out[0]), (std::vector<int64_t>{1, 2, 4, 7, 8}));
     EXPECT_EQ(out[1].dtype(), out_idx);
     EXPECT_EQ(Ints(out[1]), (std::vector<int64_t>{0, 0, 1, 2, 2, 2, 3, 4, 4}));
   }
   // First-occurrence order, not sorted order.
-  std::vector<Tensor> out = RunOp("Unique", {Fed(Vec({5, 3, 5, 1, 3}, GR_INT64))}, TAttr(GR_INT64), 2);
+  std::vector<Tensor> out =
+      RunOp("Unique", {Fed(Vec({5, 3, 5, 1, 3}, GR_INT64))}, TAttr(GR_INT64), 2);
   ASSERT_EQ(out.size(), 2u);
   EXPECT_EQ(Ints(out[0]), (std::vector<int64_t>{5, 3, 1}));
   EXPECT_EQ(Ints(out[1]), (std::vector<int64_t>{0, 1, 0, 2, 1}));
@@ -442,26 +493,30 @@ TEST(UniqueTest, DocExample) {
 
 TEST(UniqueTest, StringsFloatsAndRandom) {
   std::vector<Tensor> out =
-      RunOp("Unique", {Fed(Strings({6}, {"b", "a", "b", "", "a", std::string(30, 'z')}))}, TAttr(GR_STRING), 2);
+      RunOp("Unique", {Fed(Strings({6}, {"b", "a", "b", "", "a", std::string(30, 'z')}))},
+            TAttr(GR_STRING), 2);
   ASSERT_EQ(out.size(), 2u);
   EXPECT_EQ(StringsOf(out[0]), (std::vector<std::string>{"b", "a", "", std::string(30, 'z')}));
   EXPECT_EQ(Ints(out[1]), (std::vector<int64_t>{0, 1, 0, 2, 1, 3}));
   // Floats compare by value: -0 equals 0; a NaN equals nothing.
   const float nan = std::numeric_limits<float>::quiet_NaN();
-  out = RunOp("Unique", {Fed(MakeTensor<float>(GR_FLOAT, {5}, {0.0f, -0.0f, nan, 1.5f, nan}))}, TAttr(GR_FLOAT), 2);
+  out = RunOp("Unique", {Fed(MakeTensor<float>(GR_FLOAT, {5}, {0.0f, -0.0f, nan, 1.5f, nan}))},
+              TAttr(GR_FLOAT), 2);
   ASSERT_EQ(out.size(), 2u);
   EXPECT_EQ(out[0].NumElements(), 4);
   EXPECT_EQ(Ints(out[1]), (std::vector<int64_t>{0, 0, 1, 2, 3}));
   // Random values of several dtypes against an O(n^2) reference.
   std::mt19937 rng(23);
-  for (DataType dt : {GR_INT8, GR_UINT8, GR_INT16, GR_INT32, GR_INT64, GR_BOOL, GR_HALF, GR_DOUBLE}) {
+  for (DataType dt :
+       {GR_INT8, GR_UINT8, GR_INT16, GR_INT32, GR_INT64, GR_BOOL, GR_HALF, GR_DOUBLE}) {
     const int64_t n = 200;
     Tensor x = Random(dt, {n}, static_cast<uint32_t>(rng()));
     // Few distinct values: copy element (i % 7) of itself around.
     const size_t es = ElemSize(dt);
     for (int64_t i = 7; i < n; ++i) {
       const int64_t from = static_cast<int64_t>(rng() % 7);
-      std::memcpy(static_cast<char*>(x.raw_data()) + i * es, static_cast<char*>(x.raw_data()) + from * es, es);
+      std::memcpy(static_cast<char*>(x.raw_data()) + i * es,
+                  static_cast<char*>(x.raw_data()) + from * es, es);
     }
     out = RunOp("Unique", {Fed(x)}, TAttr(dt) + TAttr(GR_INT64, "out_idx"), 2);
     ASSERT_EQ(out.size(), 2u);
@@ -484,12 +539,14 @@ TEST(UniqueV2Test, AxisDocExamples) {
   // axis 1 -> y = [[1, 0], [1, 0], [2, 0]], idx = [0, 1, 1].
   const Tensor x = IntTensor(GR_INT32, {3, 3}, {1, 0, 0, 1, 0, 0, 2, 0, 0});
   for (DataType axis_dt : {GR_INT64, GR_INT32}) {
-    std::vector<Tensor> out = RunOp("UniqueV2", {Fed(x), Fed(Vec({0}, axis_dt))}, TAttr(GR_INT32) + TAttr(axis_dt, "Taxis"), 2);
+    std::vector<Tensor> out = RunOp("UniqueV2", {Fed(x), Fed(Vec({0}, axis_dt))},
+                                    TAttr(GR_INT32) + TAttr(axis_dt, "Taxis"), 2);
     ASSERT_EQ(out.size(), 2u);
     EXPECT_EQ(DimsOf(out[0]), (Dims{2, 3}));
     EXPECT_EQ(Ints(out[0]), (std::vector<int64_t>{1, 0, 0, 2, 0, 0}));
     EXPECT_EQ(Ints(out[1]), (std::vector<int64_t>{0, 0, 1}));
-    out = RunOp("UniqueV2", {Fed(x), Fed(Vec({1}, axis_dt))}, TAttr(GR_INT32) + TAttr(axis_dt, "Taxis"), 2);
+    out = RunOp("UniqueV2", {Fed(x), Fed(Vec({1}, axis_dt))},
+                TAttr(GR_INT32) + TAttr(axis_dt, "Taxis"), 2);
     ASSERT_EQ(out.size(), 2u);
     EXPECT_EQ(DimsOf(out[0]), (Dims{3, 2}));
     EXPECT_EQ(Ints(out[0]), (std::vector<int64_t>{1, 0, 1, 0, 2, 0}));
@@ -497,7 +554,8 @@ TEST(UniqueV2Test, AxisDocExamples) {
   }
   // Negative axis; string slices.
   const Tensor s = Strings({2, 3}, {"a", "b", "a", "c", "d", "c"});
-  std::vector<Tensor> out = RunOp("UniqueV2", {Fed(s), Fed(Vec({-1}, GR_INT64))}, TAttr(GR_STRING), 2);
+  std::vector<Tensor> out =
+      RunOp("UniqueV2", {Fed(s), Fed(Vec({-1}, GR_INT64))}, TAttr(GR_STRING), 2);
   ASSERT_EQ(out.size(), 2u);
   EXPECT_EQ(DimsOf(out[0]), (Dims{2, 2}));
   EXPECT_EQ(StringsOf(out[0]), (std::vector<std::string>{"a", "b", "c", "d"}));
@@ -511,13 +569,15 @@ TEST(UniqueV2Test, AxisDocExamples) {
 
 TEST(UniqueTest, Errors) {
   std::vector<Tensor> out;
-  EXPECT_ERROR(TryOp("Unique", {Fed(IntTensor(GR_INT32, {2, 2}, {1, 2, 3, 4}))}, TAttr(GR_INT32), 2, &out),
-               Code::kInvalidArgument, "unique expects a 1D vector");
+  EXPECT_ERROR(
+      TryOp("Unique", {Fed(IntTensor(GR_INT32, {2, 2}, {1, 2, 3, 4}))}, TAttr(GR_INT32), 2, &out),
+      Code::kInvalidArgument, "unique expects a 1D vector");
   const Tensor x = IntTensor(GR_INT32, {2, 2}, {1, 2, 3, 4});
   EXPECT_ERROR(TryOp("UniqueV2", {Fed(x), Fed(Vec({2}, GR_INT64))}, TAttr(GR_INT32), 2, &out),
                Code::kInvalidArgument, "axis 2 is not in [-2, 2)");
   EXPECT_ERROR(TryOp("UniqueV2", {Fed(x), Fed(Vec({0, 1}, GR_INT64))}, TAttr(GR_INT32), 2, &out),
-               Code::kInvalidArgument, "axis does not support input tensors larger than 1 elements");
+               Code::kInvalidArgument,
+               "axis does not support input tensors larger than 1 elements");
   EXPECT_ERROR(TryOp("UniqueV2", {Fed(x), Fed(IntScalar(0, GR_INT64))}, TAttr(GR_INT32), 2, &out),
                Code::kInvalidArgument, "axis expects a 1D vector");
   EXPECT_ERROR(TryOp("UniqueV2", {Fed(x), Fed(Vec({}, GR_INT64))}, TAttr(GR_INT32), 2, &out),
@@ -531,17 +591,19 @@ TEST(BroadcastArgsTest, ShapesAndErrors) {
     std::vector<int64_t> a, b, want;
   };
   for (DataType dt : {GR_INT32, GR_INT64}) {
-    for (const Case& c : {Case{{2, 3, 1}, {3, 4}, {2, 3, 4}}, Case{{1}, {5, 1}, {5, 1}}, Case{{}, {4, 2}, {4, 2}},
-                          Case{{0, 1}, {3}, {0, 3}}, Case{{}, {}, {}}}) {
-      std::vector<Tensor> out = RunOp("BroadcastArgs", {Fed(Vec(c.a, dt)), Fed(Vec(c.b, dt))}, TAttr(dt));
+    for (const Case& c : {Case{{2, 3, 1}, {3, 4}, {2, 3, 4}}, Case{{1}, {5, 1}, {5, 1}},
+                          Case{{}, {4, 2}, {4, 2}}, Case{{0, 1}, {3}, {0, 3}}, Case{{}, {}, {}}}) {
+      std::vector<Tensor> out =
+          RunOp("BroadcastArgs", {Fed(Vec(c.a, dt)), Fed(Vec(c.b, dt))}, TAttr(dt));
       ASSERT_EQ(out.size(), 1u);
       EXPECT_EQ(out[0].dtype(), dt);
       EXPECT_EQ(Ints(out[0]), c.want);
     }
   }
   std::vector<Tensor> out;
-  EXPECT_ERROR(TryOp("BroadcastArgs", {Fed(Vec({2, 3})), Fed(Vec({4, 3}))}, TAttr(GR_INT32), 1, &out),
-               Code::kInvalidArgument, "Incompatible shapes: [2,3] vs. [4,3]");
+  EXPECT_ERROR(
+      TryOp("BroadcastArgs", {Fed(Vec({2, 3})), Fed(Vec({4, 3}))}, TAttr(GR_INT32), 1, &out),
+      Code::kInvalidArgument, "Incompatible shapes: [2,3] vs. [4,3]");
   EXPECT_ERROR(TryOp("BroadcastArgs", {Fed(IntScalar(2)), Fed(Vec({4}))}, TAttr(GR_INT32), 1, &out),
                Code::kInvalidArgument, "In[0] must be a vector");
 }
@@ -552,8 +614,9 @@ struct SliceSpec {
   Dims begin, end, strides;
   int64_t masks[5] = {0, 0, 0, 0, 0};  // begin, end, ellipsis, new_axis, shrink_axis
   std::string Attrs() const {
-    return IntAttr("begin_mask", masks[0]) + IntAttr("end_mask", masks[1]) + IntAttr("ellipsis_mask", masks[2]) +
-           IntAttr("new_axis_mask", masks[3]) + IntAttr("shrink_axis_mask", masks[4]);
+    return IntAttr("begin_mask", masks[0]) + IntAttr("end_mask", masks[1]) +
+           IntAttr("ellipsis_mask", masks[2]) + IntAttr("new_axis_mask", masks[3]) +
+           IntAttr("shrink_axis_mask", masks[4]);
   }
 };
 
@@ -595,31 +658,36 @@ TEST(StridedSliceGradTest, AdjointOfStridedSliceOnRandomSpecs) {
   for (int rep = 0; rep < 300; ++rep) {
     const int rank = static_cast<int>(rng() % 4);
     Dims dims;
-    for (int d = 0; d < rank; ++d) dims.push_back(static_cast<int64_t>(rng() % 5) + (rep % 10 == 0 ? 0 : 1));
+    for (int d = 0; d < rank; ++d)
+      dims.push_back(static_cast<int64_t>(rng() % 5) + (rep % 10 == 0 ? 0 : 1));
     const SliceSpec s = RandomSpec(dims, &rng);
     const DataType idx_dt = rep % 2 ? GR_INT64 : GR_INT32;
     const std::string attrs = s.Attrs() + TAttr(GR_INT64) + TAttr(idx_dt, "Index");
     const Tensor x = SmallInts(dims, &rng);
     std::vector<Tensor> y;
-    const Status st = TryOp("StridedSlice", {Fed(x), Fed(Vec(s.begin, idx_dt)), Fed(Vec(s.end, idx_dt)),
-                                             Fed(Vec(s.strides, idx_dt))},
-                            attrs, 1, &y);
+    const Status st = TryOp(
+        "StridedSlice",
+        {Fed(x), Fed(Vec(s.begin, idx_dt)), Fed(Vec(s.end, idx_dt)), Fed(Vec(s.strides, idx_dt))},
+        attrs, 1, &y);
     std::vector<Tensor> g;
     if (!st.ok()) {
       // The same spec fails the grad with the same message (after the
       // "Node 'op' (op 'StridedSlice'): " prefix).
       const std::string msg = st.message().substr(st.message().find("): ") + 3);
-      EXPECT_ERROR(TryOp("StridedSliceGrad", {Fed(Vec(dims, idx_dt)), Fed(Vec(s.begin, idx_dt)), Fed(Vec(s.end, idx_dt)),
-                                              Fed(Vec(s.strides, idx_dt)), Fed(SmallInts({1}, &rng))},
-                         attrs, 1, &g),
-                   st.code(), msg, "StridedSliceGrad");
+      EXPECT_ERROR(
+          TryOp("StridedSliceGrad",
+                {Fed(Vec(dims, idx_dt)), Fed(Vec(s.begin, idx_dt)), Fed(Vec(s.end, idx_dt)),
+                 Fed(Vec(s.strides, idx_dt)), Fed(SmallInts({1}, &rng))},
+                attrs, 1, &g),
+          st.code(), msg, "StridedSliceGrad");
       continue;
     }
     ++valid;
     ASSERT_EQ(y.size(), 1u);
     const Tensor dy = SmallInts(DimsOf(y[0]), &rng);
-    g = RunOp("StridedSliceGrad", {Fed(Vec(dims, idx_dt)), Fed(Vec(s.begin, idx_dt)), Fed(Vec(s.end, idx_dt)),
-                                   Fed(Vec(s.strides, idx_dt)), Fed(dy)},
+    g = RunOp("StridedSliceGrad",
+              {Fed(Vec(dims, idx_dt)), Fed(Vec(s.begin, idx_dt)), Fed(Vec(s.end, idx_dt)),
+               Fed(Vec(s.strides, idx_dt)), Fed(dy)},
               attrs);
     ASSERT_EQ(g.size(), 1u);
     ASSERT_EQ(DimsOf(g[0]), dims) << "rep " << rep;
@@ -630,8 +698,9 @@ TEST(StridedSliceGradTest, AdjointOfStridedSliceOnRandomSpecs) {
       for (int64_t k = 0; k < x.NumElements(); ++k) {
         Tensor e(GR_INT64, TensorShape(dims));
         for (int64_t i = 0; i < e.NumElements(); ++i) e.data<int64_t>()[i] = i == k ? 1 : 0;
-        std::vector<Tensor> ye = RunOp("StridedSlice", {Fed(e), Fed(Vec(s.begin, idx_dt)), Fed(Vec(s.end, idx_dt)),
-                                                        Fed(Vec(s.strides, idx_dt))},
+        std::vector<Tensor> ye = RunOp("StridedSlice",
+                                       {Fed(e), Fed(Vec(s.begin, idx_dt)), Fed(Vec(s.end, idx_dt)),
+                                        Fed(Vec(s.strides, idx_dt))},
                                        attrs);
         ASSERT_EQ(ye.size(), 1u);
         ASSERT_EQ(g[0].data<int64_t>()[k], Dot(dy, ye[0])) << "rep " << rep << " element " << k;
@@ -643,10 +712,12 @@ TEST(StridedSliceGradTest, AdjointOfStridedSliceOnRandomSpecs) {
 
 TEST(StridedSliceGradTest, NamedCaseDtypesAndShape) {
   // x[1:3, ::2] of a [3,4]: dy [[1,2],[3,4]] lands at (1,0),(1,2),(2,0),(2,2).
-  std::vector<Tensor> out = RunOp("StridedSliceGrad",
-                                  {Fed(Vec({3, 4})), Fed(Vec({1, 0})), Fed(Vec({3, 0})), Fed(Vec({1, 2})),
-                                   Fed(IntTensor(GR_INT32, {2, 2}, {1, 2, 3, 4}))},
-                                  TAttr(GR_INT32) + TAttr(GR_INT32, "Index") + IntAttr("begin_mask", 2) + IntAttr("end_mask", 2));
+  std::vector<Tensor> out =
+      RunOp("StridedSliceGrad",
+            {Fed(Vec({3, 4})), Fed(Vec({1, 0})), Fed(Vec({3, 0})), Fed(Vec({1, 2})),
+             Fed(IntTensor(GR_INT32, {2, 2}, {1, 2, 3, 4}))},
+            TAttr(GR_INT32) + TAttr(GR_INT32, "Index") + IntAttr("begin_mask", 2) +
+                IntAttr("end_mask", 2));
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(Ints(out[0]), (std::vector<int64_t>{0, 0, 0, 0, 1, 0, 2, 0, 3, 0, 4, 0}));
   // Every dtype, strings included (unselected elements empty): x[::-2] of
@@ -655,8 +726,8 @@ TEST(StridedSliceGradTest, NamedCaseDtypesAndShape) {
     const Tensor dy = Random(dt, {3}, 90);
     out = RunOp("StridedSliceGrad",
                 {Fed(Vec({5, 2})), Fed(Vec({0, 1})), Fed(Vec({0, 2})), Fed(Vec({-2, 1})), Fed(dy)},
-                TAttr(dt) + TAttr(GR_INT32, "Index") + IntAttr("begin_mask", 1) + IntAttr("end_mask", 1) +
-                    IntAttr("shrink_axis_mask", 2));
+                TAttr(dt) + TAttr(GR_INT32, "Index") + IntAttr("begin_mask", 1) +
+                    IntAttr("end_mask", 1) + IntAttr("shrink_axis_mask", 2));
     ASSERT_EQ(out.size(), 1u);
     Tensor zero = dt == GR_STRING ? Strings({}, {""}) : Tensor(dt, TensorShape({}));
     if (dt != GR_STRING) std::memset(zero.raw_data(), 0, ElemSize(dt));
@@ -668,54 +739,72 @@ TEST(StridedSliceGradTest, NamedCaseDtypesAndShape) {
   }
   // Identity slice: the output is dy itself.
   const Tensor dy = Random(GR_FLOAT, {2, 3}, 91);
-  out = RunOp("StridedSliceGrad", {Fed(Vec({2, 3})), Fed(Vec({0})), Fed(Vec({0})), Fed(Vec({1})), Fed(dy)},
-              TAttr(GR_FLOAT) + TAttr(GR_INT32, "Index") + IntAttr("begin_mask", 1) + IntAttr("end_mask", 1));
+  out = RunOp("StridedSliceGrad",
+              {Fed(Vec({2, 3})), Fed(Vec({0})), Fed(Vec({0})), Fed(Vec({1})), Fed(dy)},
+              TAttr(GR_FLOAT) + TAttr(GR_INT32, "Index") + IntAttr("begin_mask", 1) +
+                  IntAttr("end_mask", 1));
   ASSERT_EQ(out.size(), 1u);
   ExpectGathered(out[0], {2, 3}, {&dy}, {{0, 0}, {0, 1}, {0, 2}, {0, 3}, {0, 4}, {0, 5}});
   // A big one, split over the pool.
   std::mt19937 rng(31);
   const Tensor big = SmallInts({2, 300, 200}, &rng);
-  std::vector<Tensor> yb = RunOp("StridedSlice", {Fed(big), Fed(Vec({1, 299, 3})), Fed(Vec({2, 0, 200})), Fed(Vec({1, -1, 3}))},
-                                 TAttr(GR_INT64) + TAttr(GR_INT32, "Index"));
+  std::vector<Tensor> yb =
+      RunOp("StridedSlice",
+            {Fed(big), Fed(Vec({1, 299, 3})), Fed(Vec({2, 0, 200})), Fed(Vec({1, -1, 3}))},
+            TAttr(GR_INT64) + TAttr(GR_INT32, "Index"));
   ASSERT_EQ(yb.size(), 1u);
   const Tensor dyb = SmallInts(DimsOf(yb[0]), &rng);
   std::vector<Tensor> gb = RunOp("StridedSliceGrad",
-                                 {Fed(Vec({2, 300, 200})), Fed(Vec({1, 299, 3})), Fed(Vec({2, 0, 200})), Fed(Vec({1, -1, 3})), Fed(dyb)},
+                                 {Fed(Vec({2, 300, 200})), Fed(Vec({1, 299, 3})),
+                                  Fed(Vec({2, 0, 200})), Fed(Vec({1, -1, 3})), Fed(dyb)},
                                  TAttr(GR_INT64) + TAttr(GR_INT32, "Index"));
   ASSERT_EQ(gb.size(), 1u);
   EXPECT_EQ(Dot(dyb, yb[0]), Dot(big, gb[0]));
   // Shape function: the output has the constant `shape`.
-  const std::string g = ConstInt32("shape", {3, 5}) + ConstInt32("b", {0}) + ConstInt32("e", {1}) + ConstInt32("s", {1}) +
-                        PlaceholderNode("dy", "DT_FLOAT") +
+  const std::string g = ConstInt32("shape", {3, 5}) + ConstInt32("b", {0}) + ConstInt32("e", {1}) +
+                        ConstInt32("s", {1}) + PlaceholderNode("dy", "DT_FLOAT") +
                         NodeText("r", "StridedSliceGrad", {"shape", "b", "e", "s", "dy"},
                                  TAttr(GR_FLOAT) + TAttr(GR_INT32, "Index")) +
                         MatMulAfter("r");
-  EXPECT_ERROR(TryRun(g, {{"dy:0", Tensor(GR_FLOAT, TensorShape({1, 5}))}}, {"mm:0"}), Code::kInvalidArgument, "5 and 4");
+  EXPECT_ERROR(TryRun(g, {{"dy:0", Tensor(GR_FLOAT, TensorShape({1, 5}))}}, {"mm:0"}),
+               Code::kInvalidArgument, "5 and 4");
 }
 
 TEST(StridedSliceGradTest, Errors) {
   const std::string attrs = TAttr(GR_FLOAT) + TAttr(GR_INT32, "Index");
   const Tensor dy = Random(GR_FLOAT, {2}, 1);
   std::vector<Tensor> out;
-  EXPECT_ERROR(TryOp("StridedSliceGrad", {Fed(Vec({4})), Fed(Vec({0})), Fed(Vec({3})), Fed(Vec({1})), Fed(dy)}, attrs, 1, &out),
-               Code::kInvalidArgument, "shape of dy was [2] instead of [3]");
-  EXPECT_ERROR(TryOp("StridedSliceGrad", {Fed(Vec({4})), Fed(Vec({0})), Fed(Vec({3})), Fed(Vec({0})), Fed(dy)}, attrs, 1, &out),
-               Code::kInvalidArgument, "strides[0] must be non-zero");
-  EXPECT_ERROR(TryOp("StridedSliceGrad", {Fed(Vec({-4})), Fed(Vec({0})), Fed(Vec({3})), Fed(Vec({1})), Fed(dy)}, attrs, 1, &out),
-               Code::kInvalidArgument, "negative dimension");
-  EXPECT_ERROR(TryOp("StridedSliceGrad", {Fed(Vec({1 << 30, 1 << 30, 1 << 30})), Fed(Vec({0})), Fed(Vec({2})), Fed(Vec({1})),
-                                          Fed(dy)},
+  EXPECT_ERROR(
+      TryOp("StridedSliceGrad",
+            {Fed(Vec({4})), Fed(Vec({0})), Fed(Vec({3})), Fed(Vec({1})), Fed(dy)}, attrs, 1, &out),
+      Code::kInvalidArgument, "shape of dy was [2] instead of [3]");
+  EXPECT_ERROR(
+      TryOp("StridedSliceGrad",
+            {Fed(Vec({4})), Fed(Vec({0})), Fed(Vec({3})), Fed(Vec({0})), Fed(dy)}, attrs, 1, &out),
+      Code::kInvalidArgument, "strides[0] must be non-zero");
+  EXPECT_ERROR(
+      TryOp("StridedSliceGrad",
+            {Fed(Vec({-4})), Fed(Vec({0})), Fed(Vec({3})), Fed(Vec({1})), Fed(dy)}, attrs, 1, &out),
+      Code::kInvalidArgument, "negative dimension");
+  EXPECT_ERROR(TryOp("StridedSliceGrad",
+                     {Fed(Vec({1 << 30, 1 << 30, 1 << 30})), Fed(Vec({0})), Fed(Vec({2})),
+                      Fed(Vec({1})), Fed(dy)},
                      attrs, 1, &out),
                Code::kInvalidArgument, "more than 2^58 elements");
-  EXPECT_ERROR(TryOp("StridedSliceGrad", {Fed(Vec({4})), Fed(Vec({5})), Fed(Vec({6})), Fed(Vec({1})), Fed(dy)},
+  EXPECT_ERROR(TryOp("StridedSliceGrad",
+                     {Fed(Vec({4})), Fed(Vec({5})), Fed(Vec({6})), Fed(Vec({1})), Fed(dy)},
                      attrs + IntAttr("shrink_axis_mask", 1), 1, &out),
                Code::kInvalidArgument, "slice index 5 of dimension 0 out of bounds");
-  EXPECT_ERROR(TryOp("StridedSliceGrad", {Fed(IntTensor(GR_INT32, {1, 1}, {4})), Fed(Vec({0})), Fed(Vec({2})), Fed(Vec({1})),
-                                          Fed(dy)},
+  EXPECT_ERROR(TryOp("StridedSliceGrad",
+                     {Fed(IntTensor(GR_INT32, {1, 1}, {4})), Fed(Vec({0})), Fed(Vec({2})),
+                      Fed(Vec({1})), Fed(dy)},
                      attrs, 1, &out),
                Code::kInvalidArgument, "shape must be 1-D");
-  EXPECT_ERROR(TryOp("StridedSliceGrad", {Fed(Vec({4})), Fed(Vec({0, 0})), Fed(Vec({2})), Fed(Vec({1})), Fed(dy)}, attrs, 1, &out),
-               Code::kInvalidArgument, "Expected begin, end, and strides to be 1D equal size tensors");
+  EXPECT_ERROR(TryOp("StridedSliceGrad",
+                     {Fed(Vec({4})), Fed(Vec({0, 0})), Fed(Vec({2})), Fed(Vec({1})), Fed(dy)},
+                     attrs, 1, &out),
+               Code::kInvalidArgument,
+               "Expected begin, end, and strides to be 1D equal size tensors");
 }
 
 // ========================================================= MirrorPadGrad
@@ -724,18 +813,20 @@ TEST(MirrorPadGradTest, DocExample) {
   // TensorFlow's doc: t = [[1, 2, 3], [4, 5, 6], [7, 8, 9]], paddings
   // [[0, 1], [0, 1]], SYMMETRIC -> [[1, 5], [11, 28]].
   for (DataType dt : {GR_INT32, GR_INT64}) {
-    std::vector<Tensor> out = RunOp("MirrorPadGrad",
-                                    {Fed(IntTensor(GR_INT32, {3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9})), Fed(Paddings({0, 0}, {1, 1}, dt))},
-                                    TAttr(GR_INT32) + TAttr(dt, "Tpaddings") + StrAttr("mode", "SYMMETRIC"));
+    std::vector<Tensor> out =
+        RunOp("MirrorPadGrad",
+              {Fed(IntTensor(GR_INT32, {3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9})),
+               Fed(Paddings({0, 0}, {1, 1}, dt))},
+              TAttr(GR_INT32) + TAttr(dt, "Tpaddings") + StrAttr("mode", "SYMMETRIC"));
     ASSERT_EQ(out.size(), 1u);
     EXPECT_EQ(DimsOf(out[0]), (Dims{2, 2}));
     EXPECT_EQ(Ints(out[0]), (std::vector<int64_t>{1, 5, 11, 28}));
   }
   // REFLECT by hand: [a,b,c] padded [1,2] reads [b,a,b,c,b,a]; folding
   // [1,10,100,1000,10000,100000] gives a = 10+100000, b = 1+100+10000, c = 1000.
-  std::vector<Tensor> out = RunOp("MirrorPadGrad",
-                                  {Fed(Vec({1, 10, 100, 1000, 10000, 100000})), Fed(Paddings({1}, {2}))},
-                                  TAttr(GR_INT32) + StrAttr("mode", "REFLECT"));
+  std::vector<Tensor> out =
+      RunOp("MirrorPadGrad", {Fed(Vec({1, 10, 100, 1000, 10000, 100000})), Fed(Paddings({1}, {2}))},
+            TAttr(GR_INT32) + StrAttr("mode", "REFLECT"));
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(Ints(out[0]), (std::vector<int64_t>{100010, 10101, 1000}));
 }
@@ -756,12 +847,14 @@ TEST(MirrorPadGradTest, AdjointOfMirrorPad) {
       after.push_back(static_cast<int64_t>(rng() % (limit + 1)));
     }
     const DataType pdt = rep % 2 ? GR_INT64 : GR_INT32;
-    const std::string attrs = TAttr(GR_INT64) + TAttr(pdt, "Tpaddings") + StrAttr("mode", reflect ? "REFLECT" : "SYMMETRIC");
+    const std::string attrs = TAttr(GR_INT64) + TAttr(pdt, "Tpaddings") +
+                              StrAttr("mode", reflect ? "REFLECT" : "SYMMETRIC");
     const Tensor x = SmallInts(dims, &rng);
     std::vector<Tensor> y = RunOp("MirrorPad", {Fed(x), Fed(Paddings(before, after, pdt))}, attrs);
     ASSERT_EQ(y.size(), 1u);
     const Tensor dy = SmallInts(DimsOf(y[0]), &rng);
-    std::vector<Tensor> g = RunOp("MirrorPadGrad", {Fed(dy), Fed(Paddings(before, after, pdt))}, attrs);
+    std::vector<Tensor> g =
+        RunOp("MirrorPadGrad", {Fed(dy), Fed(Paddings(before, after, pdt))}, attrs);
     ASSERT_EQ(g.size(), 1u);
     ASSERT_EQ(DimsOf(g[0]), dims) << "rep " << rep;
     ASSERT_EQ(Dot(dy, y[0]), Dot(x, g[0])) << "rep " << rep;
@@ -771,19 +864,24 @@ TEST(MirrorPadGradTest, AdjointOfMirrorPad) {
   const Dims dims = {70, 60, 9};
   const Dims before = {3, 0, 8}, after = {5, 59, 2};
   Tensor xf(GR_FLOAT, TensorShape(dims));
-  for (int64_t i = 0; i < xf.NumElements(); ++i) xf.data<float>()[i] = static_cast<float>(rng() % 9) - 4;
+  for (int64_t i = 0; i < xf.NumElements(); ++i)
+    xf.data<float>()[i] = static_cast<float>(rng() % 9) - 4;
   const std::string attrs = TAttr(GR_FLOAT) + StrAttr("mode", "SYMMETRIC");
   std::vector<Tensor> y = RunOp("MirrorPad", {Fed(xf), Fed(Paddings(before, after))}, attrs);
   ASSERT_EQ(y.size(), 1u);
   Tensor dy(GR_FLOAT, y[0].shape());
-  for (int64_t i = 0; i < dy.NumElements(); ++i) dy.data<float>()[i] = static_cast<float>(rng() % 9) - 4;
+  for (int64_t i = 0; i < dy.NumElements(); ++i)
+    dy.data<float>()[i] = static_cast<float>(rng() % 9) - 4;
   double lhs = 0;
-  for (int64_t i = 0; i < dy.NumElements(); ++i) lhs += double(dy.data<float>()[i]) * y[0].data<float>()[i];
+  for (int64_t i = 0; i < dy.NumElements(); ++i)
+    lhs += double(dy.data<float>()[i]) * y[0].data<float>()[i];
   for (int threads : {1, 2}) {
-    std::vector<Tensor> g = RunOp("MirrorPadGrad", {Fed(dy), Fed(Paddings(before, after))}, attrs, 1, threads);
+    std::vector<Tensor> g =
+        RunOp("MirrorPadGrad", {Fed(dy), Fed(Paddings(before, after))}, attrs, 1, threads);
     ASSERT_EQ(g.size(), 1u);
     double rhs = 0;
-    for (int64_t i = 0; i < xf.NumElements(); ++i) rhs += double(xf.data<float>()[i]) * g[0].data<float>()[i];
+    for (int64_t i = 0; i < xf.NumElements(); ++i)
+      rhs += double(xf.data<float>()[i]) * g[0].data<float>()[i];
     EXPECT_EQ(lhs, rhs);
   }
 }
@@ -794,23 +892,29 @@ TEST(MirrorPadGradTest, ErrorsAndShape) {
   const std::string symmetric = TAttr(GR_FLOAT) + StrAttr("mode", "SYMMETRIC");
   std::vector<Tensor> out;
   // [5] folded by 2 + 2 is [1]: REFLECT needs paddings < 1.
-  EXPECT_ERROR(TryOp("MirrorPadGrad", {Fed(dy), Fed(Paddings({2, 0}, {2, 0}))}, reflect, 1, &out), Code::kInvalidArgument,
+  EXPECT_ERROR(TryOp("MirrorPadGrad", {Fed(dy), Fed(Paddings({2, 0}, {2, 0}))}, reflect, 1, &out),
+               Code::kInvalidArgument,
                "paddings must be less than the output dimension size: 2, 2 not less than 1");
-  EXPECT_ERROR(TryOp("MirrorPadGrad", {Fed(dy), Fed(Paddings({2, 0}, {2, 0}))}, symmetric, 1, &out), Code::kInvalidArgument,
+  EXPECT_ERROR(TryOp("MirrorPadGrad", {Fed(dy), Fed(Paddings({2, 0}, {2, 0}))}, symmetric, 1, &out),
+               Code::kInvalidArgument,
                "paddings must be no greater than the output dimension size: 2, 2 greater than 1");
-  EXPECT_ERROR(TryOp("MirrorPadGrad", {Fed(dy), Fed(Paddings({-1, 0}, {0, 0}))}, symmetric, 1, &out), Code::kInvalidArgument,
-               "Paddings must be non-negative: -1, 0");
-  EXPECT_ERROR(TryOp("MirrorPadGrad", {Fed(dy), Fed(Paddings({0, 3}, {0, 3}))}, symmetric, 1, &out), Code::kInvalidArgument,
-               "paddings 3, 3 of dimension 1 exceed its size 4");
-  EXPECT_ERROR(TryOp("MirrorPadGrad", {Fed(dy), Fed(Paddings({0}, {0}))}, symmetric, 1, &out), Code::kInvalidArgument,
+  EXPECT_ERROR(
+      TryOp("MirrorPadGrad", {Fed(dy), Fed(Paddings({-1, 0}, {0, 0}))}, symmetric, 1, &out),
+      Code::kInvalidArgument, "Paddings must be non-negative: -1, 0");
+  EXPECT_ERROR(TryOp("MirrorPadGrad", {Fed(dy), Fed(Paddings({0, 3}, {0, 3}))}, symmetric, 1, &out),
+               Code::kInvalidArgument, "paddings 3, 3 of dimension 1 exceed its size 4");
+  EXPECT_ERROR(TryOp("MirrorPadGrad", {Fed(dy), Fed(Paddings({0}, {0}))}, symmetric, 1, &out),
+               Code::kInvalidArgument,
                "The first dimension of paddings must be the rank of inputs");
   EXPECT_ERROR(TryOp("MirrorPadGrad", {Fed(Random(GR_STRING, {3}, 1)), Fed(Paddings({1}, {0}))},
                      TAttr(GR_STRING) + StrAttr("mode", "SYMMETRIC"), 1, &out),
                Code::kUnimplemented, "MirrorPadGrad does not support dtype string");
   // Shape function: [6,7] minus paddings [[1,1],[1,1]] is [4,5].
-  const std::string g = ShapedPlaceholder("x", "DT_FLOAT", {6, 7}) + ConstNode("p", "DT_INT32", {2, 2}, "int_val", {"1", "1", "1", "1"}) +
+  const std::string g = ShapedPlaceholder("x", "DT_FLOAT", {6, 7}) +
+                        ConstNode("p", "DT_INT32", {2, 2}, "int_val", {"1", "1", "1", "1"}) +
                         NodeText("r", "MirrorPadGrad", {"x", "p"}, reflect) + MatMulAfter("r");
-  EXPECT_ERROR(TryRun(g, {{"x:0", Tensor(GR_FLOAT, TensorShape({6, 7}))}}, {"mm:0"}), Code::kInvalidArgument, "5 and 4");
+  EXPECT_ERROR(TryRun(g, {{"x:0", Tensor(GR_FLOAT, TensorShape({6, 7}))}}, {"mm:0"}),
+               Code::kInvalidArgument, "5 and 4");
 }
 
 // ========================================= TensorScatterUpdate/Add/Sub
@@ -827,8 +931,10 @@ TEST(TensorScatterTest, DocExamples) {
                           Case{"TensorScatterAdd", {1, 12, 1, 11, 10, 1, 1, 13}},
                           Case{"TensorScatterSub", {1, -10, 1, -9, -8, 1, 1, -11}}}) {
       const Tensor ones = Vec(std::vector<int64_t>(8, 1));
-      std::vector<Tensor> out = RunOp(c.op, {Fed(ones), Fed(IntTensor(idx_dt, {4, 1}, {4, 3, 1, 7})), Fed(Vec({9, 10, 11, 12}))},
-                                      TAttr(GR_INT32) + TAttr(idx_dt, "Tindices"));
+      std::vector<Tensor> out = RunOp(
+          c.op,
+          {Fed(ones), Fed(IntTensor(idx_dt, {4, 1}, {4, 3, 1, 7})), Fed(Vec({9, 10, 11, 12}))},
+          TAttr(GR_INT32) + TAttr(idx_dt, "Tindices"));
       ASSERT_EQ(out.size(), 1u);
       EXPECT_EQ(Ints(out[0]), c.want) << c.op;
       EXPECT_EQ(Ints(ones), std::vector<int64_t>(8, 1)) << "the fed tensor is left as it was";
@@ -840,10 +946,11 @@ TEST(TensorScatterTest, DocExamples) {
   for (int m = 0; m < 2; ++m)
     for (int r = 0; r < 4; ++r)
       for (int c = 0; c < 4; ++c) upd.push_back(5 + r);
-  std::vector<Tensor> out = RunOp("TensorScatterAdd",
-                                  {Fed(IntTensor(GR_INT32, {4, 4, 4}, std::vector<int64_t>(64, 1))),
-                                   Fed(IntTensor(GR_INT32, {2, 1}, {0, 2})), Fed(IntTensor(GR_INT32, {2, 4, 4}, upd))},
-                                  TAttr(GR_INT32) + TAttr(GR_INT32, "Tindices"));
+  std::vector<Tensor> out =
+      RunOp("TensorScatterAdd",
+            {Fed(IntTensor(GR_INT32, {4, 4, 4}, std::vector<int64_t>(64, 1))),
+             Fed(IntTensor(GR_INT32, {2, 1}, {0, 2})), Fed(IntTensor(GR_INT32, {2, 4, 4}, upd))},
+            TAttr(GR_INT32) + TAttr(GR_INT32, "Tindices"));
   ASSERT_EQ(out.size(), 1u);
   const std::vector<int64_t> got = Ints(out[0]);
   for (int64_t i = 0; i < 64; ++i) {
@@ -855,7 +962,8 @@ TEST(TensorScatterTest, DocExamples) {
 TEST(TensorScatterTest, RandomAgainstReferenceAndStrings) {
   std::mt19937 rng(41);
   for (int rep = 0; rep < 12; ++rep) {
-    const Dims shape = {1 + static_cast<int64_t>(rng() % 4), 1 + static_cast<int64_t>(rng() % 4), 3};
+    const Dims shape = {1 + static_cast<int64_t>(rng() % 4), 1 + static_cast<int64_t>(rng() % 4),
+                        3};
     const int64_t k = 1 + static_cast<int64_t>(rng() % 2);
     const int64_t n = 1 + static_cast<int64_t>(rng() % 6);
     std::vector<int64_t> iv;
@@ -879,7 +987,8 @@ TEST(TensorScatterTest, RandomAgainstReferenceAndStrings) {
           w = op[13] == 'U' ? v : op[13] == 'A' ? w + v : w - v;
         }
       }
-      std::vector<Tensor> out = RunOp(op, {Fed(x), Fed(idx), Fed(u)}, TAttr(GR_INT64) + TAttr(GR_INT64, "Tindices"));
+      std::vector<Tensor> out =
+          RunOp(op, {Fed(x), Fed(idx), Fed(u)}, TAttr(GR_INT64) + TAttr(GR_INT64, "Tindices"));
       ASSERT_EQ(out.size(), 1u);
       EXPECT_EQ(Ints(out[0]), want) << op << " rep " << rep;
     }
@@ -887,32 +996,47 @@ TEST(TensorScatterTest, RandomAgainstReferenceAndStrings) {
   // Update moves strings.
   const Tensor s = Strings({3, 2}, {"a", "b", "c", "d", "e", "f"});
   std::vector<Tensor> out = RunOp("TensorScatterUpdate",
-                                  {Fed(s), Fed(IntTensor(GR_INT32, {1, 1}, {1})), Fed(Strings({1, 2}, {"x", std::string(40, 'y')}))},
+                                  {Fed(s), Fed(IntTensor(GR_INT32, {1, 1}, {1})),
+                                   Fed(Strings({1, 2}, {"x", std::string(40, 'y')}))},
                                   TAttr(GR_STRING) + TAttr(GR_INT32, "Tindices"));
   ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(StringsOf(out[0]), (std::vector<std::string>{"a", "b", "x", std::string(40, 'y'), "e", "f"}));
+  EXPECT_EQ(StringsOf(out[0]),
+            (std::vector<std::string>{"a", "b", "x", std::string(40, 'y'), "e", "f"}));
 }
 
 TEST(TensorScatterTest, Errors) {
   const std::string attrs = TAttr(GR_INT32) + TAttr(GR_INT32, "Tindices");
   const Tensor t = Vec({1, 2, 3, 4});
   std::vector<Tensor> out;
-  EXPECT_ERROR(TryOp("TensorScatterAdd", {Fed(t), Fed(IntTensor(GR_INT32, {2, 1}, {0, 4})), Fed(Vec({1, 1}))}, attrs, 1, &out),
-               Code::kInvalidArgument, "indices[1] = [4] does not index into shape [4]");
-  EXPECT_ERROR(TryOp("TensorScatterUpdate", {Fed(t), Fed(IntTensor(GR_INT32, {2, 1}, {-1, 0})), Fed(Vec({1, 1}))}, attrs, 1, &out),
-               Code::kInvalidArgument, "indices[0] = [-1] does not index into shape [4]");
-  EXPECT_ERROR(TryOp("TensorScatterSub", {Fed(t), Fed(IntTensor(GR_INT32, {2, 1}, {0, 1})), Fed(Vec({1, 1, 1}))}, attrs, 1, &out),
-               Code::kInvalidArgument, "Dimensions [0,1) of indices[shape=[2,1]] must match dimensions [0,1) of updates");
-  EXPECT_ERROR(TryOp("TensorScatterUpdate", {Fed(IntScalar(1)), Fed(IntTensor(GR_INT32, {1, 1}, {0})), Fed(Vec({1}))}, attrs, 1, &out),
+  EXPECT_ERROR(
+      TryOp("TensorScatterAdd",
+            {Fed(t), Fed(IntTensor(GR_INT32, {2, 1}, {0, 4})), Fed(Vec({1, 1}))}, attrs, 1, &out),
+      Code::kInvalidArgument, "indices[1] = [4] does not index into shape [4]");
+  EXPECT_ERROR(
+      TryOp("TensorScatterUpdate",
+            {Fed(t), Fed(IntTensor(GR_INT32, {2, 1}, {-1, 0})), Fed(Vec({1, 1}))}, attrs, 1, &out),
+      Code::kInvalidArgument, "indices[0] = [-1] does not index into shape [4]");
+  EXPECT_ERROR(TryOp("TensorScatterSub",
+                     {Fed(t), Fed(IntTensor(GR_INT32, {2, 1}, {0, 1})), Fed(Vec({1, 1, 1}))}, attrs,
+                     1, &out),
+               Code::kInvalidArgument,
+               "Dimensions [0,1) of indices[shape=[2,1]] must match dimensions [0,1) of updates");
+  EXPECT_ERROR(TryOp("TensorScatterUpdate",
+                     {Fed(IntScalar(1)), Fed(IntTensor(GR_INT32, {1, 1}, {0})), Fed(Vec({1}))},
+                     attrs, 1, &out),
                Code::kInvalidArgument, "Input shape must have rank at least one");
-  EXPECT_ERROR(TryOp("TensorScatterAdd", {Fed(Strings({2}, {"a", "b"})), Fed(IntTensor(GR_INT32, {1, 1}, {0})),
-                                          Fed(Strings({1}, {"c"}))},
+  EXPECT_ERROR(TryOp("TensorScatterAdd",
+                     {Fed(Strings({2}, {"a", "b"})), Fed(IntTensor(GR_INT32, {1, 1}, {0})),
+                      Fed(Strings({1}, {"c"}))},
                      TAttr(GR_STRING) + TAttr(GR_INT32, "Tindices"), 1, &out),
                Code::kUnimplemented, "TensorScatterAdd does not support dtype string");
   // Known shapes: the shape function checks updates against the tensor.
-  const std::string g = ShapedPlaceholder("t", "DT_INT32", {4, 3}) + ConstNode("i", "DT_INT32", {2, 1}, "int_val", {"0", "1"}) +
-                        ShapedPlaceholder("u", "DT_INT32", {2, 2}) + NodeText("r", "TensorScatterUpdate", {"t", "i", "u"}, attrs);
-  EXPECT_ERROR(TryRun(g, {}, {"r:0"}), Code::kInvalidArgument, "Dimensions [1,2) of input[shape=[4,3]]");
+  const std::string g = ShapedPlaceholder("t", "DT_INT32", {4, 3}) +
+                        ConstNode("i", "DT_INT32", {2, 1}, "int_val", {"0", "1"}) +
+                        ShapedPlaceholder("u", "DT_INT32", {2, 2}) +
+                        NodeText("r", "TensorScatterUpdate", {"t", "i", "u"}, attrs);
+  EXPECT_ERROR(TryRun(g, {}, {"r:0"}), Code::kInvalidArgument,
+               "Dimensions [1,2) of input[shape=[4,3]]");
 }
 
 // ============================================ as tf.gradients wires them
@@ -932,12 +1056,13 @@ TEST(GradientGraphTest, ConcatTransposeAndStridedSliceGradients) {
       NodeText("gb", "Slice", {"dy", "off:1", "sb"}, f + TypeAttr("Index", "DT_INT32")) +
       ConstInt32("perm", {1, 0}) + NodeText("t", "Transpose", {"ga", "perm"}, f) +
       NodeText("inv", "InvertPermutation", {"perm"}, TypeAttr("T", "DT_INT32")) +
-      NodeText("back", "Transpose", {"t", "inv"}, f) +
-      ConstInt32("b0", {0, 1}) + ConstInt32("e0", {2, 5}) + ConstInt32("s0", {1, 2}) +
-      NodeText("sdy", "Shape", {"dy"}, f) +
+      NodeText("back", "Transpose", {"t", "inv"}, f) + ConstInt32("b0", {0, 1}) +
+      ConstInt32("e0", {2, 5}) + ConstInt32("s0", {1, 2}) + NodeText("sdy", "Shape", {"dy"}, f) +
       ShapedPlaceholder("dslice", "DT_FLOAT", {2, 2}) +
-      NodeText("gs", "StridedSliceGrad", {"sdy", "b0", "e0", "s0", "dslice"}, f + TypeAttr("Index", "DT_INT32"));
-  const Tensor a = Random(GR_FLOAT, {2, 3}, 1), b = Random(GR_FLOAT, {2, 2}, 2), dy = Random(GR_FLOAT, {2, 5}, 3);
+      NodeText("gs", "StridedSliceGrad", {"sdy", "b0", "e0", "s0", "dslice"},
+               f + TypeAttr("Index", "DT_INT32"));
+  const Tensor a = Random(GR_FLOAT, {2, 3}, 1), b = Random(GR_FLOAT, {2, 2}, 2),
+               dy = Random(GR_FLOAT, {2, 5}, 3);
   const Tensor dslice = Random(GR_FLOAT, {2, 2}, 4);
   std::vector<Tensor> out = RunOps(g, {{"a:0", a}, {"b:0", b}, {"dy:0", dy}, {"dslice:0", dslice}},
                                    {"ga:0", "gb:0", "back:0", "t:0", "gs:0"});
@@ -949,8 +1074,10 @@ TEST(GradientGraphTest, ConcatTransposeAndStridedSliceGradients) {
   // dy[0:2, 1:5:2] = dslice: columns 1 and 3 of each row.
   Tensor zero(GR_FLOAT, TensorShape({}));
   zero.data<float>()[0] = 0;
-  ExpectGathered(out[4], {2, 5}, {&dslice},
-                 {{-1, 0}, {0, 0}, {-1, 0}, {0, 1}, {-1, 0}, {-1, 0}, {0, 2}, {-1, 0}, {0, 3}, {-1, 0}}, &zero);
+  ExpectGathered(
+      out[4], {2, 5}, {&dslice},
+      {{-1, 0}, {0, 0}, {-1, 0}, {0, 1}, {-1, 0}, {-1, 0}, {0, 2}, {-1, 0}, {0, 3}, {-1, 0}},
+      &zero);
 }
 
 // =========================================== errors leave the session usable
@@ -963,17 +1090,36 @@ TEST(TrainingSupportErrorsTest, SessionRunsAgainAfterEachError) {
   };
   const std::vector<Case> cases = {
       {"InvertPermutation", TAttr(GR_INT32), {Vec({0, 0})}, {Vec({1, 0})}, {1, 0}},
-      {"Gather", TAttr(GR_INT32, "Tparams") + TAttr(GR_INT32, "Tindices"), {Vec({7, 8}), Vec({2})}, {Vec({7, 8}), Vec({1})}, {8}},
-      {"ReverseSequence", TAttr(GR_INT32) + TAttr(GR_INT32, "Tlen") + IntAttr("seq_dim", 1),
-       {IntTensor(GR_INT32, {1, 3}, {1, 2, 3}), Vec({4})}, {IntTensor(GR_INT32, {1, 3}, {1, 2, 3}), Vec({2})}, {2, 1, 3}},
-      {"SparseToDense", TAttr(GR_INT32) + TAttr(GR_INT32, "Tindices"), {Vec({1, 1}), Vec({3}), Vec({5, 6}), IntScalar(0)},
-       {Vec({0, 2}), Vec({3}), Vec({5, 6}), IntScalar(0)}, {5, 0, 6}},
-      {"StridedSliceGrad", TAttr(GR_INT32) + TAttr(GR_INT32, "Index"), {Vec({3}), Vec({0}), Vec({2}), Vec({1}), Vec({1})},
-       {Vec({3}), Vec({0}), Vec({2}), Vec({1}), Vec({4, 5})}, {4, 5, 0}},
-      {"MirrorPadGrad", TAttr(GR_INT32) + StrAttr("mode", "REFLECT"), {Vec({1, 2, 3}), Paddings({1}, {1})},
-       {Vec({1, 2, 3, 4}), Paddings({1}, {1})}, {2 + 4, 1 + 3}},
-      {"TensorScatterAdd", TAttr(GR_INT32) + TAttr(GR_INT32, "Tindices"), {Vec({1, 2}), IntTensor(GR_INT32, {1, 1}, {2}), Vec({5})},
-       {Vec({1, 2}), IntTensor(GR_INT32, {1, 1}, {1}), Vec({5})}, {1, 7}},
+      {"Gather",
+       TAttr(GR_INT32, "Tparams") + TAttr(GR_INT32, "Tindices"),
+       {Vec({7, 8}), Vec({2})},
+       {Vec({7, 8}), Vec({1})},
+       {8}},
+      {"ReverseSequence",
+       TAttr(GR_INT32) + TAttr(GR_INT32, "Tlen") + IntAttr("seq_dim", 1),
+       {IntTensor(GR_INT32, {1, 3}, {1, 2, 3}), Vec({4})},
+       {IntTensor(GR_INT32, {1, 3}, {1, 2, 3}), Vec({2})},
+       {2, 1, 3}},
+      {"SparseToDense",
+       TAttr(GR_INT32) + TAttr(GR_INT32, "Tindices"),
+       {Vec({1, 1}), Vec({3}), Vec({5, 6}), IntScalar(0)},
+       {Vec({0, 2}), Vec({3}), Vec({5, 6}), IntScalar(0)},
+       {5, 0, 6}},
+      {"StridedSliceGrad",
+       TAttr(GR_INT32) + TAttr(GR_INT32, "Index"),
+       {Vec({3}), Vec({0}), Vec({2}), Vec({1}), Vec({1})},
+       {Vec({3}), Vec({0}), Vec({2}), Vec({1}), Vec({4, 5})},
+       {4, 5, 0}},
+      {"MirrorPadGrad",
+       TAttr(GR_INT32) + StrAttr("mode", "REFLECT"),
+       {Vec({1, 2, 3}), Paddings({1}, {1})},
+       {Vec({1, 2, 3, 4}), Paddings({1}, {1})},
+       {2 + 4, 1 + 3}},
+      {"TensorScatterAdd",
+       TAttr(GR_INT32) + TAttr(GR_INT32, "Tindices"),
+       {Vec({1, 2}), IntTensor(GR_INT32, {1, 1}, {2}), Vec({5})},
+       {Vec({1, 2}), IntTensor(GR_INT32, {1, 1}, {1}), Vec({5})},
+       {1, 7}},
   };
   for (const Case& c : cases) {
     std::vector<Arg> args;

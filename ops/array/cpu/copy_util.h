@@ -365,6 +365,20 @@ inline Status UnsupportedDtype(const char* op, int32_t dtype) {
 // True when the dtype can be copied by the kernels here.
 inline bool Copyable(int32_t dtype) { return dtype == GR_STRING || ElementSize(dtype) > 0; }
 
+// Copies `n` whole elements of `dtype` (element size `es`) from `src` at
+// element `src_off` to `dst` at element `dst_off`; strings one by one.
+inline void CopyElements(int32_t dtype, int es, const void* src, int64_t src_off, TensorView* dst,
+                         int64_t dst_off, int64_t n) {
+  if (n <= 0) return;
+  if (dtype == GR_STRING) {
+    const GR_StringElem* s = static_cast<const GR_StringElem*>(src) + src_off;
+    for (int64_t i = 0; i < n; ++i) Api().string_assign(dst->raw(), dst_off + i, s[i].data, s[i].size);
+  } else {
+    std::memcpy(static_cast<char*>(dst->raw_data()) + dst_off * es,
+                static_cast<const char*>(src) + src_off * es, static_cast<size_t>(n * es));
+  }
+}
+
 // Fills `n` elements of `out` starting at `offset` with the element at
 // `value` (same dtype), split over the pool when large.
 inline void FillElements(OpKernelContext* ctx, TensorView* out, int64_t offset, int64_t n,

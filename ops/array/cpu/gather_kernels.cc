@@ -22,6 +22,7 @@ namespace sdk {
 namespace {
 
 namespace sf = shape_fns;
+using array::CopyElements;
 using array::Dims;
 
 // "[1,2]": the multi-index of flat element `i` of a tensor of `dims`.
@@ -34,19 +35,6 @@ std::string IndexString(const int64_t* dims, int rank, int64_t i) {
   std::string s = "[";
   for (int d = 0; d < rank; ++d) s += (d ? "," : "") + std::to_string(idx[d]);
   return s + "]";
-}
-
-// Copies `n` elements (runs of whole elements) between two buffers of the
-// same dtype at element offsets; strings are assigned one by one.
-inline void CopyElements(int32_t dtype, int es, const void* src, int64_t src_off,
-                         TensorView* dst, int64_t dst_off, int64_t n) {
-  if (dtype == GR_STRING) {
-    const GR_StringElem* s = static_cast<const GR_StringElem*>(src) + src_off;
-    for (int64_t i = 0; i < n; ++i) Api().string_assign(dst->raw(), dst_off + i, s[i].data, s[i].size);
-  } else {
-    std::memcpy(static_cast<char*>(dst->raw_data()) + dst_off * es,
-                static_cast<const char*>(src) + src_off * es, static_cast<size_t>(n * es));
-  }
 }
 
 // ------------------------------------------------------- GatherV2, Gather

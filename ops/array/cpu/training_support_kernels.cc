@@ -29,21 +29,6 @@ namespace sf = shape_fns;
 using array::CopyBox;
 using array::Dims;
 
-// Copies `n` whole elements between tensors of one dtype (strings by
-// string_assign) at element offsets.
-void CopyRun(int32_t dtype, const TensorView& src, int64_t src_off, TensorView* dst,
-             int64_t dst_off, int64_t n) {
-  if (n <= 0) return;
-  if (dtype == GR_STRING) {
-    const GR_StringElem* s = src.data<GR_StringElem>() + src_off;
-    for (int64_t i = 0; i < n; ++i) Api().string_assign(dst->raw(), dst_off + i, s[i].data, s[i].size);
-    return;
-  }
-  const int es = array::ElementSize(dtype);
-  std::memcpy(static_cast<char*>(dst->raw_data()) + dst_off * es,
-              static_cast<const char*>(src.raw_data()) + src_off * es, static_cast<size_t>(n * es));
-}
-
 // Zeroes a new output (new string tensors already hold empty strings).
 void ZeroOutput(TensorView* out) {
   if (out->dtype() != GR_STRING && out->NumElements() > 0) {
@@ -122,10 +107,10 @@ class ConcatOffsetOp : public OpKernel {
       for (int64_t j = 0; j < dims; ++j) {
         if (j == axis) continue;
         OP_REQUIRES(ctx, v[j] == s0.data<int32_t>()[j],
-                    errors::InvalidArgument("All dimensions except ", axis,
-                                            " must match. Input ", i, " has shape [",
-                                            array::JoinInts(Values(s)), "] and doesn't match input 0 "
-                                            "with shape [", array::JoinInts(Values(s0)), "]."));
+                    errors::InvalidArgument("All dimensions except ", axis, " must match. Input ",
+                                            i, " has shape [", array::JoinInts(Values(s)),
+                                            "] and doesn't match input 0 with shape [",
+                                            array::JoinInts(Values(s0)), "]."));
       }
       OP_REQUIRES(ctx, v[axis] >= 0,
                   errors::InvalidArgument("input ", i, " has a negative size ", v[axis],
@@ -167,11 +152,12 @@ class ReverseSequenceOp : public OpKernel {
     const int r = in.rank();
     OP_REQUIRES(ctx, batch_dim_ != seq_dim_,
                 errors::InvalidArgument("batch_dim == seq_dim == ", seq_dim_));
-    OP_REQUIRES(ctx, seq_dim_ < r,
-                errors::InvalidArgument("seq_dim must be < input rank ( ", seq_dim_, " vs. ", r, ")"));
-    OP_REQUIRES(ctx, batch_dim_ < r,
-                errors::InvalidArgument("batch_dim must be < input rank ( ", batch_dim_, " vs. ", r,
-                                        ")"));
+    OP_REQUIRES(
+        ctx, seq_dim_ < r,
+        errors::InvalidArgument("seq_dim must be < input rank ( ", seq_dim_, " vs. ", r, ")"));
+    OP_REQUIRES(
+        ctx, batch_dim_ < r,
+        errors::InvalidArgument("batch_dim must be < input rank ( ", batch_dim_, " vs. ", r, ")"));
     OP_REQUIRES(ctx, lens.rank() == 1,
                 errors::InvalidArgument("seq_lengths must be 1-dim, not ", sf::ShapeString(lens)));
     const int bd = static_cast<int>(batch_dim_), sd = static_cast<int>(seq_dim_);
@@ -242,11 +228,10 @@ class SparseToDenseOp : public OpKernel {
                                         sf::ShapeString(shape_t)));
     const int64_t num_elems = indices.rank() > 0 ? indices.dim(0) : 1;
     const int64_t num_dims = indices.rank() > 1 ? indices.dim(1) : 1;
-    OP_REQUIRES(ctx,
-                values.rank() == 0 || (values.rank() == 1 && values.dim(0) == num_elems),
-                errors::InvalidArgument("sparse_values has incorrect shape ",
-                                        sf::ShapeString(values), ", should be [] or [", num_elems,
-                                        "]"));
+    OP_REQUIRES(
+        ctx, values.rank() == 0 || (values.rank() == 1 && values.dim(0) == num_elems),
+        errors::InvalidArgument("sparse_values has incorrect shape ", sf::ShapeString(values),
+                                ", should be [] or [", num_elems, "]"));
     OP_REQUIRES(ctx, default_value.rank() == 0,
                 errors::InvalidArgument("default_value should be a scalar, got shape ",
                                         sf::ShapeString(default_value)));
@@ -284,21 +269,23 @@ class SparseToDenseOp : public OpKernel {
                                           " is out of order. Many sparse ops require sorted "
                                           "indices. Use `tf.sparse.reorder` to create a "
                                           "correctly ordered copy."));
-      OP_REQUIRES(ctx, cmp != 0,
-                  errors::InvalidArgument("indices[", i, "] = ", IndexText(indices, i, r),
-                                          " is repeated"));
+      OP_REQUIRES(
+          ctx, cmp != 0,
+          errors::InvalidArgument("indices[", i, "] = ", IndexText(indices, i, r), " is repeated"));
     }
     TensorView out;
     if (!ctx->allocate_output(0, shape, &out).ok()) return;
     if (total == 0) return;
     array::FillElements(ctx, &out, 0, total, default_value.raw_data());
     const bool scalar_value = values.rank() == 0;
+    const int es = array::ElementSize(values.dtype());
     // In order, so that a repeated index (validate_indices false) keeps its
     // last value.
     for (int64_t i = 0; i < num_elems; ++i) {
       int64_t flat = 0;
       for (int d = 0; d < r; ++d) flat = flat * shape[d] + array::IntAt(indices, i * r + d);
-      CopyRun(values.dtype(), values, scalar_value ? 0 : i, &out, flat, 1);
+      array::CopyElements(values.dtype(), es, values.raw_data(), scalar_value ? 0 : i, &out, flat,
+                          1);
     }
   }
 
@@ -385,7 +372,8 @@ bool DispatchUnique(int32_t dtype, F&& f) {
   if (dtype == GR_COMPLEX64 || dtype == GR_COMPLEX128) return false;
   return state::DispatchNumeric(static_cast<DataType>(dtype), [&](auto zero) {
     using T = decltype(zero);
-    if constexpr (!std::is_same_v<T, std::complex<float>> && !std::is_same_v<T, std::complex<double>>) {
+    if constexpr (!std::is_same_v<T, std::complex<float>> &&
+                  !std::is_same_v<T, std::complex<double>>) {
       f(zero);
     }
   });
@@ -400,9 +388,9 @@ class UniqueOp : public OpKernel {
     int64_t axis = -1;  // none: x must be a vector
     if (ctx->num_inputs() == 2) {
       const TensorView axis_t = ctx->input(1);
-      OP_REQUIRES(ctx, axis_t.rank() == 1,
-                  errors::InvalidArgument("axis expects a 1D vector, got shape ",
-                                          sf::ShapeString(axis_t)));
+      OP_REQUIRES(
+          ctx, axis_t.rank() == 1,
+          errors::InvalidArgument("axis expects a 1D vector, got shape ", sf::ShapeString(axis_t)));
       OP_REQUIRES(ctx, axis_t.NumElements() <= 1,
                   errors::InvalidArgument("axis does not support input tensors larger than 1 "
                                           "elements"));
@@ -416,9 +404,9 @@ class UniqueOp : public OpKernel {
       }
     }
     if (axis < 0) {
-      OP_REQUIRES(ctx, x.rank() == 1,
-                  errors::InvalidArgument("unique expects a 1D vector, got shape ",
-                                          sf::ShapeString(x)));
+      OP_REQUIRES(
+          ctx, x.rank() == 1,
+          errors::InvalidArgument("unique expects a 1D vector, got shape ", sf::ShapeString(x)));
       axis = 0;
     }
     const int a = static_cast<int>(axis);
@@ -436,8 +424,9 @@ class UniqueOp : public OpKernel {
         using T = decltype(zero);
         UniqueSlices<T>(x.data<T>(), outer, n, inner, &idx, &first);
       });
-      OP_REQUIRES(ctx, known, array::UnsupportedDtype(ctx->num_inputs() == 2 ? "UniqueV2" : "Unique",
-                                                      x.dtype()));
+      OP_REQUIRES(
+          ctx, known,
+          array::UnsupportedDtype(ctx->num_inputs() == 2 ? "UniqueV2" : "Unique", x.dtype()));
     } else if (n > 0) {
       // Empty slices are all equal.
       idx.assign(static_cast<size_t>(n), 0);
@@ -448,9 +437,11 @@ class UniqueOp : public OpKernel {
     y_dims[a] = k;
     TensorView y, idx_out;
     if (!ctx->allocate_output(0, y_dims, &y).ok()) return;
+    const int es = array::ElementSize(x.dtype());
     for (int64_t o = 0; o < outer; ++o) {
       for (int64_t t = 0; t < k; ++t) {
-        CopyRun(x.dtype(), x, (o * n + first[t]) * inner, &y, (o * k + t) * inner, inner);
+        array::CopyElements(x.dtype(), es, x.raw_data(), (o * n + first[t]) * inner, &y,
+                            (o * k + t) * inner, inner);
       }
     }
     if (!ctx->allocate_output(1, &n, 1, &idx_out).ok()) return;
@@ -501,14 +492,16 @@ class BroadcastArgsOp : public OpKernel {
 // (array::ValidateStridedSlice).
 class StridedSliceGradOp : public OpKernel {
  public:
-  explicit StridedSliceGradOp(OpKernelConstruction* c) : OpKernel(c) { c->SetStatus(masks_.Read(c)); }
+  explicit StridedSliceGradOp(OpKernelConstruction* c) : OpKernel(c) {
+    c->SetStatus(masks_.Read(c));
+  }
 
   void Compute(OpKernelContext* ctx) override {
     const TensorView shape_t = ctx->input(0);
     const TensorView dy = ctx->input(4);
-    OP_REQUIRES(ctx, shape_t.rank() == 1,
-                errors::InvalidArgument("shape must be 1-D, got shape.shape = ",
-                                        sf::ShapeString(shape_t)));
+    OP_REQUIRES(
+        ctx, shape_t.rank() == 1,
+        errors::InvalidArgument("shape must be 1-D, got shape.shape = ", sf::ShapeString(shape_t)));
     OP_REQUIRES(ctx, array::Copyable(dy.dtype()),
                 array::UnsupportedDtype("StridedSliceGrad", dy.dtype()));
     std::vector<int64_t> shape;
@@ -516,8 +509,8 @@ class StridedSliceGradOp : public OpKernel {
     int64_t total = 0;
     OP_REQUIRES_OK(ctx, NumElementsOf(shape, &total));
     array::StridedSliceSpec spec;
-    OP_REQUIRES_OK(ctx, array::StridedSliceSpecOf(ctx->input(1), ctx->input(2), ctx->input(3), shape,
-                                                  masks_, &spec));
+    OP_REQUIRES_OK(ctx, array::StridedSliceSpecOf(ctx->input(1), ctx->input(2), ctx->input(3),
+                                                  shape, masks_, &spec));
     OP_REQUIRES(ctx, dy.dims() == spec.final_shape,
                 errors::InvalidArgument("shape of dy was ", sf::ShapeString(dy), " instead of ",
                                         sf::ShapeString(spec.final_shape)));
@@ -585,9 +578,9 @@ class MirrorPadGradOp : public OpKernel {
     const int r = in.rank();
     OP_REQUIRES(ctx, state::DispatchNumeric(in.dtype(), [](auto) {}),
                 array::UnsupportedDtype("MirrorPadGrad", in.dtype()));
-    OP_REQUIRES(ctx, p.rank() == 2 && p.dim(1) == 2,
-                errors::InvalidArgument("paddings must be a matrix with 2 columns: ",
-                                        sf::ShapeString(p)));
+    OP_REQUIRES(
+        ctx, p.rank() == 2 && p.dim(1) == 2,
+        errors::InvalidArgument("paddings must be a matrix with 2 columns: ", sf::ShapeString(p)));
     OP_REQUIRES(ctx, p.dim(0) == r,
                 errors::InvalidArgument("The first dimension of paddings must be the rank of "
                                         "inputs",
@@ -653,7 +646,8 @@ class MirrorPadGradOp : public OpKernel {
       ForRange(ctx, n0, in.NumElements(), row * 2, [&](int64_t lo, int64_t hi) {
         for (int64_t j = lo; j < hi; ++j) {
           std::fill(y + j * os[0], y + (j + 1) * os[0], T(0));
-          for (int64_t q : sources[j]) FoldRow<T>(x + q * row, y + j * os[0], r, in.dims_data(), off);
+          for (int64_t q : sources[j])
+            FoldRow<T>(x + q * row, y + j * os[0], r, in.dims_data(), off);
         }
       });
     });
