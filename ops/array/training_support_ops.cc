@@ -80,14 +80,16 @@ Status ReverseSequenceShape(InferenceContext* c) {
   int64_t seq_dim = 0, batch_dim = 0;
   GR_RETURN_IF_ERROR_SDK(c->GetAttr("seq_dim", &seq_dim));
   GR_RETURN_IF_ERROR_SDK(c->GetAttr("batch_dim", &batch_dim));
+  if (batch_dim < 0) return errors::InvalidArgument("Invalid batch_dim ", batch_dim);
+  if (seq_dim < 0) return errors::InvalidArgument("Invalid seq_dim ", seq_dim);
   if (!in.known_rank()) {
     c->set_output(0, PartialShape::Unknown());
     return Status();
   }
-  if (batch_dim < 0 || batch_dim >= in.rank) {
+  if (batch_dim >= in.rank) {
     return errors::InvalidArgument("batch_dim must be < input rank: ", batch_dim, " vs. ", in.rank);
   }
-  if (seq_dim < 0 || seq_dim >= in.rank) {
+  if (seq_dim >= in.rank) {
     return errors::InvalidArgument("seq_dim must be < input rank: ", seq_dim, " vs. ", in.rank);
   }
   std::vector<int64_t> out = in.dims;
