@@ -831,6 +831,14 @@ TEST(MirrorPadGradTest, DocExample) {
   EXPECT_EQ(Ints(out[0]), (std::vector<int64_t>{100010, 10101, 1000}));
 }
 
+TEST(MirrorPadGradTest, IntegersWrapAsTwosComplement) {
+  // 2^31 - 1 folded onto 1 wraps to -2^31 (no undefined overflow).
+  std::vector<Tensor> out = RunOp("MirrorPadGrad", {Fed(Vec({1, 2147483647})), Fed(Paddings({0}, {1}))},
+                                  TAttr(GR_INT32) + StrAttr("mode", "SYMMETRIC"));
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(Ints(out[0]), (std::vector<int64_t>{-2147483647 - 1}));
+}
+
 // MirrorPadGrad is the adjoint of MirrorPad: sum(dy * pad(x)) ==
 // sum(x * fold(dy)), exactly on integers, for random shapes, paddings and
 // modes.
