@@ -177,6 +177,22 @@ inline Status CheckPadding(int64_t before, int64_t after, int64_t dim, int mirro
   return Status();
 }
 
+// MirrorPad's (and MirrorPadGrad's) mode attr as the mirror offset: 1 for
+// REFLECT (the border is not repeated), 0 for SYMMETRIC.
+template <typename Context>
+Status ReadMirrorPadMode(const Context* c, int* offset) {
+  std::string mode;
+  GR_RETURN_IF_ERROR_SDK(c->GetAttr("mode", &mode));
+  if (mode == "REFLECT") {
+    *offset = 1;
+  } else if (mode == "SYMMETRIC") {
+    *offset = 0;
+  } else {
+    return errors::InvalidArgument("mode must be either REFLECT or SYMMETRIC.");
+  }
+  return Status();
+}
+
 // ------------------------------------------------------ shape inference
 
 // The value of constant input `i` as integers; false when not a constant.
@@ -372,6 +388,40 @@ inline Status ValidateStridedSlice(const PartialShape& input, const std::vector<
     }
   }
   return Status();
+}
+
+// The five masks of StridedSlice, StridedSliceGrad (and their kin), read
+// from a shape function's or a kernel's attrs.
+struct StridedSliceMasks {
+  int64_t begin = 0, end = 0, ellipsis = 0, new_axis = 0, shrink_axis = 0;
+
+  template <typename Context>
+  Status Read(const Context* c) {
+    GR_RETURN_IF_ERROR_SDK(c->GetAttr("begin_mask", &begin));
+    GR_RETURN_IF_ERROR_SDK(c->GetAttr("end_mask", &end));
+    GR_RETURN_IF_ERROR_SDK(c->GetAttr("ellipsis_mask", &ellipsis));
+    GR_RETURN_IF_ERROR_SDK(c->GetAttr("new_axis_mask", &new_axis));
+    return c->GetAttr("shrink_axis_mask", &shrink_axis);
+  }
+};
+
+// A kernel's StridedSlice spec over a tensor of `shape`: begin, end and
+// strides must be vectors of one length; then ValidateStridedSlice.
+inline Status StridedSliceSpecOf(const TensorView& b, const TensorView& e, const TensorView& s,
+                                 const std::vector<int64_t>& shape, const StridedSliceMasks& m,
+                                 StridedSliceSpec* spec) {
+  if (b.rank() != 1 || e.rank() != 1 || s.rank() != 1 || b.NumElements() != e.NumElements() ||
+      b.NumElements() != s.NumElements()) {
+    return errors::InvalidArgument(
+        "Expected begin, end, and strides to be 1D equal size tensors, but got shapes ",
+        b.ShapeString(), ", ", e.ShapeString(), ", and ", s.ShapeString(), " instead.");
+  }
+  std::vector<int64_t> begin, end, strides;
+  ReadIntVector(b, &begin);
+  ReadIntVector(e, &end);
+  ReadIntVector(s, &strides);
+  return ValidateStridedSlice(PartialShape::Known(shape), begin, true, end, true, strides, m.begin,
+                              m.end, m.ellipsis, m.new_axis, m.shrink_axis, spec);
 }
 
 }  // namespace array

@@ -1,8 +1,8 @@
 // Op definitions of the array family, part 3: ops that move data between
 // positions: ConcatV2, Split, SplitV, Slice, StridedSlice, Pack, Unpack,
 // Transpose, Tile, Pad, PadV2, MirrorPad, ReverseV2, Reverse, GatherV2,
-// GatherNd, ScatterNd. TensorFlow's signatures, attrs, defaults and shape
-// functions; REGISTER_OP only.
+// GatherNd, ScatterNd, TensorScatterUpdate/Add/Sub. TensorFlow's
+// signatures, attrs, defaults and shape functions; REGISTER_OP only.
 #include <graphrt/sdk/sdk.h>
 #include <graphrt/sdk/shape_fns.h>
 
@@ -246,15 +246,13 @@ Status StridedSliceShape(InferenceContext* c) {
   }
   const bool begin_known = ConstIntVector(c, 1, &begin);
   const bool end_known = ConstIntVector(c, 2, &end);
-  int64_t bm = 0, em = 0, elm = 0, nam = 0, sam = 0;
-  GR_RETURN_IF_ERROR_SDK(c->GetAttr("begin_mask", &bm));
-  GR_RETURN_IF_ERROR_SDK(c->GetAttr("end_mask", &em));
-  GR_RETURN_IF_ERROR_SDK(c->GetAttr("ellipsis_mask", &elm));
-  GR_RETURN_IF_ERROR_SDK(c->GetAttr("new_axis_mask", &nam));
-  GR_RETURN_IF_ERROR_SDK(c->GetAttr("shrink_axis_mask", &sam));
+  array::StridedSliceMasks masks;
+  GR_RETURN_IF_ERROR_SDK(masks.Read(c));
   array::StridedSliceSpec spec;
   GR_RETURN_IF_ERROR_SDK(array::ValidateStridedSlice(in, begin, begin_known, end, end_known,
-                                                     strides, bm, em, elm, nam, sam, &spec));
+                                                     strides, masks.begin, masks.end,
+                                                     masks.ellipsis, masks.new_axis,
+                                                     masks.shrink_axis, &spec));
   c->set_output(0, PartialShape::Known(spec.final_shape));
   return Status();
 }
@@ -419,9 +417,9 @@ Status PadV2Shape(InferenceContext* c) {
 }
 
 Status MirrorPadShape(InferenceContext* c) {
-  std::string mode;
-  GR_RETURN_IF_ERROR_SDK(c->GetAttr("mode", &mode));
-  return PadShapeImpl(c, mode == "REFLECT" ? 1 : 0);
+  int offset = 0;
+  GR_RETURN_IF_ERROR_SDK(array::ReadMirrorPadMode(c, &offset));
+  return PadShapeImpl(c, offset);
 }
 
 // --------------------------------------------------------------- Reverse
@@ -539,9 +537,49 @@ Status GatherNdShape(InferenceContext* c) {
   return Status();
 }
 
+// ScatterNd's rules between indices [n..., k], updates [n..., shape[k:]...]
+// and the `shape` scattered into (whose dims may be -1, unknown).
+Status CheckScatterNdShapes(const PartialShape& indices, const PartialShape& updates,
+                            const std::vector<int64_t>& shape) {
+  if (!indices.known_rank() || !updates.known_rank() || indices.rank < 1 ||
+      indices.dims.back() < 0) {
+    return Status();
+  }
+  const int64_t outer = indices.rank - 1;
+  const int64_t k = indices.dims.back();
+  if (k > static_cast<int64_t>(shape.size())) {
+    return errors::InvalidArgument("Output must have at least ", k, " dimensions, got shape: ",
+                                   sf::ShapeString(PartialShape::Known(shape)));
+  }
+  const int64_t want_rank = outer + static_cast<int64_t>(shape.size()) - k;
+  if (updates.rank != want_rank) {
+    return errors::InvalidArgument("The outer ", outer,
+                                   " dimensions of indices.shape=", sf::ShapeString(indices),
+                                   " must match the outer ", outer,
+                                   " dimensions of updates.shape=", sf::ShapeString(updates));
+  }
+  for (int64_t i = 0; i < outer; ++i) {
+    int64_t m = -1;
+    if (!sf::MergeDim(indices.dims[i], updates.dims[i], &m).ok()) {
+      return errors::InvalidArgument("Dimensions [0,", outer, ") of indices[shape=",
+                                     sf::ShapeString(indices),
+                                     "] must match dimensions [0,", outer, ") of updates[shape=",
+                                     sf::ShapeString(updates), "]");
+    }
+  }
+  for (int64_t i = k; i < static_cast<int64_t>(shape.size()); ++i) {
+    const int64_t u = updates.dims[outer + i - k];
+    if (u >= 0 && shape[i] >= 0 && u != shape[i]) {
+      return errors::InvalidArgument(
+          "Dimensions [", k, ",", shape.size(), ") of input[shape=",
+          sf::ShapeString(PartialShape::Known(shape)), "] must match dimensions [", outer, ",",
+          updates.rank, ") of updates[shape=", sf::ShapeString(updates), "]");
+    }
+  }
+  return Status();
+}
+
 Status ScatterNdShape(InferenceContext* c) {
-  const PartialShape indices = c->input(0);
-  const PartialShape updates = c->input(1);
   PartialShape ss;
   GR_RETURN_IF_ERROR_SDK(sf::WithRank(c->input(2), 1, &ss));
   std::vector<int64_t> shape;
@@ -552,43 +590,23 @@ Status ScatterNdShape(InferenceContext* c) {
   if (shape.empty()) {
     return errors::InvalidArgument("Output must be at least 1-D, got shape: []");
   }
-  if (indices.known_rank() && updates.known_rank() && indices.rank >= 1 &&
-      indices.dims.back() >= 0) {
-    const int64_t outer = indices.rank - 1;
-    const int64_t k = indices.dims.back();
-    if (k > static_cast<int64_t>(shape.size())) {
-      return errors::InvalidArgument("Output must have at least ", k, " dimensions, got shape: [",
-                                     array::JoinInts(shape), "]");
-    }
-    const int64_t want_rank = outer + static_cast<int64_t>(shape.size()) - k;
-    if (updates.rank != want_rank) {
-      return errors::InvalidArgument("The outer ", outer,
-                                     " dimensions of indices.shape=", sf::ShapeString(indices),
-                                     " must match the outer ", outer,
-                                     " dimensions of updates.shape=", sf::ShapeString(updates));
-    }
-    for (int64_t i = 0; i < outer; ++i) {
-      int64_t m = -1;
-      if (!sf::MergeDim(indices.dims[i], updates.dims[i], &m).ok()) {
-        return errors::InvalidArgument("Dimensions [0,", outer, ") of indices[shape=",
-                                       sf::ShapeString(indices),
-                                       "] must match dimensions [0,", outer, ") of updates[shape=",
-                                       sf::ShapeString(updates), "]");
-      }
-    }
-    for (int64_t i = k; i < static_cast<int64_t>(shape.size()); ++i) {
-      const int64_t u = updates.dims[outer + i - k];
-      if (u >= 0 && u != shape[i]) {
-        return errors::InvalidArgument(
-            "Dimensions [", k, ",", shape.size(), ") of input[shape=[", array::JoinInts(shape),
-            "]] must match dimensions [", outer, ",", updates.rank, ") of updates[shape=",
-            sf::ShapeString(updates), "]");
-      }
-    }
-  }
+  GR_RETURN_IF_ERROR_SDK(CheckScatterNdShapes(c->input(0), c->input(1), shape));
   int64_t unused;
   GR_RETURN_IF_ERROR_SDK(NumElementsOf(shape, &unused));
   c->set_output(0, PartialShape::Known(shape));
+  return Status();
+}
+
+// TensorScatter*: the output has the tensor's shape.
+Status TensorScatterShape(InferenceContext* c) {
+  PartialShape tensor, unused;
+  GR_RETURN_IF_ERROR_SDK(sf::WithRankAtLeast(c->input(0), 1, &tensor));
+  GR_RETURN_IF_ERROR_SDK(sf::WithRankAtLeast(c->input(1), 1, &unused));
+  GR_RETURN_IF_ERROR_SDK(sf::WithRankAtLeast(c->input(2), 1, &unused));
+  if (tensor.known_rank()) {
+    GR_RETURN_IF_ERROR_SDK(CheckScatterNdShapes(c->input(1), c->input(2), tensor.dims));
+  }
+  c->set_output(0, tensor);
   return Status();
 }
 
@@ -764,6 +782,22 @@ REGISTER_OP("ScatterNd")
     .Attr("Tindices: {int16, int32, int64}")
     .SetShapeFn(ScatterNdShape)
     .Doc("Scatters updates into a tensor of the given shape according to indices.");
+
+// TensorScatterUpdate, TensorScatterAdd, TensorScatterSub: one signature.
+#define GR_TENSOR_SCATTER_OP(NAME, DOC) \
+  REGISTER_OP(NAME)                      \
+      .Input("tensor: T")                \
+      .Input("indices: Tindices")        \
+      .Input("updates: T")               \
+      .Output("output: T")               \
+      .Attr("T: type")                   \
+      .Attr("Tindices: {int16, int32, int64}") \
+      .SetShapeFn(TensorScatterShape)    \
+      .Doc(DOC)
+GR_TENSOR_SCATTER_OP("TensorScatterUpdate", "Scatter updates into an existing tensor according to indices.");
+GR_TENSOR_SCATTER_OP("TensorScatterAdd", "Adds sparse updates to an existing tensor according to indices.");
+GR_TENSOR_SCATTER_OP("TensorScatterSub", "Subtracts sparse updates from an existing tensor according to indices.");
+#undef GR_TENSOR_SCATTER_OP
 
 }  // namespace sdk
 }  // namespace graphrt

@@ -956,15 +956,6 @@ std::vector<Ref> RefPad(const Dims& dims, const Dims& before, const Dims& after,
   return ref;
 }
 
-Tensor Paddings(const Dims& before, const Dims& after, DataType dt = GR_INT32) {
-  std::vector<int64_t> v;
-  for (size_t d = 0; d < before.size(); ++d) {
-    v.push_back(before[d]);
-    v.push_back(after[d]);
-  }
-  return IntTensor(dt, {static_cast<int64_t>(before.size()), 2}, v);
-}
-
 TEST(PadTest, PadAndPadV2AllDtypes) {
   std::mt19937 rng(121);
   int case_no = 0;

@@ -141,6 +141,16 @@ inline Tensor Strings(const Dims& dims, const std::vector<std::string>& v) {
 }
 inline Tensor Str(const std::string& s) { return Strings({}, {s}); }
 
+// Pad's and MirrorPad's paddings: a [rank, 2] matrix of before/after.
+inline Tensor Paddings(const Dims& before, const Dims& after, DataType dt = GR_INT32) {
+  std::vector<int64_t> v;
+  for (size_t d = 0; d < before.size(); ++d) {
+    v.push_back(before[d]);
+    v.push_back(after[d]);
+  }
+  return IntTensor(dt, {static_cast<int64_t>(before.size()), 2}, v);
+}
+
 inline Tensor BoolTensor(const Dims& dims, const std::vector<bool>& v) {
   Tensor t(GR_BOOL, TensorShape(dims));
   for (size_t i = 0; i < v.size(); ++i) t.data<bool>()[i] = v[i];

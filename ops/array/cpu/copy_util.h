@@ -331,6 +331,32 @@ inline CopyTarget TargetOf(TensorView* out) {
   return t;
 }
 
+// The box of a strided slice (StridedSlice's spec) of a row-major tensor of
+// `dims`: the slice's processing shape, with the tensor's strides times the
+// slice's on the tensor side and a contiguous slice on the other side.
+// `tensor_is_src`: StridedSlice reads the tensor; StridedSliceGrad writes
+// it. *base: the tensor-side offset of the slice's first element.
+inline CopyBox StridedSliceBox(const int64_t* dims, int r, const StridedSliceSpec& spec,
+                               bool tensor_is_src, int64_t* base) {
+  const Dims tensor_strides = RowMajorStrides(dims, r);
+  const Dims slice_strides = RowMajorStrides(spec.processing_shape.data(), r);
+  CopyBox box;
+  *base = 0;
+  for (int i = 0; i < r; ++i) {
+    *base += spec.begin[i] * tensor_strides[i];
+    // A stride only matters where the slice has two or more elements, and
+    // then |stride| < dim; a huge one (2^62 for one element) would
+    // overflow times the tensor's stride.
+    const int64_t step = spec.processing_shape[i] > 1 ? spec.strides[i] * tensor_strides[i] : 0;
+    if (tensor_is_src) {
+      box.Add(spec.processing_shape[i], step, slice_strides[i]);
+    } else {
+      box.Add(spec.processing_shape[i], slice_strides[i], step);
+    }
+  }
+  return box;
+}
+
 // Error for dtypes the data-movement kernels cannot copy.
 inline Status UnsupportedDtype(const char* op, int32_t dtype) {
   return errors::Unimplemented(op, " does not support dtype ", DataTypeName(dtype));
@@ -338,6 +364,20 @@ inline Status UnsupportedDtype(const char* op, int32_t dtype) {
 
 // True when the dtype can be copied by the kernels here.
 inline bool Copyable(int32_t dtype) { return dtype == GR_STRING || ElementSize(dtype) > 0; }
+
+// Copies `n` whole elements of `dtype` (element size `es`) from `src` at
+// element `src_off` to `dst` at element `dst_off`; strings one by one.
+inline void CopyElements(int32_t dtype, int es, const void* src, int64_t src_off, TensorView* dst,
+                         int64_t dst_off, int64_t n) {
+  if (n <= 0) return;
+  if (dtype == GR_STRING) {
+    const GR_StringElem* s = static_cast<const GR_StringElem*>(src) + src_off;
+    for (int64_t i = 0; i < n; ++i) Api().string_assign(dst->raw(), dst_off + i, s[i].data, s[i].size);
+  } else {
+    std::memcpy(static_cast<char*>(dst->raw_data()) + dst_off * es,
+                static_cast<const char*>(src) + src_off * es, static_cast<size_t>(n * es));
+  }
+}
 
 // Fills `n` elements of `out` starting at `offset` with the element at
 // `value` (same dtype), split over the pool when large.

@@ -1,6 +1,7 @@
-// CPU kernels of GatherV2 (with batch_dims), GatherNd, ScatterNd and
-// OneHot. Indices are validated before anything is written; a bad index is
-// an InvalidArgument in TensorFlow's words, never an out-of-bounds access.
+// CPU kernels of GatherV2 (with batch_dims) and Gather, GatherNd, ScatterNd,
+// TensorScatterUpdate/Add/Sub and OneHot. Indices are validated before
+// anything is written; a bad index is an InvalidArgument in TensorFlow's
+// words, never an out-of-bounds access.
 #include <graphrt/sdk/sdk.h>
 #include <graphrt/sdk/shape_fns.h>
 
@@ -14,12 +15,14 @@
 #include "array/cpu/copy_util.h"
 #include "common/cpu/eigen.h"
 #include "common/cpu/parallel.h"
+#include "state/cpu/state_util.h"
 
 namespace graphrt {
 namespace sdk {
 namespace {
 
 namespace sf = shape_fns;
+using array::CopyElements;
 using array::Dims;
 
 // "[1,2]": the multi-index of flat element `i` of a tensor of `dims`.
@@ -34,39 +37,31 @@ std::string IndexString(const int64_t* dims, int rank, int64_t i) {
   return s + "]";
 }
 
-// Copies `n` elements (runs of whole elements) between two buffers of the
-// same dtype at element offsets; strings are assigned one by one.
-inline void CopyElements(int32_t dtype, int es, const void* src, int64_t src_off,
-                         TensorView* dst, int64_t dst_off, int64_t n) {
-  if (dtype == GR_STRING) {
-    const GR_StringElem* s = static_cast<const GR_StringElem*>(src) + src_off;
-    for (int64_t i = 0; i < n; ++i) Api().string_assign(dst->raw(), dst_off + i, s[i].data, s[i].size);
-  } else {
-    std::memcpy(static_cast<char*>(dst->raw_data()) + dst_off * es,
-                static_cast<const char*>(src) + src_off * es, static_cast<size_t>(n * es));
-  }
-}
+// ------------------------------------------------------- GatherV2, Gather
 
-// --------------------------------------------------------------- GatherV2
-
+// Gather (v1) is GatherV2 along axis 0 without batch dims: it has no axis
+// input and no batch_dims attr.
 class GatherV2Op : public OpKernel {
  public:
   explicit GatherV2Op(OpKernelConstruction* c) : OpKernel(c) {
-    c->SetStatus(c->GetAttr("batch_dims", &batch_dims_));
+    if (c->num_inputs() == 3) c->SetStatus(c->GetAttr("batch_dims", &batch_dims_));
   }
 
   void Compute(OpKernelContext* ctx) override {
     const TensorView params = ctx->input(0);
     const TensorView indices = ctx->input(1);
-    const TensorView axis_t = ctx->input(2);
-    OP_REQUIRES(ctx, axis_t.NumElements() == 1,
-                errors::InvalidArgument("axis must be scalar, but got ",
-                                        sf::ShapeString(axis_t)));
+    int64_t axis = 0;
+    if (ctx->num_inputs() == 3) {
+      const TensorView axis_t = ctx->input(2);
+      OP_REQUIRES(ctx, axis_t.NumElements() == 1,
+                  errors::InvalidArgument("axis must be scalar, but got ",
+                                          sf::ShapeString(axis_t)));
+      axis = array::IntAt(axis_t, 0);
+    }
     OP_REQUIRES(ctx, array::Copyable(params.dtype()),
-                array::UnsupportedDtype("GatherV2", params.dtype()));
+                array::UnsupportedDtype(ctx->num_inputs() == 3 ? "GatherV2" : "Gather", params.dtype()));
     const int pr = params.rank(), ir = indices.rank();
     OP_REQUIRES(ctx, pr >= 1, errors::InvalidArgument("params must be at least 1 dimensional"));
-    int64_t axis = array::IntAt(axis_t, 0);
     OP_REQUIRES(ctx, axis >= -pr && axis < pr,
                 errors::InvalidArgument("Expected axis in the range [", -pr, ", ", pr,
                                         "), but got ", axis));
@@ -205,7 +200,7 @@ class GatherNdOp : public OpKernel {
   }
 };
 
-// -------------------------------------------------------------- ScatterNd
+// ------------------------------------------------ ScatterNd, TensorScatter*
 
 template <typename T>
 inline void Accumulate(T* dst, const T* src, int64_t n) {
@@ -214,6 +209,90 @@ inline void Accumulate(T* dst, const T* src, int64_t n) {
 template <>
 inline void Accumulate<bool>(bool* dst, const bool* src, int64_t n) {
   for (int64_t i = 0; i < n; ++i) dst[i] = dst[i] || src[i];
+}
+
+// Where ScatterNd-style updates go into a tensor of `shape` (ScatterNd's
+// output, TensorScatter*'s input): indices [n..., k] name slices of
+// shape[k:], updates are [n..., shape[k:]...]. Checks the shapes and every
+// index tuple (naming the first bad one) before anything is written.
+struct ScatterPlan {
+  int64_t n = 0, k = 0, slice = 1;
+};
+
+Status PlanScatterNd(const TensorView& indices, const TensorView& updates, const Dims& shape,
+                     bool tensor_is_output, ScatterPlan* plan) {
+  const char* tensor_name = tensor_is_output ? "output" : "input";
+  const int r = shape.size();
+  const std::string shape_str = sf::ShapeString(shape.data(), r);
+  const int ir = indices.rank();
+  if (ir < 1) {
+    return errors::InvalidArgument("Indices shape must have rank at least one. Found:",
+                                   sf::ShapeString(indices));
+  }
+  const int64_t k = indices.dim(ir - 1);
+  if (k > r) {
+    return errors::InvalidArgument("Output must have at least ", k, " dimensions, got shape: ",
+                                   shape_str);
+  }
+  const int outer = ir - 1;
+  const int ur = updates.rank();
+  bool outer_ok = ur >= outer;
+  for (int i = 0; outer_ok && i < outer; ++i) outer_ok = indices.dim(i) == updates.dim(i);
+  if (!outer_ok) {
+    return errors::InvalidArgument("Dimensions [0,", outer, ") of indices[shape=",
+                                   sf::ShapeString(indices), "] must match dimensions [0,", outer,
+                                   ") of updates[shape=", sf::ShapeString(updates), "]");
+  }
+  bool inner_ok = ur == outer + r - static_cast<int>(k);
+  for (int i = static_cast<int>(k); inner_ok && i < r; ++i) {
+    inner_ok = updates.dim(outer + i - static_cast<int>(k)) == shape[i];
+  }
+  if (!inner_ok) {
+    return errors::InvalidArgument("Dimensions [", k, ",", r, ") of input[shape=", shape_str, "] must match dimensions [", outer, ",", ur,
+                                   ") of updates[shape=", sf::ShapeString(updates), "]");
+  }
+  plan->n = 1;
+  plan->k = k;
+  plan->slice = 1;
+  for (int i = 0; i < outer; ++i) plan->n *= indices.dim(i);
+  for (int i = static_cast<int>(k); i < r; ++i) plan->slice *= shape[i];
+  if (array::Product(shape) == 0 && updates.NumElements() != 0) {
+    return errors::InvalidArgument("Indices and updates specified for empty ", tensor_name,
+                                   tensor_is_output ? " shape" : "");
+  }
+  for (int64_t i = 0; i < plan->n; ++i) {
+    for (int64_t d = 0; d < k; ++d) {
+      const int64_t v = array::IntAt(indices, i * k + d);
+      if (v < 0 || v >= shape[static_cast<int>(d)]) {
+        std::string tuple;
+        for (int64_t e = 0; e < k; ++e)
+          tuple += (e ? ", " : "") + std::to_string(array::IntAt(indices, i * k + e));
+        return errors::InvalidArgument("indices", IndexString(indices.dims_data(), outer, i),
+                                       " = [", tuple, "] does not index into shape ", shape_str);
+      }
+    }
+  }
+  return Status();
+}
+
+// Calls apply(dst_offset, src_offset, count) for every update row, in
+// order (so that repeated indices accumulate, or the last one wins); the
+// work splits over column blocks of a slice instead.
+template <typename Apply>
+void ForEachScatterRow(OpKernelContext* ctx, const TensorView& indices, const Dims& shape,
+                       const ScatterPlan& plan, Apply&& apply) {
+  const int64_t col_block = 1024;
+  const int64_t blocks = (plan.slice + col_block - 1) / col_block;
+  ForRange(ctx, blocks, plan.n * plan.slice, plan.n * col_block, [&](int64_t lo, int64_t hi) {
+    const int64_t c0 = lo * col_block, c1 = std::min(plan.slice, hi * col_block);
+    for (int64_t i = 0; i < plan.n; ++i) {
+      int64_t off = 0;
+      for (int64_t d = 0; d < plan.k; ++d) {
+        off = off * shape[static_cast<int>(d)] + array::IntAt(indices, i * plan.k + d);
+      }
+      apply(off * plan.slice + c0, i * plan.slice + c0, c1 - c0);
+    }
+  });
 }
 
 template <typename T>
@@ -236,75 +315,80 @@ class ScatterNdOp : public OpKernel {
       OP_REQUIRES(ctx, shape[i] >= 0,
                   errors::InvalidArgument("Dimension ", shape[i], " must be >= 0"));
     }
-    const std::string shape_str = sf::ShapeString(shape.data(), r);
     // The shape is a value: hold it to the size rule before multiplying.
     int64_t total = 0;
     OP_REQUIRES_OK(ctx, NumElementsOf(shape.data(), r, &total));
-    const int ir = indices.rank();
-    OP_REQUIRES(ctx, ir >= 1,
-                errors::InvalidArgument("Indices shape must have rank at least one. Found:",
-                                        sf::ShapeString(indices)));
-    const int64_t k = indices.dim(ir - 1);
-    OP_REQUIRES(ctx, k <= r,
-                errors::InvalidArgument("Output must have at least ", k,
-                                        " dimensions, got shape: ", shape_str));
-    const int outer = ir - 1;
-    const int ur = updates.rank();
-    bool outer_ok = ur >= outer;
-    for (int i = 0; outer_ok && i < outer; ++i) outer_ok = indices.dim(i) == updates.dim(i);
-    OP_REQUIRES(ctx, outer_ok,
-                errors::InvalidArgument("Dimensions [0,", outer, ") of indices[shape=",
-                                        sf::ShapeString(indices), "] must match dimensions [0,",
-                                        outer, ") of updates[shape=", sf::ShapeString(updates),
-                                        "]"));
-    bool inner_ok = ur == outer + r - static_cast<int>(k);
-    for (int i = static_cast<int>(k); inner_ok && i < r; ++i) {
-      inner_ok = updates.dim(outer + i - static_cast<int>(k)) == shape[i];
-    }
-    OP_REQUIRES(ctx, inner_ok,
-                errors::InvalidArgument("Dimensions [", k, ",", r, ") of input[shape=", shape_str,
-                                        "] must match dimensions [", outer, ",", ur,
-                                        ") of updates[shape=", sf::ShapeString(updates), "]"));
-    int64_t n = 1, slice = 1;
-    for (int i = 0; i < outer; ++i) n *= indices.dim(i);
-    for (int i = static_cast<int>(k); i < r; ++i) slice *= shape[i];
-    OP_REQUIRES(ctx, total > 0 || updates.NumElements() == 0,
-                errors::InvalidArgument("Indices and updates specified for empty output shape"));
-    for (int64_t i = 0; i < n; ++i) {
-      for (int64_t d = 0; d < k; ++d) {
-        const int64_t v = array::IntAt(indices, i * k + d);
-        if (v < 0 || v >= shape[static_cast<int>(d)]) {
-          std::string tuple;
-          for (int64_t e = 0; e < k; ++e)
-            tuple += (e ? ", " : "") + std::to_string(array::IntAt(indices, i * k + e));
-          OP_REQUIRES(ctx, false,
-                      errors::InvalidArgument("indices", IndexString(indices.dims_data(), outer, i),
-                                              " = [", tuple, "] does not index into shape ",
-                                              shape_str));
-        }
-      }
-    }
+    ScatterPlan plan;
+    OP_REQUIRES_OK(ctx, PlanScatterNd(indices, updates, shape, true, &plan));
     TensorView out;
     if (!ctx->allocate_output(0, shape.data(), r, &out).ok()) return;
     if (total == 0) return;
     T* o = out.data<T>();
     std::memset(static_cast<void*>(o), 0, static_cast<size_t>(total) * sizeof(T));
     const T* u = updates.data<T>();
-    // Duplicate indices accumulate, so rows are applied in order; the work
-    // splits over the columns of a slice instead.
-    const int64_t col_block = 1024;
-    const int64_t blocks = (slice + col_block - 1) / col_block;
-    ForRange(ctx, blocks, n * slice, n * col_block, [&](int64_t lo, int64_t hi) {
-      const int64_t c0 = lo * col_block, c1 = std::min(slice, hi * col_block);
-      for (int64_t i = 0; i < n; ++i) {
-        int64_t off = 0;
-        for (int64_t d = 0; d < k; ++d) {
-          off = off * shape[static_cast<int>(d)] + array::IntAt(indices, i * k + d);
-        }
-        Accumulate<T>(o + off * slice + c0, u + i * slice + c0, c1 - c0);
-      }
+    ForEachScatterRow(ctx, indices, shape, plan, [&](int64_t dst, int64_t src, int64_t count) {
+      Accumulate<T>(o + dst, u + src, count);
     });
   }
+};
+
+// TensorScatterUpdate, TensorScatterAdd and TensorScatterSub: a copy of
+// `tensor` (its buffer when it can be reused) with the updates assigned,
+// added or subtracted at the indexed slices. Update moves elements of any
+// dtype; Add and Sub are for numbers.
+class TensorScatterOp : public OpKernel {
+ public:
+  explicit TensorScatterOp(OpKernelConstruction* c)
+      : OpKernel(c), op_(c->op()), kind_(state::ScatterKindOf(op_)) {}
+
+  void Compute(OpKernelContext* ctx) override {
+    const TensorView tensor = ctx->input(0);
+    const TensorView indices = ctx->input(1);
+    const TensorView updates = ctx->input(2);
+    const int32_t dtype = tensor.dtype();
+    const bool numeric = state::DispatchNumeric(static_cast<DataType>(dtype), [](auto) {});
+    OP_REQUIRES(ctx, kind_ == state::ScatterKind::kUpdate ? array::Copyable(dtype) : numeric,
+                array::UnsupportedDtype(op_.c_str(), dtype));
+    OP_REQUIRES(ctx, tensor.rank() >= 1,
+                errors::InvalidArgument("Input shape must have rank at least one. Found:",
+                                        sf::ShapeString(tensor)));
+    OP_REQUIRES(ctx, updates.rank() >= 1,
+                errors::InvalidArgument("Updates shape must have rank at least one. Found:",
+                                        sf::ShapeString(updates)));
+    Dims shape(tensor.rank());
+    for (int i = 0; i < tensor.rank(); ++i) shape[i] = tensor.dim(i);
+    ScatterPlan plan;
+    OP_REQUIRES_OK(ctx, PlanScatterNd(indices, updates, shape, false, &plan));
+    TensorView out;
+    bool forwarded = false;
+    if (!ctx->forward_input_or_allocate_output(0, 0, tensor.dims_data(), tensor.rank(), &out,
+                                               &forwarded)
+             .ok()) {
+      return;
+    }
+    const int es = array::ElementSize(dtype);
+    if (!forwarded) CopyElements(dtype, es, tensor.raw_data(), 0, &out, 0, tensor.NumElements());
+    if (out.NumElements() == 0) return;
+    if (kind_ == state::ScatterKind::kUpdate) {
+      ForEachScatterRow(ctx, indices, shape, plan, [&](int64_t dst, int64_t src, int64_t count) {
+        CopyElements(dtype, es, updates.raw_data(), src, &out, dst, count);
+      });
+      return;
+    }
+    state::DispatchNumeric(static_cast<DataType>(dtype), [&](auto zero) {
+      using T = decltype(zero);
+      T* o = out.data<T>();
+      const T* u = updates.data<T>();
+      // Add and Sub cannot fail.
+      ForEachScatterRow(ctx, indices, shape, plan, [&](int64_t dst, int64_t src, int64_t count) {
+        (void)state::ApplyElementwise<T>(kind_, o + dst, u + src, count, false);
+      });
+    });
+  }
+
+ private:
+  const std::string op_;
+  const state::ScatterKind kind_;
 };
 
 // ----------------------------------------------------------------- OneHot
@@ -370,8 +454,12 @@ class OneHotOp : public OpKernel {
 }  // namespace
 
 REGISTER_KERNEL(Name("GatherV2").Device(DEVICE_CPU).HostMemory("axis"), GatherV2Op);
+REGISTER_KERNEL(Name("Gather").Device(DEVICE_CPU), GatherV2Op);
 REGISTER_KERNEL(Name("GatherNd").Device(DEVICE_CPU), GatherNdOp);
 REGISTER_KERNEL(Name("OneHot").Device(DEVICE_CPU).HostMemory("depth"), OneHotOp);
+REGISTER_KERNEL(Name("TensorScatterUpdate").Device(DEVICE_CPU), TensorScatterOp);
+REGISTER_KERNEL(Name("TensorScatterAdd").Device(DEVICE_CPU), TensorScatterOp);
+REGISTER_KERNEL(Name("TensorScatterSub").Device(DEVICE_CPU), TensorScatterOp);
 
 #define GR_SCATTER_ND(T, DT) \
   REGISTER_KERNEL(Name("ScatterNd").Device(DEVICE_CPU).TypeConstraint("T", {DT}).HostMemory("shape"), ScatterNdOp<T>)

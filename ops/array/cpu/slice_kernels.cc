@@ -84,53 +84,22 @@ class SliceOp : public OpKernel {
 
 class StridedSliceOp : public OpKernel {
  public:
-  explicit StridedSliceOp(OpKernelConstruction* c) : OpKernel(c) {
-    c->SetStatus(c->GetAttr("begin_mask", &begin_mask_));
-    c->SetStatus(c->GetAttr("end_mask", &end_mask_));
-    c->SetStatus(c->GetAttr("ellipsis_mask", &ellipsis_mask_));
-    c->SetStatus(c->GetAttr("new_axis_mask", &new_axis_mask_));
-    c->SetStatus(c->GetAttr("shrink_axis_mask", &shrink_axis_mask_));
-  }
+  explicit StridedSliceOp(OpKernelConstruction* c) : OpKernel(c) { c->SetStatus(masks_.Read(c)); }
 
   void Compute(OpKernelContext* ctx) override {
     const TensorView in = ctx->input(0);
-    const TensorView b = ctx->input(1), e = ctx->input(2), s = ctx->input(3);
-    OP_REQUIRES(ctx,
-                b.rank() == 1 && e.rank() == 1 && s.rank() == 1 &&
-                    b.NumElements() == e.NumElements() && b.NumElements() == s.NumElements(),
-                errors::InvalidArgument("Expected begin, end, and strides to be 1D equal size "
-                                        "tensors, but got shapes ",
-                                        sf::ShapeString(b), ", ", sf::ShapeString(e), ", and ",
-                                        sf::ShapeString(s), " instead."));
+    array::StridedSliceSpec spec;
+    OP_REQUIRES_OK(ctx, array::StridedSliceSpecOf(ctx->input(1), ctx->input(2), ctx->input(3),
+                                                  in.dims(), masks_, &spec));
     OP_REQUIRES(ctx, array::Copyable(in.dtype()),
                 array::UnsupportedDtype("StridedSlice", in.dtype()));
-    std::vector<int64_t> begin, end, strides;
-    array::ReadIntVector(b, &begin);
-    array::ReadIntVector(e, &end);
-    array::ReadIntVector(s, &strides);
-    array::StridedSliceSpec spec;
-    OP_REQUIRES_OK(ctx, array::ValidateStridedSlice(
-                            PartialShape::Known(in.dims()), begin, true, end, true, strides,
-                            begin_mask_, end_mask_, ellipsis_mask_, new_axis_mask_,
-                            shrink_axis_mask_, &spec));
     const std::vector<int64_t>& final_shape = spec.final_shape;
     if (spec.is_identity) {
       ctx->set_output_from_input(0, 0, final_shape);
       return;
     }
-    const int r = in.rank();
-    const Dims in_strides = array::RowMajorStrides(in.dims_data(), r);
-    const Dims out_strides = array::RowMajorStrides(spec.processing_shape.data(), r);
-    CopyBox box;
     int64_t base = 0;
-    for (int i = 0; i < r; ++i) {
-      base += spec.begin[i] * in_strides[i];
-      // A stride only matters where the slice has two or more elements, and
-      // then |stride| < dim; a huge one (2^62 for one element) would
-      // overflow times the input stride.
-      const int64_t step = spec.processing_shape[i] > 1 ? spec.strides[i] * in_strides[i] : 0;
-      box.Add(spec.processing_shape[i], step, out_strides[i]);
-    }
+    const CopyBox box = array::StridedSliceBox(in.dims_data(), in.rank(), spec, true, &base);
     if (array::IsContiguousRun(box) &&
         ctx->set_output_from_input_range(0, 0, base, final_shape.data(), static_cast<int>(final_shape.size()))) {
       return;
@@ -143,8 +112,7 @@ class StridedSliceOp : public OpKernel {
   }
 
  private:
-  int64_t begin_mask_ = 0, end_mask_ = 0, ellipsis_mask_ = 0, new_axis_mask_ = 0,
-          shrink_axis_mask_ = 0;
+  array::StridedSliceMasks masks_;
 };
 
 }  // namespace

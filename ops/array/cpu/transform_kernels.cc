@@ -342,15 +342,7 @@ class PadOp : public OpKernel {
 class MirrorPadOp : public OpKernel {
  public:
   explicit MirrorPadOp(OpKernelConstruction* c) : OpKernel(c) {
-    std::string mode;
-    c->SetStatus(c->GetAttr("mode", &mode));
-    if (mode == "REFLECT") {
-      offset_ = 1;
-    } else if (mode == "SYMMETRIC") {
-      offset_ = 0;
-    } else {
-      c->SetStatus(errors::InvalidArgument("mode must be either REFLECT or SYMMETRIC."));
-    }
+    c->SetStatus(array::ReadMirrorPadMode(c, &offset_));
   }
 
   void Compute(OpKernelContext* ctx) override {
