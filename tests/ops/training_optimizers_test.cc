@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "array_test_util.h"
+#include "graphrt/core/graph_def_io.h"
 #include "graphrt/core/runtime.h"
 #include "op_test_util.h"
 
@@ -539,6 +540,66 @@ TEST(OptimizerTest, MomentumByHandAndRefOutput) {
   EXPECT_FLOAT_EQ(ToVector<float>(out[0])[0], 0.755f);
   ASSERT_TRUE(s->Run({}, {"a"}, {}, &out).ok());
   EXPECT_FLOAT_EQ(ToVector<float>(out[0])[0], 2.45f);
+}
+
+// A real TF1 training graph (tf.train.AdamOptimizer on a double
+// autoencoder, 8 ref variables, README of tf_testdata: extra_tf1/dl4j):
+// two steps of its `Adam` train op, each ApplyAdam checked against the
+// rule applied to the inputs the graph gave it (read just before the step).
+TEST(OptimizerTest, TensorFlowAdamGraphTwoSteps) {
+  const std::string path = SharedPath(
+      "tf_testdata/extra_tf1/dl4j/src/main/resources/tf_graphs/examples/unfrozen_simple_ae.pb");
+  if (path.empty()) GTEST_SKIP() << "tf_testdata not present";
+  proto::GraphDef graph;
+  ASSERT_TRUE(ReadGraphDefFromFile(path, &graph).ok());
+  std::vector<std::string> inits;
+  std::vector<const proto::NodeDef*> adams;
+  for (const proto::NodeDef& n : graph.node()) {
+    if (n.op() == "Assign" && n.name().rfind("Adam/", 0) != 0) inits.push_back(n.name());
+    if (n.op() == "ApplyAdam") adams.push_back(&n);
+  }
+  ASSERT_EQ(adams.size(), 8u);
+  auto s = CreateSession(graph);
+  ASSERT_NE(s, nullptr);
+  ASSERT_TRUE(s->Run({}, {}, inits, nullptr).ok());
+  std::mt19937 rng(3);
+  std::vector<double> x(4 * 676);
+  for (double& v : x) v = std::uniform_real_distribution<double>(0, 1)(rng);
+  const Feeds feeds = {{"input", MakeTensor<double>(GR_DOUBLE, {4, 676}, x)}};
+  const Optimizer& adam = Find("Adam");
+  for (int step = 1; step <= 2; ++step) {
+    // Every ApplyAdam's ten inputs as the step will see them.
+    std::vector<std::vector<std::vector<double>>> before;
+    for (const proto::NodeDef* n : adams) {
+      std::vector<std::string> fetches(n->input().begin(), n->input().end());
+      std::vector<Tensor> out;
+      ASSERT_TRUE(s->Run(feeds, fetches, {}, &out).ok());
+      before.emplace_back();
+      for (const Tensor& t : out) before.back().push_back(ToVector<double>(t));
+    }
+    ASSERT_TRUE(s->Run(feeds, {}, {"Adam"}, nullptr).ok());
+    for (size_t a = 0; a < adams.size(); ++a) {
+      const auto& in = before[a];
+      const Scalars sc = {{"beta1_power", in[3][0]}, {"beta2_power", in[4][0]}, {"lr", in[5][0]},
+                          {"beta1", in[6][0]},       {"beta2", in[7][0]},       {"epsilon", in[8][0]}};
+      EXPECT_NEAR(sc.at("beta1_power"), std::pow(0.9, step), 1e-6) << "the graph's own beta1_power update";
+      std::vector<std::vector<double>> want = {in[0], in[1], in[2]};
+      for (size_t e = 0; e < want[0].size(); ++e) {
+        double el[3] = {want[0][e], want[1][e], want[2][e]};
+        adam.rule(el, in[9][e], sc, {});
+        for (int k = 0; k < 3; ++k) want[k][e] = el[k];
+      }
+      std::vector<Tensor> out;
+      ASSERT_TRUE(s->Run({}, {adams[a]->input(0), adams[a]->input(1), adams[a]->input(2)}, {}, &out).ok());
+      for (int k = 0; k < 3; ++k) {
+        const std::vector<double> got = ToVector<double>(out[k]);
+        ASSERT_EQ(got.size(), want[k].size());
+        for (size_t e = 0; e < got.size(); ++e)
+          ASSERT_NEAR(got[e], want[k][e], 1e-12 * (1 + std::abs(want[k][e])))
+              << adams[a]->name() << " input " << k << " [" << e << "] step " << step;
+      }
+    }
+  }
 }
 
 // ---------------------------------------------------------------- errors
