@@ -126,30 +126,12 @@ struct AdamRule {
   };
 };
 
-// epsilon inside the sqrt.
-struct RMSPropRule {
-  static constexpr const char* kName = "RMSProp";
-  static constexpr int kVars = 3, kScalars = 4;  // lr, rho, momentum, epsilon
-  static constexpr bool kComplex = true;
-  static constexpr int64_t kCost = 6;
-  template <typename C>
-  struct Step {
-    C lr, rho, momentum, epsilon;
-    Step(const C* s, const Flags&) : lr(s[0]), rho(s[1]), momentum(s[2]), epsilon(s[3]) {}
-    void operator()(C* x, C g) const {
-      C& var = x[0];
-      C& ms = x[1];
-      C& mom = x[2];
-      ms += (g * g - ms) * (C(1) - rho);
-      mom = mom * momentum + lr * g / sqrt(ms + epsilon);
-      var -= mom;
-    }
-  };
-};
-
-struct CenteredRMSPropRule {
-  static constexpr const char* kName = "CenteredRMSProp";
-  static constexpr int kVars = 4, kScalars = 4;  // lr, rho, momentum, epsilon
+// RMSProp, epsilon inside the sqrt; the centered form also tracks the
+// mean gradient mg and divides by sqrt(ms - mg² + epsilon).
+template <bool kCentered>
+struct RMSPropRuleOf {
+  static constexpr const char* kName = kCentered ? "CenteredRMSProp" : "RMSProp";
+  static constexpr int kVars = kCentered ? 4 : 3, kScalars = 4;  // lr, rho, momentum, epsilon
   static constexpr bool kComplex = true;
   static constexpr int64_t kCost = 8;
   template <typename C>
@@ -158,50 +140,44 @@ struct CenteredRMSPropRule {
     Step(const C* s, const Flags&) : lr(s[0]), rho(s[1]), momentum(s[2]), epsilon(s[3]) {}
     void operator()(C* x, C g) const {
       C& var = x[0];
-      C& mg = x[1];
-      C& ms = x[2];
-      C& mom = x[3];
+      C& ms = x[kVars - 2];  // var, [mg,] ms, mom
+      C& mom = x[kVars - 1];
       ms += (g * g - ms) * (C(1) - rho);
-      mg += (g - mg) * (C(1) - rho);
-      mom = mom * momentum + lr * g / sqrt(ms - mg * mg + epsilon);
+      C denom = ms + epsilon;
+      if constexpr (kCentered) {
+        C& mg = x[1];
+        mg += (g - mg) * (C(1) - rho);
+        denom = ms - mg * mg + epsilon;
+      }
+      mom = mom * momentum + lr * g / sqrt(denom);
       var -= mom;
     }
   };
 };
+using RMSPropRule = RMSPropRuleOf<false>;
+using CenteredRMSPropRule = RMSPropRuleOf<true>;
 
-struct AdagradRule {
-  static constexpr const char* kName = "Adagrad";
-  static constexpr int kVars = 2, kScalars = 1;  // lr
-  static constexpr bool kComplex = true;
-  static constexpr int64_t kCost = 4;
-  template <typename C>
-  struct Step {
-    C lr;
-    bool update_slots;
-    Step(const C* s, const Flags& f) : lr(s[0]), update_slots(f.update_slots) {}
-    void operator()(C* x, C g) const {
-      x[1] = update_slots ? x[1] + g * g : x[1];  // a select, not a branch: vectorises
-      x[0] -= lr * g / sqrt(x[1]);
-    }
-  };
-};
-
-struct AdagradV2Rule {
-  static constexpr const char* kName = "AdagradV2";
-  static constexpr int kVars = 2, kScalars = 2;  // lr, epsilon
+// Adagrad; V2 adds epsilon to the sqrt. update_slots = false leaves accum.
+template <bool kEpsilon>
+struct AdagradRuleOf {
+  static constexpr const char* kName = kEpsilon ? "AdagradV2" : "Adagrad";
+  static constexpr int kVars = 2, kScalars = kEpsilon ? 2 : 1;  // lr[, epsilon]
   static constexpr bool kComplex = true;
   static constexpr int64_t kCost = 4;
   template <typename C>
   struct Step {
     C lr, epsilon;
     bool update_slots;
-    Step(const C* s, const Flags& f) : lr(s[0]), epsilon(s[1]), update_slots(f.update_slots) {}
+    Step(const C* s, const Flags& f) : lr(s[0]), epsilon(kEpsilon ? s[1] : C(0)), update_slots(f.update_slots) {}
     void operator()(C* x, C g) const {
-      x[1] = update_slots ? x[1] + g * g : x[1];
-      x[0] -= lr * g / (sqrt(x[1]) + epsilon);
+      x[1] = update_slots ? x[1] + g * g : x[1];  // a select, not a branch: vectorises
+      if constexpr (kEpsilon) x[0] -= lr * g / (sqrt(x[1]) + epsilon);
+      else x[0] -= lr * g / sqrt(x[1]);
     }
   };
 };
+using AdagradRule = AdagradRuleOf<false>;
+using AdagradV2Rule = AdagradRuleOf<true>;
 
 struct ProximalAdagradRule {
   static constexpr const char* kName = "ProximalAdagrad";
@@ -314,39 +290,29 @@ struct AdaMaxRule {
   };
 };
 
-struct AddSignRule {
-  static constexpr const char* kName = "AddSign";
-  static constexpr int kVars = 2, kScalars = 4;  // lr, alpha, sign_decay, beta
+// m = beta·m + (1 − beta)·grad, then grad scaled by how far sign(grad)
+// agrees with sign(m): AddSign by alpha + sign_decay·sign(g)·sign(m),
+// PowerSign by exp(logbase·sign_decay·sign(g)·sign(m)).
+template <bool kPower>
+struct SignRuleOf {
+  static constexpr const char* kName = kPower ? "PowerSign" : "AddSign";
+  static constexpr int kVars = 2, kScalars = 4;  // lr, alpha or logbase, sign_decay, beta
   static constexpr bool kComplex = false;
-  static constexpr int64_t kCost = 4;
+  static constexpr int64_t kCost = kPower ? 20 : 4;
   template <typename C>
   struct Step {
-    C lr, alpha, sign_decay, beta;
-    Step(const C* s, const Flags&) : lr(s[0]), alpha(s[1]), sign_decay(s[2]), beta(s[3]) {}
+    C lr, base, sign_decay, beta;
+    Step(const C* s, const Flags&) : lr(s[0]), base(s[1]), sign_decay(s[2]), beta(s[3]) {}
     void operator()(C* x, C g) const {
       C& m = x[1];
       m = m * beta + g * (C(1) - beta);
-      x[0] -= lr * (alpha + sign_decay * Sign(g) * Sign(m)) * g;
+      const C agree = sign_decay * Sign(g) * Sign(m);
+      x[0] -= lr * (kPower ? std::exp(base * agree) : base + agree) * g;
     }
   };
 };
-
-struct PowerSignRule {
-  static constexpr const char* kName = "PowerSign";
-  static constexpr int kVars = 2, kScalars = 4;  // lr, logbase, sign_decay, beta
-  static constexpr bool kComplex = false;
-  static constexpr int64_t kCost = 20;
-  template <typename C>
-  struct Step {
-    C lr, logbase, sign_decay, beta;
-    Step(const C* s, const Flags&) : lr(s[0]), logbase(s[1]), sign_decay(s[2]), beta(s[3]) {}
-    void operator()(C* x, C g) const {
-      C& m = x[1];
-      m = m * beta + g * (C(1) - beta);
-      x[0] -= lr * std::exp(logbase * sign_decay * Sign(g) * Sign(m)) * g;
-    }
-  };
-};
+using AddSignRule = SignRuleOf<false>;
+using PowerSignRule = SignRuleOf<true>;
 
 }  // namespace training
 }  // namespace sdk
