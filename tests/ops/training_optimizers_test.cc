@@ -716,6 +716,26 @@ TEST(OptimizerErrorTest, DeclaredShapesAreCheckedWhenTheGraphIsBuilt) {
   EXPECT_TRUE(Contains(st.message(), "step")) << st;
 }
 
+TEST(OptimizerErrorTest, DtypesWithoutAKernel) {
+  // TensorFlow's CPU kernels are for floating and complex types only.
+  const std::string g = NodeText("v", "VariableV2", {}, TypeAttr("dtype", "DT_INT32") + ShapeAttr({2})) +
+                        ConstNode("lr", "DT_INT32", {}, "int_val", {"1"}) + ConstInt32("grad", {1, 1}) +
+                        NodeText("step", "ApplyGradientDescent", {"v", "lr", "grad"}, TypeAttr("T", "DT_INT32"));
+  std::vector<Tensor> out;
+  const Status st = TryRunGraph(g, {}, {"step"}, &out);
+  EXPECT_FALSE(st.ok());
+  EXPECT_TRUE(Contains(st.message(), "No OpKernel was registered to support Op 'ApplyGradientDescent'")) << st;
+  // PowerSign (exp, sign) has no complex kernel.
+  const std::string c = NodeText("v", "VariableV2", {}, TypeAttr("dtype", "DT_COMPLEX64") + ShapeAttr({2})) +
+                        NodeText("m", "VariableV2", {}, TypeAttr("dtype", "DT_COMPLEX64") + ShapeAttr({2})) +
+                        PlaceholderNode("x", "DT_COMPLEX64") +
+                        NodeText("step", "ApplyPowerSign", {"v", "m", "x", "x", "x", "x", "x"},
+                                 TypeAttr("T", "DT_COMPLEX64"));
+  const Status cs = TryRunGraph(c, {}, {"step"}, &out);
+  EXPECT_FALSE(cs.ok());
+  EXPECT_TRUE(Contains(cs.message(), "No OpKernel was registered to support Op 'ApplyPowerSign'")) << cs;
+}
+
 // ---------------------------------------------------------------- locking
 
 // Runs fn on another thread; fails (and stops the program: a deadlocked
