@@ -74,7 +74,7 @@ void RegisterForm(const OptimizerSignature& sig, bool resource, bool sparse) {
   for (const OptimizerSignature& sig : training::OptimizerSignatures())
     for (bool sparse : {false, true}) {
       if (sparse && !sig.sparse) continue;
-      RegisterForm(sig, /*resource=*/false, sparse);
+      if (sig.ref_forms) RegisterForm(sig, /*resource=*/false, sparse);
       RegisterForm(sig, /*resource=*/true, sparse);
     }
   return true;

@@ -3,7 +3,8 @@
 // are Ref(T), output `out: Ref(T)`), ResourceApply<name> (variables are
 // resource handles, no output) and, when the optimizer has sparse forms,
 // SparseApply<name> / ResourceSparseApply<name> (`indices: Tindices` right
-// after the gradient; the gradient holds one row per index). The op
+// after the gradient; the gradient holds one row per index). Keras-era
+// optimizers (KerasMomentum, AdamWithAmsgrad) have resource forms only. The op
 // definitions (ops.cc) and the kernels (cpu/optimizer_kernels.cc) both read
 // this table, so they cannot disagree on input order.
 #ifndef GRAPHRT_OPS_TRAINING_OPTIMIZER_DEFS_H_
@@ -25,6 +26,7 @@ struct OptimizerSignature {
   std::vector<const char*> attrs;   // beyond T, Tindices and use_locking
   bool sparse;                      // whether the Sparse* forms exist
   const char* sparse_grad = "grad"; // the gradient's name in the sparse forms
+  bool ref_forms = true;            // false: only the Resource* forms exist
 };
 
 inline const std::vector<OptimizerSignature>& OptimizerSignatures() {
@@ -32,11 +34,27 @@ inline const std::vector<OptimizerSignature>& OptimizerSignatures() {
       {"GradientDescent", {"var", "alpha", "delta"}, 1, 2, {}, false},
       {"ProximalGradientDescent", {"var", "alpha", "l1", "l2", "delta"}, 1, 4, {}, true},
       {"Momentum", {"var", "accum", "lr", "grad", "momentum"}, 2, 3, {"use_nesterov: bool = false"}, true},
+      {"KerasMomentum",
+       {"var", "accum", "lr", "grad", "momentum"},
+       2,
+       3,
+       {"use_nesterov: bool = false"},
+       true,
+       "grad",
+       false},
       {"Adam",
        {"var", "m", "v", "beta1_power", "beta2_power", "lr", "beta1", "beta2", "epsilon", "grad"},
        3,
        9,
        {"use_nesterov: bool = false"},
+       false},
+      {"AdamWithAmsgrad",
+       {"var", "m", "v", "vhat", "beta1_power", "beta2_power", "lr", "beta1", "beta2", "epsilon", "grad"},
+       4,
+       10,
+       {},
+       false,
+       "grad",
        false},
       {"RMSProp", {"var", "ms", "mom", "lr", "rho", "momentum", "epsilon", "grad"}, 3, 7, {}, true},
       {"CenteredRMSProp", {"var", "mg", "ms", "mom", "lr", "rho", "momentum", "epsilon", "grad"}, 4, 8, {}, true},

@@ -322,10 +322,10 @@ bool RegisterRule() {
   if (sig == nullptr || sig->num_vars != Rule::kVars ||
       static_cast<int>(sig->inputs.size()) != Rule::kVars + Rule::kScalars + 1 || Rule::kVars > kMaxVars)
     std::abort();
-  RegisterForm<Rule, false, false>(*sig);
+  if (sig->ref_forms) RegisterForm<Rule, false, false>(*sig);
   RegisterForm<Rule, true, false>(*sig);
   if (sig->sparse) {
-    RegisterForm<Rule, false, true>(*sig);
+    if (sig->ref_forms) RegisterForm<Rule, false, true>(*sig);
     RegisterForm<Rule, true, true>(*sig);
   }
   return true;
@@ -340,7 +340,8 @@ bool RegisterRules() {
 }
 
 [[maybe_unused]] const bool registered =
-    RegisterRules<GradientDescentRule, ProximalGradientDescentRule, MomentumRule, AdamRule, RMSPropRule,
+    RegisterRules<GradientDescentRule, ProximalGradientDescentRule, MomentumRule, KerasMomentumRule, AdamRule,
+                  AdamWithAmsgradRule, RMSPropRule,
                   CenteredRMSPropRule, AdagradRule, AdagradV2Rule, ProximalAdagradRule, AdadeltaRule, FtrlRule,
                   FtrlV2Rule, AdaMaxRule, AddSignRule, PowerSignRule>();
 

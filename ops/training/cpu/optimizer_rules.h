@@ -97,12 +97,35 @@ struct MomentumRule {
   };
 };
 
-// TF1's Adam: bias correction folded into the step size, epsilon added
-// after the sqrt and not corrected ("epsilon hat").
-struct AdamRule {
-  static constexpr const char* kName = "Adam";
-  static constexpr int kVars = 3, kScalars = 6;  // beta1_power, beta2_power, lr, beta1, beta2, epsilon
+// Keras's SGD with momentum: accum holds the step itself (lr folded in).
+struct KerasMomentumRule {
+  static constexpr const char* kName = "KerasMomentum";
+  static constexpr int kVars = 2, kScalars = 2;  // lr, momentum
   static constexpr bool kComplex = true;
+  static constexpr int64_t kCost = 2;
+  template <typename C>
+  struct Step {
+    C lr, momentum;
+    bool nesterov;
+    Step(const C* s, const Flags& f) : lr(s[0]), momentum(s[1]), nesterov(f.use_nesterov) {}
+    void operator()(C* x, C g) const {
+      C& var = x[0];
+      C& accum = x[1];
+      accum = accum * momentum - g * lr;
+      var += nesterov ? accum * momentum - g * lr : accum;
+    }
+  };
+};
+
+// TF1's Adam: bias correction folded into the step size, epsilon added
+// after the sqrt and not corrected ("epsilon hat"). The AMSGrad form
+// divides by the running maximum vhat of v instead of v.
+template <bool kAmsgrad>
+struct AdamRuleOf {
+  static constexpr const char* kName = kAmsgrad ? "AdamWithAmsgrad" : "Adam";
+  static constexpr int kVars = kAmsgrad ? 4 : 3;  // var, m, v[, vhat]
+  static constexpr int kScalars = 6;              // beta1_power, beta2_power, lr, beta1, beta2, epsilon
+  static constexpr bool kComplex = !kAmsgrad;     // max has no complex meaning
   static constexpr int64_t kCost = 6;
   template <typename C>
   struct Step {
@@ -120,11 +143,19 @@ struct AdamRule {
       C& v = x[2];
       m += (g - m) * (C(1) - beta1);
       v += (g * g - v) * (C(1) - beta2);
-      const C num = nesterov ? m * beta1 + (C(1) - beta1) * g : m;
-      var -= lr_t * num / (sqrt(v) + epsilon);
+      if constexpr (kAmsgrad) {
+        C& vhat = x[3];
+        vhat = vhat < v ? v : vhat;
+        var -= lr_t * m / (sqrt(vhat) + epsilon);
+      } else {
+        const C num = nesterov ? m * beta1 + (C(1) - beta1) * g : m;
+        var -= lr_t * num / (sqrt(v) + epsilon);
+      }
     }
   };
 };
+using AdamRule = AdamRuleOf<false>;
+using AdamWithAmsgradRule = AdamRuleOf<true>;
 
 // RMSProp, epsilon inside the sqrt; the centered form also tracks the
 // mean gradient mg and divides by sqrt(ms - mg² + epsilon).
