@@ -77,8 +77,11 @@ struct ProximalGradientDescentRule {
   };
 };
 
-struct MomentumRule {
-  static constexpr const char* kName = "Momentum";
+// Momentum: accum is the velocity, var steps by lr·accum. Keras's form
+// keeps the step itself in accum (lr folded in) and adds it.
+template <bool kKeras>
+struct MomentumRuleOf {
+  static constexpr const char* kName = kKeras ? "KerasMomentum" : "Momentum";
   static constexpr int kVars = 2, kScalars = 2;  // lr, momentum
   static constexpr bool kComplex = true;
   static constexpr int64_t kCost = 2;
@@ -90,32 +93,18 @@ struct MomentumRule {
     void operator()(C* x, C g) const {
       C& var = x[0];
       C& accum = x[1];
-      accum = accum * momentum + g;
-      if (nesterov) var -= g * lr + accum * momentum * lr;
-      else var -= accum * lr;
+      if constexpr (kKeras) {
+        accum = accum * momentum - g * lr;
+        var += nesterov ? accum * momentum - g * lr : accum;
+      } else {
+        accum = accum * momentum + g;
+        var -= nesterov ? g * lr + accum * momentum * lr : accum * lr;
+      }
     }
   };
 };
-
-// Keras's SGD with momentum: accum holds the step itself (lr folded in).
-struct KerasMomentumRule {
-  static constexpr const char* kName = "KerasMomentum";
-  static constexpr int kVars = 2, kScalars = 2;  // lr, momentum
-  static constexpr bool kComplex = true;
-  static constexpr int64_t kCost = 2;
-  template <typename C>
-  struct Step {
-    C lr, momentum;
-    bool nesterov;
-    Step(const C* s, const Flags& f) : lr(s[0]), momentum(s[1]), nesterov(f.use_nesterov) {}
-    void operator()(C* x, C g) const {
-      C& var = x[0];
-      C& accum = x[1];
-      accum = accum * momentum - g * lr;
-      var += nesterov ? accum * momentum - g * lr : accum;
-    }
-  };
-};
+using MomentumRule = MomentumRuleOf<false>;
+using KerasMomentumRule = MomentumRuleOf<true>;
 
 // TF1's Adam: bias correction folded into the step size, epsilon added
 // after the sqrt and not corrected ("epsilon hat"). The AMSGrad form
