@@ -1,8 +1,8 @@
 // Op definitions of the training family: optimizer updates applied in place
 // to variables, with TensorFlow's signatures, defaults and shape functions
 // (training_ops.cc). Every optimizer of training/optimizer_defs.h gets its
-// Apply*, ResourceApply* and, where TF has them, SparseApply* and
-// ResourceSparseApply* ops.
+// ResourceApply* op, Apply* unless it is resource-only, and, where TF has
+// them, the SparseApply* / ResourceSparseApply* ops.
 #include <graphrt/sdk/sdk.h>
 #include <graphrt/sdk/shape_fns.h>
 
