@@ -44,6 +44,7 @@
 #include "graphrt/core/op_registry.h"
 #include "graphrt/core/runtime.h"
 #include "graphrt/core/session.h"
+#include "workload_runner.h"
 #include "workloads.h"
 
 #ifdef GRAPHRT_HAVE_OPENMP
@@ -69,61 +70,11 @@ Options g_opts;
 // W1 total seconds per Run by (threads, N), for the marginal per-op cost.
 std::map<std::pair<int, int>, double> g_w1_total;
 
-// Median seconds per call of the peers' method.
-struct Timing {
-  double median = 0;
-  int reps = 0;
-};
-
 Timing TimeCalls(const std::function<bool()>& fn, int warmup) {
-  for (int i = 0; i < warmup; ++i)
-    if (!fn()) return {};
-  std::vector<double> t;
-  t.reserve(1024);
-  using clock = std::chrono::steady_clock;
-  const auto start = clock::now();
-  while (static_cast<int>(t.size()) < g_opts.min_reps ||
-         (std::chrono::duration<double>(clock::now() - start).count() < g_opts.min_time && t.size() < 100000)) {
-    const auto t0 = clock::now();
-    if (!fn()) return {};
-    t.push_back(std::chrono::duration<double>(clock::now() - t0).count());
-  }
-  std::sort(t.begin(), t.end());
-  const size_t n = t.size();
-  const double median = n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
-  return {median, static_cast<int>(n)};
+  return TimeMedian(fn, warmup, g_opts.min_reps, g_opts.min_time);
 }
 
-void Result(const std::string& workload, const std::string& system, int threads, double value,
-            const char* unit, const std::string& extra) {
-  std::printf("RESULT %s %s threads=%d %.4g %s%s%s\n", workload.c_str(), system.c_str(), threads, value, unit,
-              extra.empty() ? "" : " ", extra.c_str());
-  std::fflush(stdout);
-}
-
-std::string Format(const char* fmt, double a, double b = 0, double c = 0) {
-  char buf[256];
-  std::snprintf(buf, sizeof buf, fmt, a, b, c);
-  return buf;
-}
-
-// Ops of `w` that the loaded plugins do not define or have no CPU kernel for.
-std::string MissingOps(const Workload& w) {
-  std::string missing;
-  for (const std::string& op : w.ops) {
-    std::string why;
-    if (Runtime::Global().ops().LookUp(op) == nullptr) {
-      why = "op not defined";
-    } else {
-      bool cpu = false;
-      for (const KernelRegistration* k : Runtime::Global().kernels().KernelsForOp(op))
-        cpu = cpu || k->device_type == "CPU";
-      if (!cpu) why = "no CPU kernel";
-    }
-    if (!why.empty()) missing += (missing.empty() ? "" : ", ") + op + " (" + why + ")";
-  }
-  return missing;
-}
+std::string MissingOps(const Workload& w) { return bench::MissingOps(w.ops); }
 
 void Skip(benchmark::State& state, const Workload& w, int threads, const std::string& why) {
   std::printf("SKIP %s graphrt threads=%d: %s\n", w.name.c_str(), threads, why.c_str());
@@ -286,17 +237,6 @@ bool Selected(const std::string& name) {
   return false;
 }
 
-std::vector<std::string> Split(const std::string& s) {
-  std::vector<std::string> parts;
-  size_t start = 0;
-  while (start <= s.size()) {
-    const size_t end = std::min(s.find(',', start), s.size());
-    if (end > start) parts.push_back(s.substr(start, end - start));
-    start = end + 1;
-  }
-  return parts;
-}
-
 // Takes our own flags out of argv (the rest goes to Google Benchmark).
 bool ParseFlags(int* argc, char** argv) {
   int kept = 1;
@@ -330,14 +270,6 @@ bool ParseFlags(int* argc, char** argv) {
   }
   *argc = kept;
   return true;
-}
-
-Status WriteFile(const std::string& path, const std::string& bytes) {
-  std::FILE* f = std::fopen(path.c_str(), "wb");
-  if (f == nullptr) return errors::InvalidArgument("cannot write ", path, ": ", std::strerror(errno));
-  const bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
-  if (std::fclose(f) != 0 || !ok) return errors::InvalidArgument("cannot write ", path, ": ", std::strerror(errno));
-  return Status::OK();
 }
 
 std::string GraphPath(const Workload& w) {
