@@ -56,17 +56,9 @@ namespace graphrt {
 namespace bench {
 namespace {
 
-struct Options {
-  std::vector<std::string> only;  // "W6" or full names; empty = all
-  std::vector<int> threads = {1, 2};
-  double min_time = 1.0;
-  int min_reps = 20;
-  int64_t gemm = 1024;  // 0: no GEMM ceiling
-  std::string graph_dir = GRAPHRT_BENCH_GRAPH_DIR;
-  bool write_graphs_only = false;
-  bool gradient_descent = false;  // --optimizer=gd
-};
-Options g_opts;
+RunnerOptions g_opts;
+int64_t g_gemm = 1024;           // --gemm=N; 0: no GEMM ceiling
+bool g_gradient_descent = false;  // --optimizer=gd
 std::map<int, double> g_gemm_gflops;  // by thread count
 
 Timing TimeCalls(const std::function<bool()>& fn, int warmup) {
@@ -87,7 +79,7 @@ void Skip(benchmark::State& state, const std::string& name, int threads, const s
 
 // The GEMM ceiling: dnnl_sgemm on n^3 with OpenMP threads = `threads`.
 void RunGemm(benchmark::State& state, int threads) {
-  const int64_t n = g_opts.gemm;
+  const int64_t n = g_gemm;
   const std::vector<float> a = RandomFloats(static_cast<size_t>(n * n), 1), b = RandomFloats(static_cast<size_t>(n * n), 2);
   std::vector<float> c(static_cast<size_t>(n * n));
   SetOmpThreads(threads);
@@ -125,20 +117,14 @@ Tensor LabelTensor(const TrainWorkload& w) {
 }
 
 void RunTrain(benchmark::State& state, const TrainWorkload* w, int threads) {
-  const std::string missing = MissingOps(w->ops);
-  if (!missing.empty()) {
-    Skip(state, w->name, threads, "missing in the loaded plugins: " + missing);
-    return;
-  }
-  SessionOptions opts;
-  opts.config.set_intra_op_parallelism_threads(threads);
-  opts.config.set_inter_op_parallelism_threads(threads);
   std::unique_ptr<Session> session;
-  Status st = NewSession(opts, &session);
-  if (st.ok()) st = session->Create(w->graph);
-  if (st.ok()) st = session->Run({}, {}, {w->init}, nullptr);
-  if (!st.ok()) {
-    Skip(state, w->name, threads, "session setup failed: " + st.ToString());
+  std::string why = OpenSession(w->graph, w->ops, threads, &session);
+  if (why.empty()) {
+    const Status st = session->Run({}, {}, {w->init}, nullptr);
+    if (!st.ok()) why = "running init failed: " + st.ToString();
+  }
+  if (!why.empty()) {
+    Skip(state, w->name, threads, why);
     return;
   }
   Tensor x(GR_FLOAT, TensorShape(w->x.dims));
@@ -187,64 +173,24 @@ void RunTrain(benchmark::State& state, const TrainWorkload* w, int threads) {
   state.counters["GFLOP/s"] = step_gflops;
 }
 
-bool Selected(const std::string& name) {
-  if (g_opts.only.empty()) return true;
-  for (const std::string& p : g_opts.only)
-    if (name == p || name.rfind(p + "_", 0) == 0) return true;
-  return false;
-}
-
-// Takes our own flags out of argv (the rest goes to Google Benchmark).
-bool ParseFlags(int* argc, char** argv) {
-  int kept = 1;
-  for (int i = 1; i < *argc; ++i) {
-    const std::string a = argv[i];
-    auto value = [&](const char* flag) -> const char* {
-      const size_t len = std::strlen(flag);
-      return a.compare(0, len, flag) == 0 ? argv[i] + len : nullptr;
-    };
-    if (const char* v = value("--only=")) {
-      g_opts.only = Split(v);
-    } else if (const char* v2 = value("--threads=")) {
-      g_opts.threads.clear();
-      for (const std::string& t : Split(v2)) g_opts.threads.push_back(std::atoi(t.c_str()));
-      for (int t : g_opts.threads)
-        if (t < 1) {
-          std::fprintf(stderr, "--threads: want positive integers, got '%s'\n", v2);
-          return false;
-        }
-    } else if (const char* v3 = value("--min_time=")) {
-      g_opts.min_time = std::atof(v3);
-    } else if (const char* v4 = value("--min_reps=")) {
-      g_opts.min_reps = std::max(1, std::atoi(v4));
-    } else if (const char* v5 = value("--gemm=")) {
-      g_opts.gemm = std::atoll(v5);
-      if (g_opts.gemm < 0 || g_opts.gemm > 8192) {
-        std::fprintf(stderr, "--gemm: want a size in [0, 8192], got '%s'\n", v5);
-        return false;
-      }
-    } else if (const char* v6 = value("--graph_dir=")) {
-      g_opts.graph_dir = v6;
-    } else if (const char* v7 = value("--optimizer=")) {
-      if (std::strcmp(v7, "gd") != 0 && std::strcmp(v7, "peer") != 0) {
-        std::fprintf(stderr, "--optimizer: want peer or gd, got '%s'\n", v7);
-        return false;
-      }
-      g_opts.gradient_descent = std::strcmp(v7, "gd") == 0;
-    } else if (a == "--write_graphs_only") {
-      g_opts.write_graphs_only = true;
-    } else {
-      argv[kept++] = argv[i];
-    }
+// The flags of this program beside RunnerOptions' (see ParseRunnerFlags).
+int ExtraFlag(const std::string& a) {
+  if (a.rfind("--gemm=", 0) == 0) {
+    g_gemm = std::atoll(a.c_str() + 7);
+    if (g_gemm >= 0 && g_gemm <= 8192) return 1;
+    std::fprintf(stderr, "--gemm: want a size in [0, 8192], got '%s'\n", a.c_str() + 7);
+    return -1;
   }
-  *argc = kept;
-  return true;
-}
-
-std::string GraphPath(const TrainWorkload& w) {
-  std::string file = w.name;
-  for (char& ch : file) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  return g_opts.graph_dir + "/" + file + ".pb";
+  if (a.rfind("--optimizer=", 0) == 0) {
+    const std::string v = a.substr(12);
+    if (v == "gd" || v == "peer") {
+      g_gradient_descent = v == "gd";
+      return 1;
+    }
+    std::fprintf(stderr, "--optimizer: want peer or gd, got '%s'\n", v.c_str());
+    return -1;
+  }
+  return 0;
 }
 
 }  // namespace
@@ -254,55 +200,24 @@ std::string GraphPath(const TrainWorkload& w) {
 int main(int argc, char** argv) {
   using namespace graphrt;
   using namespace graphrt::bench;
-  if (!ParseFlags(&argc, argv)) return 2;
+  g_opts.graph_dir = GRAPHRT_BENCH_GRAPH_DIR;
+  if (!ParseRunnerFlags(&argc, argv, &g_opts, ExtraFlag)) return 2;
 
-  std::vector<TrainWorkload> selected;
-  std::error_code ec;
-  std::filesystem::create_directories(g_opts.graph_dir, ec);
-  if (ec) {
-    std::fprintf(stderr, "cannot create %s: %s\n", g_opts.graph_dir.c_str(), ec.message().c_str());
-    return 1;
-  }
-  std::vector<TrainWorkload> all = AllTrainWorkloads();
-  if (g_opts.gradient_descent) {
+  std::vector<TrainWorkload> selected = AllTrainWorkloads();
+  if (g_gradient_descent) {
     // The same nets and learning rates with ApplyGradientDescent: the
     // optimizer's share of a step, or a figure where Adam/Momentum are missing.
-    all = {MlpTrain(64, 784, 512, 10, GradientDescent(1e-3f)), LeNet5Train(64, GradientDescent(0.01f)),
-           SmallCnnTrain(8, 224, 64, 128, 1000, GradientDescent(0.01f))};
-    for (TrainWorkload& w : all) w.name += "_gd";
+    selected = {MlpTrain(64, 784, 512, 10, GradientDescent(1e-3f)), LeNet5Train(64, GradientDescent(0.01f)),
+                SmallCnnTrain(8, 224, 64, 128, 1000, GradientDescent(0.01f))};
+    for (TrainWorkload& w : selected) w.name += "_gd";
   }
-  for (TrainWorkload& w : all) {
-    if (!g_opts.write_graphs_only && !Selected(w.name)) continue;
-    Status s = WriteFile(GraphPath(w), SerializeDeterministic(w.graph));
-    if (s.ok()) s = ReadGraphDefFromFile(GraphPath(w), &w.graph);
-    if (!s.ok()) {
-      std::fprintf(stderr, "%s: %s\n", w.name.c_str(), s.ToString().c_str());
-      return 1;
-    }
-    selected.push_back(std::move(w));
-  }
-  if (g_opts.write_graphs_only) {
-    std::printf("wrote %zu graphs to %s\n", selected.size(), g_opts.graph_dir.c_str());
-    return 0;
-  }
-  if (selected.empty()) {
-    std::fprintf(stderr, "--only selects no workload\n");
-    return 2;
-  }
-  Status s = Runtime::Global().LoadPluginDirectory(GRAPHRT_PLUGIN_BUILD_DIR);
-  if (!s.ok()) {
-    std::fprintf(stderr, "plugin load failed: %s\n", s.ToString().c_str());
-    return 1;
-  }
-  const dnnl_version_t* v = dnnl_version();
-  std::printf("# graphrt training workloads: %zu plugins from %s; oneDNN %d.%d.%d; graphs in %s\n",
-              Runtime::Global().Plugins().size(), GRAPHRT_PLUGIN_BUILD_DIR, v->major, v->minor, v->patch,
-              g_opts.graph_dir.c_str());
-  std::fflush(stdout);
+  const int done = WriteAndReadBackGraphs(g_opts, &selected);
+  if (done >= 0) return done;
+  if (!LoadPlugins(GRAPHRT_PLUGIN_BUILD_DIR, "graphrt training workloads", g_opts)) return 1;
 
   for (int t : g_opts.threads) {
-    if (g_opts.gemm > 0)
-      benchmark::RegisterBenchmark(("GEMM_" + std::to_string(g_opts.gemm) + "^3/threads:" + std::to_string(t)).c_str(),
+    if (g_gemm > 0)
+      benchmark::RegisterBenchmark(("GEMM_" + std::to_string(g_gemm) + "^3/threads:" + std::to_string(t)).c_str(),
                                    [t](benchmark::State& st) { RunGemm(st, t); })
           ->Iterations(1)
           ->UseManualTime()

@@ -557,30 +557,12 @@ class TrainGraphBuilder : public GraphBuilder {
 inline TrainWorkload BuildTrainWorkload(const NetSpec& net) { return TrainGraphBuilder().Build(net); }
 
 inline LayerSpec DenseLayer(const std::string& name, int64_t in, int64_t out, bool relu) {
-  LayerSpec l;
-  l.kind = LayerSpec::kDense;
-  l.name = name;
-  l.in = in;
-  l.out = out;
-  l.relu = relu;
-  return l;
+  return {.kind = LayerSpec::kDense, .name = name, .in = in, .out = out, .relu = relu};
 }
 inline LayerSpec ConvLayer(const std::string& name, int64_t k, int64_t cin, int64_t cout, const std::string& padding) {
-  LayerSpec l;
-  l.kind = LayerSpec::kConv;
-  l.name = name;
-  l.k = k;
-  l.in = cin;
-  l.out = cout;
-  l.padding = padding;
-  return l;
+  return {.kind = LayerSpec::kConv, .name = name, .in = cin, .out = cout, .k = k, .padding = padding};
 }
-inline LayerSpec OpLayer(LayerSpec::Kind kind, const std::string& name) {
-  LayerSpec l;
-  l.kind = kind;
-  l.name = name;
-  return l;
-}
+inline LayerSpec OpLayer(LayerSpec::Kind kind, const std::string& name) { return {.kind = kind, .name = name}; }
 
 // W6: MLP in-hidden-hidden-classes (ReLU), default 784-512-512-10, batch
 // 64, Adam(1e-3). Smaller sizes for tests.
