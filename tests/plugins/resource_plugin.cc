@@ -3,6 +3,8 @@
 //   TestCounter(name, per_step) -> int64: increments and returns the count.
 //   TestDeleteCounter(name): deletes it (NotFound when absent).
 //   TestLiveCounters -> int64: objects made and not yet destroyed.
+//   TestCounterHandle(name) -> resource: a handle to counter `name` (a
+//   resource that is not a variable, for kernels that must refuse it).
 #include <graphrt/sdk/sdk.h>
 
 #include <atomic>
@@ -76,10 +78,23 @@ class LiveCountersOp : public OpKernel {
   }
 };
 
+class CounterHandleOp : public OpKernel {
+ public:
+  explicit CounterHandleOp(OpKernelConstruction* c) : OpKernel(c) { OP_REQUIRES_OK(c, c->GetAttr("name", &name_)); }
+  void Compute(OpKernelContext* ctx) override {
+    OP_REQUIRES_OK(ctx, ctx->set_output_resource_handle(0, "", name_, "TestCounter"));
+  }
+
+ private:
+  std::string name_;
+};
+
 REGISTER_OP("TestCounter").Output("count: int64").Attr("name: string").Attr("per_step: bool = false").SetIsStateful();
 REGISTER_OP("TestDeleteCounter").Attr("name: string").SetIsStateful();
 REGISTER_OP("TestLiveCounters").Output("live: int64").SetIsStateful();
+REGISTER_OP("TestCounterHandle").Output("handle: resource").Attr("name: string").SetIsStateful();
 REGISTER_KERNEL(Name("TestCounter").Device(DEVICE_CPU), CounterOp);
+REGISTER_KERNEL(Name("TestCounterHandle").Device(DEVICE_CPU), CounterHandleOp);
 REGISTER_KERNEL(Name("TestDeleteCounter").Device(DEVICE_CPU), DeleteCounterOp);
 REGISTER_KERNEL(Name("TestLiveCounters").Device(DEVICE_CPU), LiveCountersOp);
 

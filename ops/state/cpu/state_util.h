@@ -166,11 +166,11 @@ inline Status Scatter(ScatterKind kind, const TensorView& params, const TensorVi
 // A handle some kernel filled in (allocated resource tensors start null).
 inline bool IsSet(const GR_ResourceHandle& h) { return h.container && h.name && h.type_name; }
 
-// The handle in input 0, checked to name a variable.
-inline Status VariableHandleOf(OpKernelContext* ctx, const GR_ResourceHandle** out) {
-  const TensorView h = ctx->input(0);
+// The handle in input `index`, checked to name a variable.
+inline Status VariableHandleOf(OpKernelContext* ctx, const GR_ResourceHandle** out, int index = 0) {
+  const TensorView h = ctx->input(index);
   if (h.dtype() != GR_RESOURCE || h.NumElements() != 1 || !IsSet(*h.data<GR_ResourceHandle>()))
-    return errors::InvalidArgument("input 0 must be one resource handle, got shape ", h.ShapeString());
+    return errors::InvalidArgument("input ", index, " must be one resource handle, got shape ", h.ShapeString());
   const GR_ResourceHandle* handle = h.data<GR_ResourceHandle>();
   if (std::strcmp(handle->type_name, GR_VARIABLE_TYPE_NAME) != 0)
     return errors::InvalidArgument("resource ", handle->container, "/", handle->name, " is a ", handle->type_name,
