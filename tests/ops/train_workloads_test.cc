@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -334,26 +335,29 @@ const char* Name(OptimizerKind k) {
   return k == OptimizerKind::kAdam ? "Adam" : k == OptimizerKind::kMomentum ? "Momentum" : "GradientDescent";
 }
 
-// Three steps of the small MLP: loss and gradients against the naive
-// reference at the weights before each step, the weights after each step
-// against the optimizer's formula applied to the fetched gradients.
-void CheckMlpSteps(const OptimizerSpec& opt) {
-  const TrainWorkload w = bench::MlpTrain(4, 6, 5, 3, opt);
+// The check of one step's loss and gradients, given the weights it started
+// from and the batch.
+using Weights = std::map<std::string, std::vector<float>>;
+using StepCheck = std::function<void(const Weights& before, const std::vector<float>& x,
+                                     const std::vector<int64_t>& labels, float loss, const Weights& grads)>;
+
+// Three steps: each step's loss and gradients through `check`, the weights
+// after each step against the optimizer's formula applied to the fetched
+// gradients, and global_step counting the steps.
+void CheckSteps(const TrainWorkload& w, const StepCheck& check) {
   SKIP_IF_OPS_MISSING(w);
   Trainer t(w);
   ASSERT_TRUE(t.session);
   std::map<std::string, std::vector<std::vector<double>>> state;
   std::map<std::string, std::vector<float>> before = t.Weights();
   for (int step = 1; step <= 3; ++step) {
-    SCOPED_TRACE(std::string(Name(opt.kind)) + " step " + std::to_string(step));
-    const MlpReference ref = MlpForwardBackward(w, before, t.x, t.labels);
+    SCOPED_TRACE(std::string(Name(w.optimizer.kind)) + " step " + std::to_string(step));
     std::map<std::string, std::vector<float>> grads;
     const float loss = t.Step(&grads);
-    EXPECT_NEAR(loss, ref.loss, 1e-5 * std::max(1.0, ref.loss));
-    for (const TrainVariable& v : w.variables) ExpectNear(grads[v.name], ref.grads.at(v.name), 1e-4, v.grad);
+    check(before, t.x, t.labels, loss, grads);
     const std::map<std::string, std::vector<float>> after = t.Weights();
     for (const TrainVariable& v : w.variables) {
-      const std::vector<double> want = ApplyReference(opt, before[v.name], grads[v.name], step, &state[v.name]);
+      const std::vector<double> want = ApplyReference(w.optimizer, before[v.name], grads[v.name], step, &state[v.name]);
       ExpectNear(after.at(v.name), want, 1e-5, v.name + " after the update");
       EXPECT_NE(after.at(v.name), before[v.name]) << v.name << " did not change";
     }
@@ -362,6 +366,17 @@ void CheckMlpSteps(const OptimizerSpec& opt) {
   std::vector<Tensor> gs = t.Run({w.global_step}, false);
   ASSERT_EQ(gs.size(), 1u);
   EXPECT_EQ(gs[0].data<int64_t>()[0], 3);
+}
+
+// The small MLP's loss and every gradient against the naive reference.
+void CheckMlpSteps(const OptimizerSpec& opt) {
+  const TrainWorkload w = bench::MlpTrain(4, 6, 5, 3, opt);
+  CheckSteps(w, [&](const Weights& before, const std::vector<float>& x, const std::vector<int64_t>& labels, float loss,
+                    const Weights& grads) {
+    const MlpReference ref = MlpForwardBackward(w, before, x, labels);
+    EXPECT_NEAR(loss, ref.loss, 1e-5 * std::max(1.0, ref.loss));
+    for (const TrainVariable& v : w.variables) ExpectNear(grads.at(v.name), ref.grads.at(v.name), 1e-4, v.grad);
+  });
 }
 
 TEST(TrainWorkloads, MlpStepMatchesNaiveReferenceGradientDescent) { CheckMlpSteps(bench::GradientDescent(0.5f)); }
@@ -512,27 +527,11 @@ void CheckFiniteDifferences(const TrainWorkload& w, const std::map<std::string, 
   }
 }
 
-// Three steps: each step's loss and gradients against NaiveLoss and its
-// finite differences, the updated weights against the optimizer's formula.
+// Three steps, each step's loss and gradients against NaiveLoss and its
+// finite differences.
 void CheckConvNet(const TrainWorkload& w) {
-  SKIP_IF_OPS_MISSING(w);
-  Trainer t(w);
-  ASSERT_TRUE(t.session);
-  std::map<std::string, std::vector<std::vector<double>>> state;
-  std::map<std::string, std::vector<float>> before = t.Weights();
-  for (int step = 1; step <= 3; ++step) {
-    SCOPED_TRACE("step " + std::to_string(step));
-    std::map<std::string, std::vector<float>> grads;
-    const float loss = t.Step(&grads);
-    EXPECT_TRUE(std::isfinite(loss));
-    CheckFiniteDifferences(w, before, t.x, t.labels, loss, grads);
-    const std::map<std::string, std::vector<float>> after = t.Weights();
-    for (const TrainVariable& v : w.variables) {
-      const std::vector<double> want = ApplyReference(w.optimizer, before[v.name], grads[v.name], step, &state[v.name]);
-      ExpectNear(after.at(v.name), want, 1e-5, v.name + " after the update");
-    }
-    before = after;
-  }
+  CheckSteps(w, [&](const Weights& before, const std::vector<float>& x, const std::vector<int64_t>& labels, float loss,
+                    const Weights& grads) { CheckFiniteDifferences(w, before, x, labels, loss, grads); });
 }
 
 TEST(TrainWorkloads, LeNetGradientsMatchFiniteDifferences) {
