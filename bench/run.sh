@@ -77,7 +77,7 @@ done
 # Which peers can run here.
 have_ort=0 have_torch=0 have_gemm=0 have_torch_train=0
 notes=()
-if ((use_peers)); then
+if ((use_peers)) && [ -n "$infer_only" ]; then
   if [ -d "$peers/ort/node_modules" ] && [ -d "$peers/models" ] && command -v node >/dev/null; then
     have_ort=1
   else
@@ -89,12 +89,12 @@ if ((use_peers)); then
     notes+=("PyTorch peer not installed ($peers/build missing or '$PY -c \"import torch\"' fails)")
   fi
   if [ -x "$peers/build/gemm_peak" ]; then have_gemm=1; fi
-  if [ -n "$train_only" ]; then
-    if [ -f "$peers/train_bench.py" ] && $PY -c 'import torch' 2>/dev/null; then
-      have_torch_train=1
-    else
-      notes+=("PyTorch training peer not run ($peers/train_bench.py missing or '$PY -c \"import torch\"' fails)")
-    fi
+fi
+if ((use_peers)) && [ -n "$train_only" ]; then
+  if [ -f "$peers/train_bench.py" ] && $PY -c 'import torch' 2>/dev/null; then
+    have_torch_train=1
+  else
+    notes+=("PyTorch training peer not run ($peers/train_bench.py missing or '$PY -c \"import torch\"' fails)")
   fi
 fi
 
@@ -102,7 +102,7 @@ mkdir -p "$out_dir"
 raw=$out_dir/raw-$(date +%Y%m%d-%H%M%S).txt
 {
   echo "# $(date -Is) $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //') nproc=$(nproc) load=$(cut -d' ' -f1-3 /proc/loadavg)"
-  echo "# graphrt $(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo '?') binary $bin"
+  echo "# graphrt $(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo '?') binaries in $build/bin"
   for ((r = 1; r <= repeat; r++)); do
     for T in $threads; do
       for W in "${our_workloads[@]}"; do
@@ -140,7 +140,8 @@ raw=$out_dir/raw-$(date +%Y%m%d-%H%M%S).txt
 echo "raw output: $raw"
 echo
 recorded=()
-if ((use_peers)) && { ((have_ort == 0)) || ((have_torch == 0)); } && [ -f "$peers/results/summary.md" ]; then
+if ((use_peers)) && [ -n "$infer_only" ] && { ((have_ort == 0)) || ((have_torch == 0)); } &&
+  [ -f "$peers/results/summary.md" ]; then
   recorded=(--recorded "$peers/results/summary.md")
   notes+=("peer figures marked 'rec.' are the recorded ones in $peers/results/summary.md (another sitting)")
 fi
