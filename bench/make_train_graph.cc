@@ -79,6 +79,12 @@ int main(int argc, char** argv) {
     }
   }
 
+  // The builder holds every weight's initial value in memory: keep each
+  // MLP weight matrix under 2^28 floats (1 GiB). Each size is <= 2^20, so
+  // the products cannot overflow.
+  if (mlp[0] * mlp[1] > (int64_t{1} << 28) || mlp[1] * mlp[1] > (int64_t{1} << 28) ||
+      mlp[1] * mlp[2] > (int64_t{1} << 28))
+    return Usage("--mlp: a weight matrix would exceed 2^28 elements");
   NetSpec net;
   TrainWorkload base;
   if (which == "W6" || which == "mlp") base = MlpTrain(batch ? batch : 64, mlp[0], mlp[1], mlp[2]);
