@@ -97,6 +97,55 @@ def cell(vals):
     return med, text
 
 
+def is_train(workload):
+    return "_train" in workload
+
+
+def train_table(values, extras, skips):
+    """W6..W8 (graphrt_bench_train, train_bench.py): ms per training step."""
+    names = sorted({k[0] for k in values if len(k) == 3 and is_train(k[0]) and not k[0].endswith("_forward")}
+                   | {w for (w, t) in skips if is_train(w)})
+    if not names:
+        return
+    print()
+    print("| training workload | graphrt 1T | graphrt 2T | forward 1T | forward 2T | step/forward 1T "
+          "| step/forward 2T | torch 1T | torch 2T | graphrt/torch 1T | graphrt/torch 2T |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for w in names:
+        peer = w[:-3] if w.endswith("_gd") else w  # the --optimizer=gd variant beside the same peer row
+        row, g, f, p = [w], {}, {}, {}
+        for t in (1, 2):
+            g[t], text = cell(values.get((w, "graphrt", t), []))
+            if g[t] is None and (w, t) in skips:
+                text = "skipped"
+            else:
+                gf = [float(m.group(1)) for e in extras.get((w, "graphrt", t), [])
+                      for m in [re.search(r"\(([\d.]+) GFLOP/s(, ([\d.]+) of GEMM)?", e)] if m]
+                if gf:
+                    text += f" ({statistics.median(gf):.0f} GFLOP/s)"
+            row.append(text)
+        for t in (1, 2):
+            f[t], text = cell(values.get((w + "_forward", "graphrt", t), []))
+            row.append(text)
+        for t in (1, 2):
+            row.append(f"{g[t] / f[t]:.2f}" if g[t] and f[t] else "-")
+        for t in (1, 2):
+            p[t], text = cell(values.get((peer, "torch-eager", t), []))
+            row.append(text)
+        for t in (1, 2):
+            row.append(f"{g[t] / p[t]:.2f}" if g[t] and p[t] else "-")
+        print("| " + " | ".join(row) + " |")
+    ceiling = {k[2]: cell(values[k])[1] for k in values
+               if len(k) == 3 and k[0].startswith("GEMM_") and k[1] == "dnnl_sgemm" and k[0] != "GEMM_2048^3"}
+    print()
+    print("ms per step (forward + loss + backward + optimizer update on a fixed batch; GFLOP/s = 3x the "
+          "forward's 2*MACs per step); forward = the same session fetching the loss without the train "
+          "target; torch = ../shared/peers/train_bench.py (eager). graphrt/torch < 1 = graphrt faster."
+          + (" GEMM ceiling in the same run (dnnl_sgemm): " + ", ".join(f"{v} GFLOP/s at {t}T"
+                                                                   for t, v in sorted(ceiling.items())) + "."
+             if ceiling else ""))
+
+
 def main(argv):
     raw, recorded = [], None
     it = iter(argv)
@@ -123,38 +172,40 @@ def main(argv):
         return f"{a / b:.2f}" if a is not None and b else "-"
 
     workloads = [w for w in ORDER if any((w, "graphrt", t) in values or (w, t) in skips for t in (1, 2))]
-    workloads += sorted({k[0] for k in values if len(k) == 3 and k[1] == "graphrt"} - set(workloads))
-    print("| workload | unit | graphrt 1T | graphrt 2T | ORT 1T | ORT 2T | graphrt/ORT 1T | graphrt/ORT 2T "
-          "| TS 1T | TS 2T | graphrt/TS 1T | graphrt/TS 2T |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
-    for w in workloads:
-        unit = values.get(("#unit", w)) or values.get(("#unit", peer_key(w))) or rec.get(("#unit", peer_key(w)), "")
-        row = [w, unit]
-        g = {}
-        for t in (1, 2):
-            g[t], text = ours(w, t)
-            if g[t] is None and (w, t) in skips:
-                text = "skipped"
-            elif unit == "ms/batch":  # also the throughput, from the RESULT line
-                gf = [float(m.group(1)) for e in extras.get((w, "graphrt", t), [])
-                      for m in [re.search(r"\(([\d.]+) GFLOP/s", e)] if m]
-                if gf:
-                    text += f" ({statistics.median(gf):.0f} GFLOP/s)"
-            row.append(text)
-        for system in ("onnxruntime", ts_system(w)):
-            p = {}
+    workloads += sorted({k[0] for k in values if len(k) == 3 and k[1] == "graphrt" and not is_train(k[0])}
+                        - set(workloads))
+    if workloads:  # (only training workloads: no inference table)
+        print("| workload | unit | graphrt 1T | graphrt 2T | ORT 1T | ORT 2T | graphrt/ORT 1T | graphrt/ORT 2T "
+              "| TS 1T | TS 2T | graphrt/TS 1T | graphrt/TS 2T |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+        for w in workloads:
+            unit = values.get(("#unit", w)) or values.get(("#unit", peer_key(w))) or rec.get(("#unit", peer_key(w)), "")
+            row = [w, unit]
+            g = {}
             for t in (1, 2):
-                p[t], text = peer(w, system, t)
+                g[t], text = ours(w, t)
+                if g[t] is None and (w, t) in skips:
+                    text = "skipped"
+                elif unit == "ms/batch":  # also the throughput, from the RESULT line
+                    gf = [float(m.group(1)) for e in extras.get((w, "graphrt", t), [])
+                          for m in [re.search(r"\(([\d.]+) GFLOP/s", e)] if m]
+                    if gf:
+                        text += f" ({statistics.median(gf):.0f} GFLOP/s)"
                 row.append(text)
-            row += [ratio(g[1], p[1]), ratio(g[2], p[2])]
-        print("| " + " | ".join(row) + " |")
+            for system in ("onnxruntime", ts_system(w)):
+                p = {}
+                for t in (1, 2):
+                    p[t], text = peer(w, system, t)
+                    row.append(text)
+                row += [ratio(g[1], p[1]), ratio(g[2], p[2])]
+            print("| " + " | ".join(row) + " |")
 
-    print()
-    print("Ratios: graphrt's figure / the peer's, in the row's unit (ms, us: < 1 = graphrt faster; "
-          "GFLOP/s: > 1 = graphrt faster). TS = TorchScript: jit.trace for W1, trace+freeze+"
-          "optimize_for_inference for W2/W4/W5; for W3 the TS columns hold torch eager (torch.mm). "
-          "'rec.' = recorded peer figure from another sitting. *_nchw rows are graphrt on NCHW input, "
-          "compared with the same peer figures.")
+        print()
+        print("Ratios: graphrt's figure / the peer's, in the row's unit (ms, us: < 1 = graphrt faster; "
+              "GFLOP/s: > 1 = graphrt faster). TS = TorchScript: jit.trace for W1, trace+freeze+"
+              "optimize_for_inference for W2/W4/W5; for W3 the TS columns hold torch eager (torch.mm). "
+              "'rec.' = recorded peer figure from another sitting. *_nchw rows are graphrt on NCHW input, "
+              "compared with the same peer figures.")
 
     # W3: graphrt's MatMul vs a direct dnnl_sgemm in the same process.
     w3 = [w for w in workloads if w.startswith("W3_")]
@@ -173,8 +224,8 @@ def main(argv):
         print("GFLOP/s; ours/direct = graphrt / a direct dnnl_sgemm call on the same operands "
               "(OpenMP threads = session threads, output preallocated).")
 
-    gemm = [k for k in values if len(k) == 3 and k[0].startswith("GEMM_")]
-    if gemm or any(len(k) == 3 and k[0].startswith("GEMM_") for k in rec):
+    gemm = [k for k in values if len(k) == 3 and k[0] == "GEMM_2048^3"]
+    if gemm or any(len(k) == 3 and k[0] == "GEMM_2048^3" for k in rec):
         print()
         for system in ("dnnl_sgemm",):
             texts = []
@@ -184,6 +235,8 @@ def main(argv):
                              (fmt(rec[key]) + " rec." if key in rec else "-"))
             print(f"GEMM ceiling (2048^3 {system}, gemm_peak): {texts[0]} GFLOP/s at 1 thread, "
                   f"{texts[1]} GFLOP/s at 2 threads.")
+
+    train_table(values, extras, skips)
 
     if skips:
         print()

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs the benchmark workloads W1..W5 through graphrt for 1 and 2 threads, each
+# Runs the benchmark workloads W1..W5 (and the training steps W6..W8 when
+# --only names them) through graphrt for 1 and 2 threads, each
 # workload in a fresh process (as the peers do: see ../shared/peers/README.md,
 # problem 6), and prints a markdown table of the medians. When the peer
 # systems are installed it runs their same workloads in the same sitting
@@ -9,8 +10,10 @@
 #
 # Builds nothing: build first, e.g.
 #   ninja -C build graphrt_bench_workloads graphrt_ops_array_cpu graphrt_ops_math_cpu graphrt_ops_nn_cpu
+# (W6..W8: graphrt_bench_train and the state and training plugins too; their
+# peer is ../shared/peers/train_bench.py, which needs only torch.)
 #
-# Usage: bench/run.sh [--threads "1 2"] [--only "W1 W2 W3 W4 W5"] [--repeat N] [--no-peers]
+# Usage: bench/run.sh [--threads "1 2"] [--only "W1 W2 W3 W4 W5 W6 W7 W8"] [--repeat N] [--no-peers]
 #                     [--min-time SECONDS]
 # Environment: BUILD_DIR (default: build), PEERS_DIR (default: ../shared/peers;
 # point it at a copy where setup.sh was run), OUT_DIR (raw output; default
@@ -20,6 +23,7 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$repo/build}
 case $build in /*) ;; *) build=$repo/$build ;; esac
 bin=$build/bin/graphrt_bench_workloads
+train_bin=$build/bin/graphrt_bench_train
 peers=${PEERS_DIR:-$repo/../shared/peers}
 [ -d "$peers" ] && peers=$(cd "$peers" && pwd)
 out_dir=${OUT_DIR:-$build/bench/results}
@@ -36,12 +40,22 @@ while (($#)); do
     --repeat) repeat=$2; shift 2 ;;
     --no-peers) use_peers=0; shift ;;
     --min-time) min_time=$2; shift 2 ;;
-    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
     *) echo "run.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
 
-if [ ! -x "$bin" ]; then
+# The training workloads W6..W8 run in graphrt_bench_train, the rest here.
+train_only="" infer_only=""
+for W in $only; do
+  case $W in W6|W7|W8) train_only+=" $W" ;; *) infer_only+=" $W" ;; esac
+done
+if [ -n "$train_only" ] && [ ! -x "$train_bin" ]; then
+  echo "run.sh builds nothing and $train_bin is missing: build it first, e.g." >&2
+  echo "  ninja -C $build graphrt_bench_train graphrt_ops_array_cpu graphrt_ops_math_cpu graphrt_ops_nn_cpu graphrt_ops_state_cpu graphrt_ops_training_cpu" >&2
+  exit 1
+fi
+if [ -n "$infer_only" ] && [ ! -x "$bin" ]; then
   echo "run.sh builds nothing and $bin is missing: build it first, e.g." >&2
   echo "  ninja -C $build graphrt_bench_workloads graphrt_ops_array_cpu graphrt_ops_math_cpu graphrt_ops_nn_cpu" >&2
   exit 1
@@ -52,7 +66,7 @@ AUTO="env -u OPENBLAS_CORETYPE"        # let OpenBLAS pick its kernels (peers' R
 
 # One process per workload; our conv nets also in NCHW (the peers' layout).
 our_workloads=()
-for W in $only; do
+for W in $infer_only; do
   case $W in
     W4) our_workloads+=(W4_cnn W4_cnn_nchw) ;;
     W5) our_workloads+=(W5_lenet W5_lenet_nchw) ;;
@@ -61,9 +75,9 @@ for W in $only; do
 done
 
 # Which peers can run here.
-have_ort=0 have_torch=0 have_gemm=0
+have_ort=0 have_torch=0 have_gemm=0 have_torch_train=0
 notes=()
-if ((use_peers)); then
+if ((use_peers)) && [ -n "$infer_only" ]; then
   if [ -d "$peers/ort/node_modules" ] && [ -d "$peers/models" ] && command -v node >/dev/null; then
     have_ort=1
   else
@@ -76,29 +90,44 @@ if ((use_peers)); then
   fi
   if [ -x "$peers/build/gemm_peak" ]; then have_gemm=1; fi
 fi
+if ((use_peers)) && [ -n "$train_only" ]; then
+  if [ -f "$peers/train_bench.py" ] && $PY -c 'import torch' 2>/dev/null; then
+    have_torch_train=1
+  else
+    notes+=("PyTorch training peer not run ($peers/train_bench.py missing or '$PY -c \"import torch\"' fails)")
+  fi
+fi
 
 mkdir -p "$out_dir"
 raw=$out_dir/raw-$(date +%Y%m%d-%H%M%S).txt
 {
   echo "# $(date -Is) $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //') nproc=$(nproc) load=$(cut -d' ' -f1-3 /proc/loadavg)"
-  echo "# graphrt $(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo '?') binary $bin"
+  echo "# graphrt $(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo '?') binaries in $build/bin"
   for ((r = 1; r <= repeat; r++)); do
     for T in $threads; do
       for W in "${our_workloads[@]}"; do
         "$bin" --threads="$T" --only="$W" --min_time="$min_time" --benchmark_format=console 2>&1 ||
           echo "# graphrt_bench_workloads --threads=$T --only=$W exited with status $?"
       done
+      for W in $train_only; do
+        "$train_bin" --threads="$T" --only="$W" --min_time="$min_time" --benchmark_format=console 2>&1 ||
+          echo "# graphrt_bench_train --threads=$T --only=$W exited with status $?"
+        if ((have_torch_train)); then
+          (cd "$peers" && $AUTO $PY train_bench.py --threads "$T" --only "$W" --min-time "$min_time" 2>&1) ||
+            echo "# train_bench.py --only $W failed"
+        fi
+      done
       if ((have_gemm)); then
         (cd "$peers" && $AUTO build/gemm_peak "$T" 2048 2>&1) || echo "# gemm_peak failed"
       fi
       if ((have_torch)); then
-        for W in $only; do
+        for W in $infer_only; do
           (cd "$peers" && $AUTO $PY torch_bench.py --threads "$T" --only "$W" --big 2>&1) ||
             echo "# torch_bench.py --only $W failed"
         done
       fi
       if ((have_ort)); then
-        for W in $only; do
+        for W in $infer_only; do
           (cd "$peers" && node ort/bench_ort.js "$T" models --only="$W" --big 2>&1) ||
             echo "# bench_ort.js --only=$W failed"
         done
@@ -111,7 +140,8 @@ raw=$out_dir/raw-$(date +%Y%m%d-%H%M%S).txt
 echo "raw output: $raw"
 echo
 recorded=()
-if ((use_peers)) && { ((have_ort == 0)) || ((have_torch == 0)); } && [ -f "$peers/results/summary.md" ]; then
+if ((use_peers)) && [ -n "$infer_only" ] && { ((have_ort == 0)) || ((have_torch == 0)); } &&
+  [ -f "$peers/results/summary.md" ]; then
   recorded=(--recorded "$peers/results/summary.md")
   notes+=("peer figures marked 'rec.' are the recorded ones in $peers/results/summary.md (another sitting)")
 fi

@@ -119,9 +119,14 @@ class GraphBuilder {
     for (int64_t d : dims) s->add_dim()->set_size(d);
   }
 
-  std::string Placeholder(const std::string& name, const std::vector<int64_t>& dims) {
+  static void SetClass(proto::NodeDef* n, const std::string& colocate_with) {
+    (*n->mutable_attr())["_class"].mutable_list()->add_s("loc:@" + colocate_with);
+  }
+
+  std::string Placeholder(const std::string& name, const std::vector<int64_t>& dims,
+                          proto::DataType dtype = proto::DT_FLOAT) {
     proto::NodeDef* n = Node(name, "Placeholder", {});
-    SetType(n, "dtype", proto::DT_FLOAT);
+    SetType(n, "dtype", dtype);
     SetShape((*n->mutable_attr())["shape"].mutable_shape(), dims);
     return name;
   }
@@ -149,6 +154,19 @@ class GraphBuilder {
     return name;
   }
 
+  // A scalar Const (float_val / int_val / int64_val, as TF writes scalars).
+  std::string ConstScalar(const std::string& name, proto::DataType dtype, double value) {
+    proto::NodeDef* n = Node(name, "Const", {});
+    SetType(n, "dtype", dtype);
+    proto::TensorProto* t = (*n->mutable_attr())["value"].mutable_tensor();
+    t->set_dtype(dtype);
+    t->mutable_tensor_shape();
+    if (dtype == proto::DT_FLOAT) t->add_float_val(static_cast<float>(value));
+    else if (dtype == proto::DT_INT64) t->add_int64_val(static_cast<int64_t>(value));
+    else t->add_int_val(static_cast<int32_t>(value));
+    return name;
+  }
+
   // Single-input float op with only the T attr (Relu, Softmax, ...).
   std::string Unary(const std::string& name, const std::string& op, const std::string& x) {
     SetType(Node(name, op, {x}), "T", proto::DT_FLOAT);
@@ -160,11 +178,12 @@ class GraphBuilder {
     return name;
   }
 
-  std::string MatMul(const std::string& name, const std::string& a, const std::string& b) {
+  std::string MatMul(const std::string& name, const std::string& a, const std::string& b,
+                     bool transpose_a = false, bool transpose_b = false) {
     proto::NodeDef* n = Node(name, "MatMul", {a, b});
     SetType(n, "T", proto::DT_FLOAT);
-    SetBool(n, "transpose_a", false);
-    SetBool(n, "transpose_b", false);
+    SetBool(n, "transpose_a", transpose_a);
+    SetBool(n, "transpose_b", transpose_b);
     return name;
   }
 

@@ -44,6 +44,7 @@
 #include "graphrt/core/op_registry.h"
 #include "graphrt/core/runtime.h"
 #include "graphrt/core/session.h"
+#include "workload_runner.h"
 #include "workloads.h"
 
 #ifdef GRAPHRT_HAVE_OPENMP
@@ -57,72 +58,12 @@ namespace graphrt {
 namespace bench {
 namespace {
 
-struct Options {
-  std::vector<std::string> only;  // workload names or groups ("W3"); empty = all
-  std::vector<int> threads = {1, 2};
-  double min_time = 1.0;
-  int min_reps = 20;
-  std::string graph_dir = GRAPHRT_BENCH_GRAPH_DIR;
-  bool write_graphs_only = false;
-};
-Options g_opts;
+RunnerOptions g_opts;
 // W1 total seconds per Run by (threads, N), for the marginal per-op cost.
 std::map<std::pair<int, int>, double> g_w1_total;
 
-// Median seconds per call of the peers' method.
-struct Timing {
-  double median = 0;
-  int reps = 0;
-};
-
 Timing TimeCalls(const std::function<bool()>& fn, int warmup) {
-  for (int i = 0; i < warmup; ++i)
-    if (!fn()) return {};
-  std::vector<double> t;
-  t.reserve(1024);
-  using clock = std::chrono::steady_clock;
-  const auto start = clock::now();
-  while (static_cast<int>(t.size()) < g_opts.min_reps ||
-         (std::chrono::duration<double>(clock::now() - start).count() < g_opts.min_time && t.size() < 100000)) {
-    const auto t0 = clock::now();
-    if (!fn()) return {};
-    t.push_back(std::chrono::duration<double>(clock::now() - t0).count());
-  }
-  std::sort(t.begin(), t.end());
-  const size_t n = t.size();
-  const double median = n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
-  return {median, static_cast<int>(n)};
-}
-
-void Result(const std::string& workload, const std::string& system, int threads, double value,
-            const char* unit, const std::string& extra) {
-  std::printf("RESULT %s %s threads=%d %.4g %s%s%s\n", workload.c_str(), system.c_str(), threads, value, unit,
-              extra.empty() ? "" : " ", extra.c_str());
-  std::fflush(stdout);
-}
-
-std::string Format(const char* fmt, double a, double b = 0, double c = 0) {
-  char buf[256];
-  std::snprintf(buf, sizeof buf, fmt, a, b, c);
-  return buf;
-}
-
-// Ops of `w` that the loaded plugins do not define or have no CPU kernel for.
-std::string MissingOps(const Workload& w) {
-  std::string missing;
-  for (const std::string& op : w.ops) {
-    std::string why;
-    if (Runtime::Global().ops().LookUp(op) == nullptr) {
-      why = "op not defined";
-    } else {
-      bool cpu = false;
-      for (const KernelRegistration* k : Runtime::Global().kernels().KernelsForOp(op))
-        cpu = cpu || k->device_type == "CPU";
-      if (!cpu) why = "no CPU kernel";
-    }
-    if (!why.empty()) missing += (missing.empty() ? "" : ", ") + op + " (" + why + ")";
-  }
-  return missing;
+  return TimeMedian(fn, warmup, g_opts.min_reps, g_opts.min_time);
 }
 
 void Skip(benchmark::State& state, const Workload& w, int threads, const std::string& why) {
@@ -168,21 +109,13 @@ std::string CheckOutput(const Workload& w, const std::vector<Tensor>& feeds, con
 }
 
 void RunWorkload(benchmark::State& state, const Workload* w, int threads) {
-  const std::string missing = MissingOps(*w);
-  if (!missing.empty()) {
-    Skip(state, *w, threads, "missing in the loaded plugins: " + missing);
-    return;
-  }
-  SessionOptions opts;
-  opts.config.set_intra_op_parallelism_threads(threads);
-  opts.config.set_inter_op_parallelism_threads(threads);
   std::unique_ptr<Session> session;
-  Status st = NewSession(opts, &session);
-  if (st.ok()) st = session->Create(w->graph);
-  if (!st.ok()) {
-    Skip(state, *w, threads, "session setup failed: " + st.ToString());
+  const std::string why = OpenSession(w->graph, w->ops, threads, &session);
+  if (!why.empty()) {
+    Skip(state, *w, threads, why);
     return;
   }
+  Status st;
   std::vector<std::pair<std::string, Tensor>> feeds;
   std::vector<Tensor> feed_tensors;
   for (const FeedSpec& f : w->feeds) {
@@ -278,74 +211,6 @@ void RunWorkload(benchmark::State& state, const Workload* w, int threads) {
   state.counters["ours/direct"] = gflops / direct;
 }
 
-bool Selected(const std::string& name) {
-  if (g_opts.only.empty()) return true;
-  // "W4" selects W4_cnn and W4_cnn_nchw; "W4_cnn" only W4_cnn.
-  for (const std::string& p : g_opts.only)
-    if (name == p || name.rfind(p + "_", 0) == 0) return true;
-  return false;
-}
-
-std::vector<std::string> Split(const std::string& s) {
-  std::vector<std::string> parts;
-  size_t start = 0;
-  while (start <= s.size()) {
-    const size_t end = std::min(s.find(',', start), s.size());
-    if (end > start) parts.push_back(s.substr(start, end - start));
-    start = end + 1;
-  }
-  return parts;
-}
-
-// Takes our own flags out of argv (the rest goes to Google Benchmark).
-bool ParseFlags(int* argc, char** argv) {
-  int kept = 1;
-  for (int i = 1; i < *argc; ++i) {
-    const std::string a = argv[i];
-    auto value = [&](const char* flag) -> const char* {
-      const size_t len = std::strlen(flag);
-      return a.compare(0, len, flag) == 0 ? argv[i] + len : nullptr;
-    };
-    if (const char* v = value("--only=")) {
-      g_opts.only = Split(v);
-    } else if (const char* v2 = value("--threads=")) {
-      g_opts.threads.clear();
-      for (const std::string& t : Split(v2)) g_opts.threads.push_back(std::atoi(t.c_str()));
-      for (int t : g_opts.threads)
-        if (t < 1) {
-          std::fprintf(stderr, "--threads: want positive integers, got '%s'\n", v2);
-          return false;
-        }
-    } else if (const char* v3 = value("--min_time=")) {
-      g_opts.min_time = std::atof(v3);
-    } else if (const char* v4 = value("--min_reps=")) {
-      g_opts.min_reps = std::max(1, std::atoi(v4));
-    } else if (const char* v5 = value("--graph_dir=")) {
-      g_opts.graph_dir = v5;
-    } else if (a == "--write_graphs_only") {
-      g_opts.write_graphs_only = true;
-    } else {
-      argv[kept++] = argv[i];
-    }
-  }
-  *argc = kept;
-  return true;
-}
-
-Status WriteFile(const std::string& path, const std::string& bytes) {
-  std::FILE* f = std::fopen(path.c_str(), "wb");
-  if (f == nullptr) return errors::InvalidArgument("cannot write ", path, ": ", std::strerror(errno));
-  const bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
-  if (std::fclose(f) != 0 || !ok) return errors::InvalidArgument("cannot write ", path, ": ", std::strerror(errno));
-  return Status::OK();
-}
-
-std::string GraphPath(const Workload& w) {
-  std::string file = w.name;
-  for (char& ch : file) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  return g_opts.graph_dir + "/" + file + ".pb";
-}
-
 }  // namespace
 }  // namespace bench
 }  // namespace graphrt
@@ -353,47 +218,15 @@ std::string GraphPath(const Workload& w) {
 int main(int argc, char** argv) {
   using namespace graphrt;
   using namespace graphrt::bench;
-  if (!ParseFlags(&argc, argv)) return 2;
+  g_opts.graph_dir = GRAPHRT_BENCH_GRAPH_DIR;
+  if (!ParseRunnerFlags(&argc, argv, &g_opts)) return 2;
 
   // Generate, write to the build tree, read back: the benchmark runs what
   // the .pb files hold.
-  std::vector<Workload> all = AllWorkloads();
-  std::vector<Workload> selected;
-  std::error_code ec;
-  std::filesystem::create_directories(g_opts.graph_dir, ec);
-  if (ec) {
-    std::fprintf(stderr, "cannot create %s: %s\n", g_opts.graph_dir.c_str(), ec.message().c_str());
-    return 1;
-  }
-  for (Workload& w : all) {
-    if (!g_opts.write_graphs_only && !Selected(w.name)) continue;
-    Status s = WriteFile(GraphPath(w), SerializeDeterministic(w.graph));
-    if (s.ok()) s = ReadGraphDefFromFile(GraphPath(w), &w.graph);
-    if (!s.ok()) {
-      std::fprintf(stderr, "%s: %s\n", w.name.c_str(), s.ToString().c_str());
-      return 1;
-    }
-    selected.push_back(std::move(w));
-  }
-  if (g_opts.write_graphs_only) {
-    std::printf("wrote %zu graphs to %s\n", selected.size(), g_opts.graph_dir.c_str());
-    return 0;
-  }
-  if (selected.empty()) {
-    std::fprintf(stderr, "--only selects no workload\n");
-    return 2;
-  }
-
-  Status s = Runtime::Global().LoadPluginDirectory(GRAPHRT_PLUGIN_BUILD_DIR);
-  if (!s.ok()) {
-    std::fprintf(stderr, "plugin load failed: %s\n", s.ToString().c_str());
-    return 1;
-  }
-  const dnnl_version_t* v = dnnl_version();
-  std::printf("# graphrt workloads: %zu plugins from %s; oneDNN %d.%d.%d; graphs in %s\n",
-              Runtime::Global().Plugins().size(), GRAPHRT_PLUGIN_BUILD_DIR, v->major, v->minor, v->patch,
-              g_opts.graph_dir.c_str());
-  std::fflush(stdout);
+  std::vector<Workload> selected = AllWorkloads();
+  const int done = WriteAndReadBackGraphs(g_opts, &selected);
+  if (done >= 0) return done;
+  if (!LoadPlugins(GRAPHRT_PLUGIN_BUILD_DIR, "graphrt workloads", g_opts)) return 1;
 
   for (int t : g_opts.threads)
     for (const Workload& w : selected)
