@@ -4,27 +4,7 @@
 # usage: examples_zero_out_test.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
 
-BUILD=$(cd "$1" && pwd)
-SRC=$(cd "$2" && pwd)
-PY=/usr/bin/python3
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-PREFIX="$TMP/prefix"
-
-fail() {
-  echo "FAIL: $*" >&2
-  exit 1
-}
-
-# Only what is installed may be used: no plugin directories from the
-# environment (ctest may set one for the build tree).
-unset GRAPHRT_PLUGIN_PATH
-
-echo "== install into $PREFIX"
-cmake --install "$BUILD" --prefix "$PREFIX" >"$TMP/install.log" ||
-  { cat "$TMP/install.log" >&2; fail "cmake --install"; }
-GRAPHRT="$PREFIX/bin/graphrt"
-[[ -x "$GRAPHRT" ]] || fail "$GRAPHRT was not installed"
+source "$(dirname "$0")/examples_install.sh" "$1" "$2"
 
 echo "== the installed graphrt finds the installed standard plugins"
 "$GRAPHRT" plugins >"$TMP/plugins.txt" 2>&1 || { cat "$TMP/plugins.txt" >&2; fail "graphrt plugins"; }
