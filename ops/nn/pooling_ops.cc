@@ -184,6 +184,19 @@ REGISTER_OP("MaxPoolGrad")
     .SetShapeFn(UnchangedShapeWithRank4)
     .Doc("Computes gradients of the maxpooling function.");
 
+REGISTER_OP("MaxPoolGradV2")
+    .Attr("padding: {'SAME', 'VALID'}")
+    .Attr("data_format: {'NHWC', 'NCHW'} = 'NHWC'")
+    .Input("orig_input: T")
+    .Input("orig_output: T")
+    .Input("grad: T")
+    .Input("ksize: int32")
+    .Input("strides: int32")
+    .Output("output: T")
+    .Attr("T: realnumbertype = DT_FLOAT")
+    .SetShapeFn(UnchangedShapeWithRank4)
+    .Doc("Computes gradients of the maxpooling function; ksize and strides are inputs.");
+
 REGISTER_OP("AvgPoolGrad")
     .Input("orig_input_shape: int32")
     .Input("grad: T")

@@ -1,5 +1,5 @@
 // CPU kernels of the 2-D pooling ops: MaxPool, MaxPoolV2, AvgPool,
-// MaxPoolGrad, AvgPoolGrad, for NHWC and NCHW.
+// MaxPoolGrad, MaxPoolGradV2, AvgPoolGrad, for NHWC and NCHW.
 //
 // Window rules are TensorFlow's (common/cpu/conv_util.h): padded positions
 // never take part, so SAME average pooling divides by the number of valid
@@ -375,6 +375,22 @@ void PoolForward(OpKernelContext* ctx, const PoolGeometry& g, const PoolImpl& im
   }
 }
 
+// ksize or strides of MaxPoolV2 / MaxPoolGradV2, read from input `t`.
+Status ReadList(const TensorView& t, const char* name, std::vector<int64_t>* v) {
+  if (t.rank() != 1 || t.NumElements() != 4)
+    return errors::InvalidArgument("Sliding window ", name, " field must specify 4 dimensions");
+  v->assign(t.data<int32_t>(), t.data<int32_t>() + 4);
+  return Status();
+}
+
+// The lists of ops that take them as inputs 'first', 'first + 1'.
+Status ReadListInputs(OpKernelContext* ctx, int first, conv_util::Format f, std::vector<int64_t>* ksize,
+                      std::vector<int64_t>* strides) {
+  GR_RETURN_IF_ERROR_SDK(ReadList(ctx->input(first), "ksize", ksize));
+  GR_RETURN_IF_ERROR_SDK(ReadList(ctx->input(first + 1), "stride", strides));
+  return PoolAttrs::CheckLists(*ksize, *strides, f);
+}
+
 template <typename T, PoolKind K, bool kListsAreInputs>
 class PoolOp : public OpKernel {
  public:
@@ -385,11 +401,7 @@ class PoolOp : public OpKernel {
   void Compute(OpKernelContext* ctx) override {
     const TensorView x = ctx->input(0);
     std::vector<int64_t> ksize = attrs_.ksize, strides = attrs_.strides;
-    if constexpr (kListsAreInputs) {
-      OP_REQUIRES_OK(ctx, ReadList(ctx->input(1), "ksize", &ksize));
-      OP_REQUIRES_OK(ctx, ReadList(ctx->input(2), "stride", &strides));
-      OP_REQUIRES_OK(ctx, PoolAttrs::CheckLists(ksize, strides, attrs_.format));
-    }
+    if constexpr (kListsAreInputs) OP_REQUIRES_OK(ctx, ReadListInputs(ctx, 1, attrs_.format, &ksize, &strides));
     PoolGeometry g;
     OP_REQUIRES_OK(ctx, MakeGeometry(attrs_, ksize, strides, x.dims_data(), x.rank(),
                                      K == PoolKind::kMax, &g));
@@ -407,13 +419,6 @@ class PoolOp : public OpKernel {
   }
 
  private:
-  static Status ReadList(const TensorView& t, const char* name, std::vector<int64_t>* v) {
-    if (t.rank() != 1 || t.NumElements() != 4)
-      return errors::InvalidArgument("Sliding window ", name, " field must specify 4 dimensions");
-    v->assign(t.data<int32_t>(), t.data<int32_t>() + 4);
-    return Status();
-  }
-
   PoolAttrs attrs_;
   const PoolImpl impl_ = PoolImpl::FromEnv();
   DnnlPoolCache dnnl_cache_;
@@ -433,20 +438,26 @@ bool DimsEqual(const TensorView& t, const std::vector<int64_t>& d) {
   return t.dims() == d;
 }
 
-template <typename T>
+// MaxPoolGrad, and MaxPoolGradV2 (kListsAreInputs: ksize and strides are
+// inputs 3 and 4).
+template <typename T, bool kListsAreInputs = false>
 class MaxPoolGradOp : public OpKernel {
  public:
-  explicit MaxPoolGradOp(OpKernelConstruction* c) : OpKernel(c) { c->SetStatus(attrs_.Read(c, true)); }
+  explicit MaxPoolGradOp(OpKernelConstruction* c) : OpKernel(c) {
+    c->SetStatus(attrs_.Read(c, !kListsAreInputs));
+  }
 
   void Compute(OpKernelContext* ctx) override {
     const TensorView x = ctx->input(0);
     const TensorView y = ctx->input(1);
     const TensorView dy = ctx->input(2);
+    std::vector<int64_t> ksize = attrs_.ksize, strides = attrs_.strides;
+    if constexpr (kListsAreInputs) OP_REQUIRES_OK(ctx, ReadListInputs(ctx, 3, attrs_.format, &ksize, &strides));
     OP_REQUIRES(ctx, x.rank() == 4, errors::InvalidArgument("tensor_in must be 4-dimensional"));
     OP_REQUIRES(ctx, y.rank() == 4, errors::InvalidArgument("tensor_out must be 4-dimensional"));
     OP_REQUIRES(ctx, dy.rank() == 4, errors::InvalidArgument("out_backprop must be 4-dimensional"));
     PoolGeometry g;
-    OP_REQUIRES_OK(ctx, MakeGeometry(attrs_, attrs_.ksize, attrs_.strides, x.dims_data(), 4,
+    OP_REQUIRES_OK(ctx, MakeGeometry(attrs_, ksize, strides, x.dims_data(), 4,
                                      /*depth_pooling_allowed=*/false, &g));
     const std::vector<int64_t> od = g.OutputDims();
     OP_REQUIRES(ctx, DimsEqual(y, od),
@@ -700,6 +711,15 @@ GR_REGISTER_POOL("MaxPoolGrad", float, MaxPoolGradOp<float>);
 GR_REGISTER_POOL("MaxPoolGrad", double, MaxPoolGradOp<double>);
 GR_REGISTER_POOL("MaxPoolGrad", int32_t, MaxPoolGradOp<int32_t>);
 GR_REGISTER_POOL("MaxPoolGrad", int64_t, MaxPoolGradOp<int64_t>);
+#define GR_REGISTER_MAX_POOL_GRAD_V2(T)                                                                  \
+  REGISTER_KERNEL(Name("MaxPoolGradV2").Device(DEVICE_CPU).TypeConstraint<T>("T").HostMemory("ksize").HostMemory( \
+                      "strides"),                                                                    \
+                  MaxPoolGradOp<T, true>)
+GR_REGISTER_MAX_POOL_GRAD_V2(float);
+GR_REGISTER_MAX_POOL_GRAD_V2(double);
+GR_REGISTER_MAX_POOL_GRAD_V2(int32_t);
+GR_REGISTER_MAX_POOL_GRAD_V2(int64_t);
+#undef GR_REGISTER_MAX_POOL_GRAD_V2
 REGISTER_KERNEL(Name("AvgPoolGrad").Device(DEVICE_CPU).TypeConstraint<float>("T").HostMemory("orig_input_shape"),
                 AvgPoolGradOp<float>);
 REGISTER_KERNEL(Name("AvgPoolGrad").Device(DEVICE_CPU).TypeConstraint<double>("T").HostMemory("orig_input_shape"),
