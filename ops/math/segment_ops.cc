@@ -41,6 +41,11 @@ Status UnsortedSegmentReductionShape(InferenceContext* c) {
     c->set_output(0, PartialShape::Unknown());
     return Status();
   }
+  int64_t num_segments = -1;
+  if (array::ConstIntScalar(c, 2, &num_segments) && num_segments < 0) {
+    return errors::InvalidArgument("Dimension size, given by scalar input 2, must be non-negative but is ",
+                                   num_segments);
+  }
   PartialShape data;
   GR_RETURN_IF_ERROR_SDK(sf::WithRankAtLeast(c->input(0), ids.rank, &data));
   if (!data.known_rank()) {
@@ -53,11 +58,6 @@ Status UnsortedSegmentReductionShape(InferenceContext* c) {
       return errors::InvalidArgument(s.message(), ": data.shape = ", sf::ShapeString(c->input(0)),
                                      " does not start with segment_ids.shape = ", sf::ShapeString(ids));
     }
-  }
-  int64_t num_segments = -1;
-  if (array::ConstIntScalar(c, 2, &num_segments) && num_segments < 0) {
-    return errors::InvalidArgument("Dimension size, given by scalar input 2, must be non-negative but is ",
-                                   num_segments);
   }
   std::vector<int64_t> out{num_segments};
   out.insert(out.end(), data.dims.begin() + ids.rank, data.dims.end());
