@@ -674,7 +674,8 @@ TEST(GradientCheck, ConvolutionGradients) {
     std::string op, back_input, back_filter;
     Dims x, w;
     std::vector<int64_t> strides, dilations;
-    std::string padding;
+    std::string padding, format = "NHWC";
+    std::vector<int64_t> explicit_paddings = {};
   };
   const std::vector<ConvCase> cases = {
       {"Conv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter", {2, 5, 5, 2}, {3, 3, 2, 3}, {1, 2, 2, 1},
@@ -687,12 +688,18 @@ TEST(GradientCheck, ConvolutionGradients) {
        {2, 5, 5, 2}, {3, 3, 2, 2}, {1, 2, 2, 1}, {1, 1, 1, 1}, "SAME"},
       {"DepthwiseConv2dNative", "DepthwiseConv2dNativeBackpropInput", "DepthwiseConv2dNativeBackpropFilter",
        {1, 6, 5, 3}, {2, 3, 3, 1}, {1, 1, 1, 1}, {1, 1, 1, 1}, "VALID"},
+      {"Conv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter", {2, 2, 5, 4}, {3, 2, 2, 3}, {1, 1, 2, 1},
+       {1, 1, 1, 1}, "EXPLICIT", "NCHW", {0, 0, 0, 0, 1, 2, 0, 1}},
+      {"DepthwiseConv2dNative", "DepthwiseConv2dNativeBackpropInput", "DepthwiseConv2dNativeBackpropFilter",
+       {1, 2, 5, 5}, {3, 3, 2, 2}, {1, 1, 2, 2}, {1, 1, 1, 1}, "SAME", "NCHW"},
   };
   for (const ConvCase& c : cases) {
-    SCOPED_TRACE(c.op + " " + c.padding + " x " + TensorShape(c.x).DebugString() + " w " +
+    SCOPED_TRACE(c.op + " " + c.format + " " + c.padding + " x " + TensorShape(c.x).DebugString() + " w " +
                  TensorShape(c.w).DebugString());
     const std::string t = TypeAttr("T", "DT_DOUBLE") + IntListAttr("strides", c.strides) +
-                          StrAttr("padding", c.padding) + IntListAttr("dilations", c.dilations);
+                          StrAttr("padding", c.padding) + IntListAttr("dilations", c.dilations) +
+                          StrAttr("data_format", c.format) +
+                          (c.explicit_paddings.empty() ? "" : IntListAttr("explicit_paddings", c.explicit_paddings));
     GradGraph g;
     g.graph = Placeholder("x", GR_DOUBLE) + Placeholder("w", GR_DOUBLE) + Placeholder("dy", GR_DOUBLE) +
               ConstInt32("xs", std::vector<int32_t>(c.x.begin(), c.x.end())) +
