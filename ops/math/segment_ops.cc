@@ -1,7 +1,8 @@
 // Op definitions of the math family's segment reductions (SegmentSum ...
-// UnsortedSegmentProd) and of the element-wise gradients of Sqrt, Rsqrt and
-// Reciprocal, which tf.gradients emits (TensorFlow's signatures, attrs and
-// shape functions). REGISTER_OP only, no kernels.
+// UnsortedSegmentProd, SparseSegmentSum/Mean/SqrtN and their gradients)
+// and of the element-wise gradients of Sqrt, Rsqrt and Reciprocal, which
+// tf.gradients emits (TensorFlow's signatures, attrs and shape
+// functions). REGISTER_OP only, no kernels.
 #include <graphrt/sdk/sdk.h>
 #include <graphrt/sdk/shape_fns.h>
 
@@ -68,6 +69,47 @@ Status UnsortedSegmentReductionShape(InferenceContext* c) {
   return Status();
 }
 
+// data rank >= 1, indices and segment_ids vectors of one length; output
+// [?] + data.shape[1:].
+Status SparseSegmentReductionShape(InferenceContext* c) {
+  PartialShape data, indices, ids;
+  GR_RETURN_IF_ERROR_SDK(sf::WithRankAtLeast(c->input(0), 1, &data));
+  GR_RETURN_IF_ERROR_SDK(sf::WithRank(c->input(1), 1, &indices));
+  GR_RETURN_IF_ERROR_SDK(sf::WithRank(c->input(2), 1, &ids));
+  int64_t unused;
+  GR_RETURN_IF_ERROR_SDK(sf::MergeDim(indices.dims[0], ids.dims[0], &unused));
+  if (!data.known_rank()) {
+    c->set_output(0, PartialShape::Unknown());
+    return Status();
+  }
+  data.dims[0] = -1;
+  c->set_output(0, data);
+  return Status();
+}
+
+// grad rank >= 1, indices and segment_ids vectors of one length,
+// output_dim0 a scalar; output [output_dim0] + grad.shape[1:].
+Status SparseSegmentReductionGradShape(InferenceContext* c) {
+  PartialShape grad, indices, ids, dim0_shape;
+  GR_RETURN_IF_ERROR_SDK(sf::WithRankAtLeast(c->input(0), 1, &grad));
+  GR_RETURN_IF_ERROR_SDK(sf::WithRank(c->input(1), 1, &indices));
+  GR_RETURN_IF_ERROR_SDK(sf::WithRank(c->input(2), 1, &ids));
+  GR_RETURN_IF_ERROR_SDK(sf::WithRank(c->input(3), 0, &dim0_shape));
+  int64_t unused;
+  GR_RETURN_IF_ERROR_SDK(sf::MergeDim(indices.dims[0], ids.dims[0], &unused));
+  int64_t dim0 = -1;
+  if (array::ConstIntScalar(c, 3, &dim0) && dim0 < 0) {
+    return errors::InvalidArgument("Dimension size, given by scalar input 3, must be non-negative but is ", dim0);
+  }
+  if (!grad.known_rank()) {
+    c->set_output(0, PartialShape::Unknown());
+    return Status();
+  }
+  grad.dims[0] = dim0;
+  c->set_output(0, grad);
+  return Status();
+}
+
 // TensorFlow's MergeBothInputsShapeFn.
 Status MergeBothInputsShape(InferenceContext* c) {
   PartialShape out;
@@ -118,6 +160,42 @@ GR_UNSORTED_SEGMENT_OP("UnsortedSegmentMax", "realnumbertype")
 GR_UNSORTED_SEGMENT_OP("UnsortedSegmentMin", "realnumbertype")
     .Doc("Computes the minimum along segments of a tensor (the highest value for an empty segment).");
 
+#define GR_SPARSE_SEGMENT_OP(NAME, TYPES)                    \
+  REGISTER_OP(NAME)                                          \
+      .Input("data: T")                                      \
+      .Input("indices: Tidx")                                \
+      .Input("segment_ids: Tsegmentids")                     \
+      .Output("output: T")                                   \
+      .Attr("T: " TYPES)                                     \
+      .Attr("Tidx: {int32, int64} = DT_INT32")               \
+      .Attr("Tsegmentids: {int32, int64} = DT_INT32")        \
+      .SetShapeFn(SparseSegmentReductionShape)
+
+GR_SPARSE_SEGMENT_OP("SparseSegmentSum", "realnumbertype")
+    .Doc("Computes the sum along sparse segments of a tensor: rows `indices` of `data`, by sorted `segment_ids`.");
+GR_SPARSE_SEGMENT_OP("SparseSegmentMean", "{bfloat16, half, float, double}")
+    .Doc("Computes the mean along sparse segments of a tensor.");
+GR_SPARSE_SEGMENT_OP("SparseSegmentSqrtN", "{bfloat16, half, float, double}")
+    .Doc("Computes the sum along sparse segments of a tensor divided by the sqrt of N.");
+
+#define GR_SPARSE_SEGMENT_GRAD_OP(NAME)                      \
+  REGISTER_OP(NAME)                                          \
+      .Input("grad: T")                                      \
+      .Input("indices: Tidx")                                \
+      .Input("segment_ids: Tsegmentids")                     \
+      .Input("output_dim0: int32")                           \
+      .Output("output: T")                                   \
+      .Attr("T: {bfloat16, half, float, double}")            \
+      .Attr("Tidx: {int32, int64} = DT_INT32")               \
+      .Attr("Tsegmentids: {int32, int64} = DT_INT32")        \
+      .SetShapeFn(SparseSegmentReductionGradShape)
+
+GR_SPARSE_SEGMENT_GRAD_OP("SparseSegmentSumGrad").Doc("Computes gradients for SparseSegmentSum.");
+GR_SPARSE_SEGMENT_GRAD_OP("SparseSegmentMeanGrad").Doc("Computes gradients for SparseSegmentMean.");
+GR_SPARSE_SEGMENT_GRAD_OP("SparseSegmentSqrtNGrad").Doc("Computes gradients for SparseSegmentSqrtN.");
+
+#undef GR_SPARSE_SEGMENT_GRAD_OP
+#undef GR_SPARSE_SEGMENT_OP
 #undef GR_UNSORTED_SEGMENT_OP
 #undef GR_SEGMENT_OP
 

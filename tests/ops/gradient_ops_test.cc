@@ -347,6 +347,132 @@ TEST(SegmentTest, HugeNumSegmentsIsRefusedByTheBudget) {
   EXPECT_EQ(ToVector<float>(out[0]), (std::vector<float>{3, 4, 1, 2, 0, 0}));
 }
 
+// ============================================== sparse segment reductions
+
+// Row indices[j] of data goes to sorted segment ids[j]; Mean divides by the
+// segment's count, SqrtN by its square root; gaps are zeros.
+std::vector<double> RefSparseSegment(const std::string& op, const std::vector<double>& data, int64_t inner,
+                                     const std::vector<int64_t>& indices, const std::vector<int64_t>& ids) {
+  const int64_t rows = ids.empty() ? 0 : ids.back() + 1;
+  std::vector<double> out(static_cast<size_t>(rows * inner), 0.0);
+  std::vector<int64_t> count(static_cast<size_t>(rows), 0);
+  for (size_t j = 0; j < ids.size(); ++j) {
+    ++count[static_cast<size_t>(ids[j])];
+    for (int64_t c = 0; c < inner; ++c) out[ids[j] * inner + c] += data[indices[j] * inner + c];
+  }
+  for (int64_t s = 0; s < rows; ++s) {
+    const double n = static_cast<double>(count[static_cast<size_t>(s)]);
+    if (n == 0 || op == "SparseSegmentSum") continue;
+    for (int64_t c = 0; c < inner; ++c) out[s * inner + c] /= op == "SparseSegmentMean" ? n : std::sqrt(n);
+  }
+  return out;
+}
+
+std::string SparseAttrs(DataType t, DataType idx, DataType seg) {
+  return at::TAttr(t) + at::TAttr(idx, "Tidx") + at::TAttr(seg, "Tsegmentids");
+}
+
+TEST(SparseSegmentTest, DocExamplesAndHandValues) {
+  const Tensor c = MakeTensor<int32_t>(GR_INT32, {3, 4}, {1, 2, 3, 4, -1, -2, -3, -4, 5, 6, 7, 8});
+  const std::string a = SparseAttrs(GR_INT32, GR_INT32, GR_INT32);
+  auto sum = [&](const std::vector<int64_t>& indices, const std::vector<int64_t>& ids) {
+    return ToVector<int32_t>(
+        at::RunOp("SparseSegmentSum", {at::Fed(c), at::Fed(at::Vec(indices)), at::Fed(at::Vec(ids))}, a)[0]);
+  };
+  EXPECT_EQ(sum({0, 1}, {0, 0}), (std::vector<int32_t>{0, 0, 0, 0}));
+  EXPECT_EQ(sum({0, 1}, {0, 1}), (std::vector<int32_t>{1, 2, 3, 4, -1, -2, -3, -4}));
+  EXPECT_EQ(sum({0, 2}, {0, 0}), (std::vector<int32_t>{6, 8, 10, 12}));
+
+  // Rows 0 and 2 to segment 0, a gap, row 1 to segment 2.
+  const Tensor cd = MakeTensor<double>(GR_DOUBLE, {3, 2}, {1, 2, 3, 4, 5, 7});
+  auto run = [&](const char* op) {
+    return ToVector<double>(at::RunOp(op,
+                                      {at::Fed(cd), at::Fed(at::Vec({0, 2, 1}, GR_INT64)),
+                                       at::Fed(at::Vec({0, 0, 2}))},
+                                      SparseAttrs(GR_DOUBLE, GR_INT64, GR_INT32))[0]);
+  };
+  EXPECT_EQ(run("SparseSegmentSum"), (std::vector<double>{6, 9, 0, 0, 3, 4}));
+  EXPECT_EQ(run("SparseSegmentMean"), (std::vector<double>{3, 4.5, 0, 0, 3, 4}));
+  EXPECT_EQ(run("SparseSegmentSqrtN"), (std::vector<double>{6 / std::sqrt(2.0), 9 / std::sqrt(2.0), 0, 0, 3, 4}));
+  // The gradients send grad[segment_ids[j]] (weighted) to row indices[j].
+  const Tensor g = MakeTensor<double>(GR_DOUBLE, {3, 2}, {1, 2, 0, 0, 10, 20});
+  auto grad = [&](const char* op) {
+    return ToVector<double>(at::RunOp(op,
+                                      {at::Fed(g), at::Fed(at::Vec({0, 2, 0}, GR_INT64)), at::Fed(at::Vec({0, 0, 2})),
+                                       at::Fed(at::IntScalar(4))},
+                                      SparseAttrs(GR_DOUBLE, GR_INT64, GR_INT32))[0]);
+  };
+  EXPECT_EQ(grad("SparseSegmentSumGrad"), (std::vector<double>{11, 22, 0, 0, 1, 2, 0, 0}));
+  EXPECT_EQ(grad("SparseSegmentMeanGrad"), (std::vector<double>{10.5, 21, 0, 0, 0.5, 1, 0, 0}));
+  const double r = 1 / std::sqrt(2.0);
+  EXPECT_EQ(grad("SparseSegmentSqrtNGrad"), (std::vector<double>{r + 10, 2 * r + 20, 0, 0, r, 2 * r, 0, 0}));
+}
+
+TEST(SparseSegmentTest, AgainstNaiveReference) {
+  std::mt19937 rng(3);
+  for (const std::string op : {"SparseSegmentSum", "SparseSegmentMean", "SparseSegmentSqrtN"}) {
+    for (DataType idx : {GR_INT32, GR_INT64}) {
+      for (DataType seg : {GR_INT32, GR_INT64}) {
+        for (const Dims& d : {Dims{6, 3}, Dims{5}, Dims{4, 9000}, Dims{3000, 12}}) {
+          SCOPED_TRACE(op + " " + TensorShape(d).DebugString());
+          const int64_t rows = d[0], inner = NumElements(d) / rows;
+          const int64_t n = rows + 3;  // some rows twice, some never
+          std::vector<int64_t> indices(static_cast<size_t>(n)), ids(static_cast<size_t>(n));
+          int64_t id = 0;
+          for (int64_t j = 0; j < n; ++j) {
+            indices[j] = static_cast<int64_t>(rng() % static_cast<uint32_t>(rows));
+            ids[j] = id;
+            id += static_cast<int64_t>(rng() % 3 == 0 ? rng() % 3 : 0);
+          }
+          const std::vector<double> data = Uniform(NumElements(d), -2, 2, &rng);
+          const Tensor out = at::RunOp(op, {at::Fed(MakeT<double>(d, data)), at::Fed(at::Vec(indices, idx)),
+                                            at::Fed(at::Vec(ids, seg))},
+                                       SparseAttrs(GR_DOUBLE, idx, seg))[0];
+          Dims want_dims = d;
+          want_dims[0] = ids.back() + 1;
+          ASSERT_EQ(DimsOf(out), want_dims);
+          ExpectClose<double>(out, RefSparseSegment(op, data, inner, indices, ids), 1e-12, 1e-12);
+        }
+      }
+    }
+  }
+}
+
+TEST(SparseSegmentTest, Errors) {
+  const Tensor d = MakeTensor<float>(GR_FLOAT, {3, 2}, {1, 2, 3, 4, 5, 6});
+  const std::string a = SparseAttrs(GR_FLOAT, GR_INT32, GR_INT32);
+  std::vector<Tensor> out;
+  EXPECT_ERROR(at::TryOp("SparseSegmentSum", {at::Fed(d), at::Fed(at::Vec({0, 3})), at::Fed(at::Vec({0, 1}))}, a, 1,
+                         &out),
+               Code::kInvalidArgument, "op 'SparseSegmentSum'", "indices[1] = 3 is out of range [0, 3)");
+  EXPECT_ERROR(at::TryOp("SparseSegmentMean", {at::Fed(d), at::Fed(at::Vec({0, -1})), at::Fed(at::Vec({0, 1}))}, a,
+                         1, &out),
+               Code::kInvalidArgument, "indices[1] = -1 is out of range [0, 3)");
+  EXPECT_ERROR(at::TryOp("SparseSegmentSqrtN", {at::Fed(d), at::Fed(at::Vec({0, 1})), at::Fed(at::Vec({1, 0}))}, a,
+                         1, &out),
+               Code::kInvalidArgument, "segment ids are not increasing");
+  EXPECT_ERROR(at::TryOp("SparseSegmentSum", {at::Fed(d), at::Fed(at::Vec({0, 1})), at::Fed(at::Vec({0}))}, a, 1,
+                         &out),
+               Code::kInvalidArgument, "segment_ids and indices should have same size");
+  const Tensor g = MakeTensor<float>(GR_FLOAT, {2, 2}, {1, 2, 3, 4});
+  EXPECT_ERROR(at::TryOp("SparseSegmentMeanGrad",
+                         {at::Fed(g), at::Fed(at::Vec({0, 5})), at::Fed(at::Vec({0, 1})), at::Fed(at::IntScalar(3))},
+                         a, 1, &out),
+               Code::kInvalidArgument, "op 'SparseSegmentMeanGrad'", "indices[1] = 5 is out of range [0, 3)");
+  EXPECT_ERROR(at::TryOp("SparseSegmentSqrtNGrad",
+                         {at::Fed(g), at::Fed(at::Vec({0, 1})), at::Fed(at::Vec({0, 2})), at::Fed(at::IntScalar(3))},
+                         a, 1, &out),
+               Code::kInvalidArgument, "segment_ids[1] = 2 is out of range [0, 2)");
+  EXPECT_ERROR(at::TryOp("SparseSegmentSumGrad",
+                         {at::Fed(g), at::Fed(at::Vec({0, 1})), at::Fed(at::Vec({0, 1})), at::Fed(at::IntScalar(-2))},
+                         a, 1, &out),
+               Code::kInvalidArgument, "output_dim0 = -2 must not be negative");
+  EXPECT_ERROR(at::TryOp("SparseSegmentSumGrad",
+                         {at::Fed(g), at::Fed(at::Vec({0, 1})), at::Fed(at::Vec({0, 1})), at::Konst(at::IntScalar(-2))},
+                         a, 1, &out),
+               Code::kInvalidArgument, "must be non-negative but is -2");
+}
+
 // ================================================ SqrtGrad and friends
 
 TEST(UnaryGradTest, HandComputedRealAndComplex) {
@@ -754,6 +880,22 @@ TEST(GradientCheck, LrnGrad) {
   const Dims xd{2, 2, 1, 6};
   g.feeds = {{"x:0", MakeT<float>(xd, Uniform(NumElements(xd), -2, 2, &rng))}};
   CheckGradient(g, "x", "grad:0", kHFloat, kTolFloat, 15);
+}
+
+// The sparse segment gradients against their forward ops (duplicate and
+// unused rows, a gap in the segments).
+TEST(GradientCheck, SparseSegmentGrads) {
+  std::mt19937 rng(28);
+  for (const std::string op : {"SparseSegmentSum", "SparseSegmentMean", "SparseSegmentSqrtN"}) {
+    SCOPED_TRACE(op);
+    const std::string t = SparseAttrs(GR_DOUBLE, GR_INT64, GR_INT32);
+    GradGraph g;
+    g.graph = Placeholder("x", GR_DOUBLE) + Placeholder("dy", GR_DOUBLE) + at::ConstOf("idx", at::Vec({3, 0, 3, 1, 4}, GR_INT64)) +
+              ConstInt32("seg", {0, 0, 1, 3, 3}) + at::ConstOf("rows", at::IntScalar(6)) +
+              NodeText("fwd", op, {"x", "idx", "seg"}, t) + NodeText("grad", op + "Grad", {"dy", "idx", "seg", "rows"}, t);
+    g.feeds = {{"x:0", MakeT<double>({6, 2}, Uniform(12, -2, 2, &rng))}};
+    CheckGradient(g, "x", "grad:0", kHDouble, kTolDouble, 18);
+  }
 }
 
 // The cross-entropy ops' second output is the gradient of the loss

@@ -8,6 +8,12 @@
 //    index, the value and the bound), negative ids dropped; an empty
 //    segment is 0 (Sum), 1 (Prod), the lowest value (Max), the highest
 //    (Min).
+//  - SparseSegmentSum/Mean/SqrtN: segment_ids (sorted, as above) reduce
+//    the data rows named by `indices` (each in [0, data rows)); Mean
+//    divides by the segment's row count, SqrtN by its square root; a gap
+//    is a row of zeros. Their gradients SparseSegmentSum/Mean/SqrtNGrad
+//    scatter grad[segment_ids[j]] (times the same weight) back to row
+//    indices[j] of an output of output_dim0 rows.
 // Every id is checked before anything is written, and the output's size
 // goes through the SDK's size rule and the session's memory budget before
 // it is allocated, so num_segments = 2e9 fails cleanly.
@@ -22,6 +28,7 @@
 #include <graphrt/sdk/shape_fns.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -115,6 +122,58 @@ constexpr int64_t kColBlock = 4096;
 
 // ------------------------------------------------------------- sorted
 
+// A run of equal sorted segment ids: rows [begin, end) go to segment id.
+struct SegmentRun {
+  int64_t id, begin, end;
+};
+
+// The runs of ids[0, n) (at most n), checking that the ids are >= 0 and
+// sorted.
+template <typename Index>
+Status SortedRuns(const Index* ids, int64_t n, std::vector<SegmentRun>* runs) {
+  runs->clear();
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t id = ids[i];
+    if (i == 0) {
+      if (id < 0) return errors::InvalidArgument("segment_ids[0] = ", id, " is negative: segment ids must be >= 0");
+    } else if (id != runs->back().id) {
+      if (id < runs->back().id)
+        return errors::InvalidArgument("segment ids are not increasing: segment_ids[", i, "] = ", id,
+                                       " follows segment_ids[", i - 1, "] = ", runs->back().id);
+      runs->back().end = i;
+    } else {
+      continue;
+    }
+    runs->push_back(SegmentRun{id, i, n});
+  }
+  return Status();
+}
+
+// Output rows: the last id + 1. An id past the size rule fails in
+// NumElementsOf later; INT64_MAX + 1 must not be computed.
+int64_t RowsFor(const std::vector<SegmentRun>& runs) {
+  return runs.empty() ? 0 : std::min<int64_t>(runs.back().id, int64_t{1} << 62) + 1;
+}
+
+// Calls fn(run, first column, columns) for every run and column block,
+// split over the pool; units never share an output element. One block per
+// run unless there are few runs of long rows.
+template <typename Fn>
+void ForRuns(OpKernelContext* ctx, const std::vector<SegmentRun>& runs, int64_t rows, int64_t inner, Fn fn) {
+  const int64_t num_runs = static_cast<int64_t>(runs.size());
+  int64_t blocks = 1;
+  if (num_runs < 64 && inner >= 2 * kColBlock) blocks = (inner + kColBlock - 1) / kColBlock;
+  const int64_t col = (inner + blocks - 1) / blocks;
+  const SegmentRun* rp = runs.data();
+  ForRange(ctx, num_runs * blocks, rows * inner, std::max<int64_t>(1, rows / num_runs) * col,
+           [=](int64_t b, int64_t e) {
+             for (int64_t u = b; u < e; ++u) {
+               const int64_t c0 = (u % blocks) * col;
+               fn(rp[u / blocks], c0, std::min(col, inner - c0));
+             }
+           });
+}
+
 template <typename T, typename Index, typename R, bool kMean>
 class SegmentReductionOp : public OpKernel {
  public:
@@ -134,30 +193,10 @@ class SegmentReductionOp : public OpKernel {
                                         sf::ShapeString(ids_t), ", data shape ", sf::ShapeString(data)));
     const Index* ids = ids_t.data<Index>();
 
-    // Runs of equal ids: (id, first row, end row); checks order and sign.
-    struct Run {
-      int64_t id, begin, end;
-    };
-    std::vector<Run> runs;  // at most n entries
-    for (int64_t i = 0; i < n; ++i) {
-      const int64_t id = ids[i];
-      if (i == 0) {
-        OP_REQUIRES(ctx, id >= 0,
-                    errors::InvalidArgument("segment_ids[0] = ", id, " is negative: segment ids must be >= 0"));
-      } else if (id != runs.back().id) {
-        OP_REQUIRES(ctx, id > runs.back().id,
-                    errors::InvalidArgument("segment ids are not increasing: segment_ids[", i, "] = ", id,
-                                            " follows segment_ids[", i - 1, "] = ", runs.back().id));
-        runs.back().end = i;
-      } else {
-        continue;
-      }
-      runs.push_back(Run{id, i, n});
-    }
+    std::vector<SegmentRun> runs;
+    OP_REQUIRES_OK(ctx, SortedRuns(ids, n, &runs));
     std::vector<int64_t> out_dims = data.dims();
-    // The last id + 1 rows; an id past the size rule fails in
-    // NumElementsOf (and INT64_MAX + 1 must not be computed).
-    out_dims[0] = n == 0 ? 0 : std::min<int64_t>(runs.back().id, int64_t{1} << 62) + 1;
+    out_dims[0] = RowsFor(runs);
     int64_t total = 0, inner = 0;
     OP_REQUIRES_OK(ctx, NumElementsOf(out_dims, &total));
     OP_REQUIRES_OK(ctx, InnerSize(data, 1, &inner));
@@ -168,27 +207,150 @@ class SegmentReductionOp : public OpKernel {
     const T* d = data.data<T>();
     if (runs.size() < static_cast<size_t>(out_dims[0])) Fill(ctx, o, total, R::template SortedEmpty<T>());
     if (inner == 0 || runs.empty()) return;
+    ForRuns(ctx, runs, n, inner, [=](const SegmentRun& r, int64_t c0, int64_t len) {
+      EigenVecMap<T> acc(o + r.id * inner + c0, len);
+      acc = EigenConstVecMap<T>(d + r.begin * inner + c0, len);
+      for (int64_t row = r.begin + 1; row < r.end; ++row) {
+        R::template Combine<T>(acc, EigenConstVecMap<T>(d + row * inner + c0, len));
+      }
+      if constexpr (kMean) acc /= static_cast<T>(r.end - r.begin);
+    });
+  }
+};
 
-    // Units: (run, column block). One block per run unless there are
-    // few runs of long rows.
-    const int64_t num_runs = static_cast<int64_t>(runs.size());
-    int64_t blocks = 1;
-    if (num_runs < 64 && inner >= 2 * kColBlock) blocks = (inner + kColBlock - 1) / kColBlock;
-    const int64_t col = (inner + blocks - 1) / blocks;
-    const Run* rp = runs.data();
-    ForRange(ctx, num_runs * blocks, n * inner, std::max<int64_t>(1, n / num_runs) * col,
-             [=](int64_t b, int64_t e) {
-               for (int64_t u = b; u < e; ++u) {
-                 const Run& r = rp[u / blocks];
-                 const int64_t c0 = (u % blocks) * col, len = std::min(col, inner - c0);
-                 EigenVecMap<T> acc(o + r.id * inner + c0, len);
-                 acc = EigenConstVecMap<T>(d + r.begin * inner + c0, len);
-                 for (int64_t row = r.begin + 1; row < r.end; ++row) {
-                   R::template Combine<T>(acc, EigenConstVecMap<T>(d + row * inner + c0, len));
-                 }
-                 if constexpr (kMean) acc /= static_cast<T>(r.end - r.begin);
-               }
-             });
+// ------------------------------------------------------------- sparse
+
+// SparseSegmentSum/Mean/SqrtN: segment ids[j] (sorted) reduces data row
+// indices[j]; a gap in the ids is a row of zeros.
+enum class SparseMode { kSum, kMean, kSqrtN };
+
+// The weight of each element of a segment of `count` rows.
+template <typename T>
+T SparseWeight(SparseMode mode, int64_t count) {
+  if (mode == SparseMode::kMean) return T(1) / static_cast<T>(count);
+  if (mode == SparseMode::kSqrtN) return T(1) / std::sqrt(static_cast<T>(count));
+  return T(1);
+}
+
+// Every indices[j] must lie in [0, rows).
+template <typename Index>
+Status CheckIndices(const Index* indices, int64_t n, int64_t rows, const char* what) {
+  for (int64_t j = 0; j < n; ++j) {
+    if (indices[j] < 0 || indices[j] >= rows)
+      return errors::InvalidArgument(what, "[", j, "] = ", indices[j], " is out of range [0, ", rows, ")");
+  }
+  return Status();
+}
+
+// indices and segment_ids: vectors of one length.
+Status CheckSparseIds(const TensorView& indices, const TensorView& ids) {
+  if (indices.rank() != 1)
+    return errors::InvalidArgument("indices should be a vector, but got shape ", sf::ShapeString(indices));
+  if (ids.rank() != 1)
+    return errors::InvalidArgument("segment_ids should be a vector, but got shape ", sf::ShapeString(ids));
+  if (indices.dim(0) != ids.dim(0))
+    return errors::InvalidArgument("segment_ids and indices should have same size: segment_ids shape ",
+                                   sf::ShapeString(ids), ", indices shape ", sf::ShapeString(indices));
+  return Status();
+}
+
+template <typename T, typename Tidx, typename Tseg, SparseMode kMode>
+class SparseSegmentReductionOp : public OpKernel {
+ public:
+  explicit SparseSegmentReductionOp(OpKernelConstruction* c) : OpKernel(c) {}
+
+  void Compute(OpKernelContext* ctx) override {
+    const TensorView data = ctx->input(0);
+    const TensorView indices_t = ctx->input(1);
+    const TensorView ids_t = ctx->input(2);
+    OP_REQUIRES(ctx, data.rank() >= 1,
+                errors::InvalidArgument("data must be at least rank 1, but got shape ", sf::ShapeString(data)));
+    OP_REQUIRES_OK(ctx, CheckSparseIds(indices_t, ids_t));
+    const int64_t n = ids_t.dim(0);
+    const Tidx* indices = indices_t.data<Tidx>();
+    OP_REQUIRES_OK(ctx, CheckIndices(indices, n, data.dim(0), "indices"));
+    std::vector<SegmentRun> runs;
+    OP_REQUIRES_OK(ctx, SortedRuns(ids_t.data<Tseg>(), n, &runs));
+    std::vector<int64_t> out_dims = data.dims();
+    out_dims[0] = RowsFor(runs);
+    int64_t total = 0, inner = 0;
+    OP_REQUIRES_OK(ctx, NumElementsOf(out_dims, &total));
+    OP_REQUIRES_OK(ctx, InnerSize(data, 1, &inner));
+    TensorView out;
+    if (!ctx->allocate_output(0, out_dims, &out).ok()) return;
+    if (total == 0) return;
+    T* o = out.data<T>();
+    const T* d = data.data<T>();
+    if (runs.size() < static_cast<size_t>(out_dims[0])) Fill(ctx, o, total, T(0));
+    if (inner == 0 || runs.empty()) return;
+    ForRuns(ctx, runs, n, inner, [=](const SegmentRun& r, int64_t c0, int64_t len) {
+      EigenVecMap<T> acc(o + r.id * inner + c0, len);
+      acc = EigenConstVecMap<T>(d + static_cast<int64_t>(indices[r.begin]) * inner + c0, len);
+      for (int64_t j = r.begin + 1; j < r.end; ++j) {
+        SumReducer::Combine<T>(acc, EigenConstVecMap<T>(d + static_cast<int64_t>(indices[j]) * inner + c0, len));
+      }
+      if constexpr (kMode != SparseMode::kSum) acc *= SparseWeight<T>(kMode, r.end - r.begin);
+    });
+  }
+};
+
+// The gradients: output[indices[j]] += grad[segment_ids[j]] * weight of
+// segment_ids[j]; output rows = output_dim0 (the forward data's dim 0).
+template <typename T, typename Tidx, typename Tseg, SparseMode kMode>
+class SparseSegmentGradOp : public OpKernel {
+ public:
+  explicit SparseSegmentGradOp(OpKernelConstruction* c) : OpKernel(c) {}
+
+  void Compute(OpKernelContext* ctx) override {
+    const TensorView grad = ctx->input(0);
+    const TensorView indices_t = ctx->input(1);
+    const TensorView ids_t = ctx->input(2);
+    const TensorView dim0_t = ctx->input(3);
+    OP_REQUIRES(ctx, grad.rank() >= 1,
+                errors::InvalidArgument("grad must be at least rank 1, but got shape ", sf::ShapeString(grad)));
+    OP_REQUIRES_OK(ctx, CheckSparseIds(indices_t, ids_t));
+    OP_REQUIRES(ctx, dim0_t.rank() == 0,
+                errors::InvalidArgument("output_dim0 should be a scalar, but got shape ", sf::ShapeString(dim0_t)));
+    const int64_t dim0 = dim0_t.scalar<int32_t>();
+    OP_REQUIRES(ctx, dim0 >= 0, errors::InvalidArgument("output_dim0 = ", dim0, " must not be negative"));
+    const int64_t n = ids_t.dim(0);
+    const Tidx* indices = indices_t.data<Tidx>();
+    const Tseg* ids = ids_t.data<Tseg>();
+    OP_REQUIRES_OK(ctx, CheckIndices(indices, n, dim0, "indices"));
+    const int64_t segments = grad.dim(0);
+    OP_REQUIRES_OK(ctx, CheckIndices(ids, n, segments, "segment_ids"));
+    std::vector<int64_t> out_dims = grad.dims();
+    out_dims[0] = dim0;
+    int64_t total = 0, inner = 0;
+    OP_REQUIRES_OK(ctx, NumElementsOf(out_dims, &total));
+    OP_REQUIRES_OK(ctx, InnerSize(grad, 1, &inner));
+    TensorView out;
+    if (!ctx->allocate_output(0, out_dims, &out).ok()) return;
+    if (total == 0) return;
+    T* o = out.data<T>();
+    Fill(ctx, o, total, T(0));
+    if (n == 0 || inner == 0) return;
+    // Rows per segment; `segments` rows of `inner` > 0 elements are in
+    // grad, so this is no bigger than an input.
+    std::vector<int64_t> count(static_cast<size_t>(segments), 0);
+    for (int64_t j = 0; j < n; ++j) ++count[static_cast<size_t>(ids[j])];
+    const T* g = grad.data<T>();
+    const int64_t* cp = count.data();
+    // Two ids may send rows to one output row: split by columns only.
+    auto columns = [=](int64_t c0, int64_t len) {
+      for (int64_t j = 0; j < n; ++j) {
+        const int64_t s = ids[j];
+        EigenVecMap<T>(o + static_cast<int64_t>(indices[j]) * inner + c0, len) +=
+            EigenConstVecMap<T>(g + s * inner + c0, len) * SparseWeight<T>(kMode, cp[s]);
+      }
+    };
+    const int64_t blocks = (inner + kColBlock - 1) / kColBlock;
+    ForRange(ctx, blocks, n * inner, n * kColBlock, [=](int64_t b, int64_t e) {
+      for (int64_t blk = b; blk < e; ++blk) {
+        const int64_t c0 = blk * kColBlock;
+        columns(c0, std::min(kColBlock, inner - c0));
+      }
+    });
   }
 };
 
@@ -304,6 +466,46 @@ class UnsortedSegmentReductionOp : public OpKernel {
   GR_REGISTER_UNSORTED_ONE("UnsortedSegmentProd", T, I, ProdReducer);    \
   GR_REGISTER_UNSORTED_ONE("UnsortedSegmentMax", T, I, MaxReducer);      \
   GR_REGISTER_UNSORTED_ONE("UnsortedSegmentMin", T, I, MinReducer)
+
+#define GR_REGISTER_SPARSE_ONE(OP, KERNEL, T, I, S, MODE)                                               \
+  REGISTER_KERNEL(                                                                                       \
+      Name(OP).Device(DEVICE_CPU).TypeConstraint<T>("T").TypeConstraint<I>("Tidx").TypeConstraint<S>( \
+          "Tsegmentids"),                                                                                \
+      KERNEL<T, I, S, SparseMode::MODE>)
+#define GR_REGISTER_SPARSE_I_S(T, I, S)                                                                           \
+  GR_REGISTER_SPARSE_ONE("SparseSegmentMean", SparseSegmentReductionOp, T, I, S, kMean);                          \
+  GR_REGISTER_SPARSE_ONE("SparseSegmentSqrtN", SparseSegmentReductionOp, T, I, S, kSqrtN);                        \
+  REGISTER_KERNEL(Name("SparseSegmentSumGrad").Device(DEVICE_CPU).TypeConstraint<T>("T").TypeConstraint<I>("Tidx") \
+                      .TypeConstraint<S>("Tsegmentids").HostMemory("output_dim0"),                                 \
+                  SparseSegmentGradOp<T, I, S, SparseMode::kSum>);                                                 \
+  REGISTER_KERNEL(Name("SparseSegmentMeanGrad").Device(DEVICE_CPU).TypeConstraint<T>("T").TypeConstraint<I>("Tidx") \
+                      .TypeConstraint<S>("Tsegmentids").HostMemory("output_dim0"),                                  \
+                  SparseSegmentGradOp<T, I, S, SparseMode::kMean>);                                                 \
+  REGISTER_KERNEL(Name("SparseSegmentSqrtNGrad").Device(DEVICE_CPU).TypeConstraint<T>("T").TypeConstraint<I>("Tidx") \
+                      .TypeConstraint<S>("Tsegmentids").HostMemory("output_dim0"),                                   \
+                  SparseSegmentGradOp<T, I, S, SparseMode::kSqrtN>)
+#define GR_REGISTER_SPARSE_FLOAT(T)           \
+  GR_REGISTER_SPARSE_I_S(T, int32_t, int32_t); \
+  GR_REGISTER_SPARSE_I_S(T, int32_t, int64_t); \
+  GR_REGISTER_SPARSE_I_S(T, int64_t, int32_t); \
+  GR_REGISTER_SPARSE_I_S(T, int64_t, int64_t)
+#define GR_REGISTER_SPARSE_SUM(T)                                                                 \
+  GR_REGISTER_SPARSE_ONE("SparseSegmentSum", SparseSegmentReductionOp, T, int32_t, int32_t, kSum); \
+  GR_REGISTER_SPARSE_ONE("SparseSegmentSum", SparseSegmentReductionOp, T, int32_t, int64_t, kSum); \
+  GR_REGISTER_SPARSE_ONE("SparseSegmentSum", SparseSegmentReductionOp, T, int64_t, int32_t, kSum); \
+  GR_REGISTER_SPARSE_ONE("SparseSegmentSum", SparseSegmentReductionOp, T, int64_t, int64_t, kSum)
+
+GR_REGISTER_SPARSE_FLOAT(float);
+GR_REGISTER_SPARSE_FLOAT(double);
+GR_REGISTER_SPARSE_SUM(float);
+GR_REGISTER_SPARSE_SUM(double);
+GR_REGISTER_SPARSE_SUM(int32_t);
+GR_REGISTER_SPARSE_SUM(int64_t);
+
+#undef GR_REGISTER_SPARSE_SUM
+#undef GR_REGISTER_SPARSE_FLOAT
+#undef GR_REGISTER_SPARSE_I_S
+#undef GR_REGISTER_SPARSE_ONE
 
 #define GR_REGISTER_SEGMENT_T(T)           \
   GR_REGISTER_SEGMENT_T_I(T, int32_t);     \
