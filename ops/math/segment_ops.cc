@@ -17,19 +17,21 @@ namespace {
 
 namespace sf = shape_fns;
 
-// data rank >= 1, segment_ids a vector; output [?] + data.shape[1:] (the
-// row count is the last segment id + 1, known only when run).
-Status SegmentReductionShape(InferenceContext* c) {
-  PartialShape data, ids;
+// Output [?] + data.shape[1:] for data (input 0) of rank >= 1: the row
+// count is the last segment id + 1, known only when run.
+Status DataWithUnknownRows(InferenceContext* c) {
+  PartialShape data;
   GR_RETURN_IF_ERROR_SDK(sf::WithRankAtLeast(c->input(0), 1, &data));
-  GR_RETURN_IF_ERROR_SDK(sf::WithRank(c->input(1), 1, &ids));
-  if (!data.known_rank()) {
-    c->set_output(0, PartialShape::Unknown());
-    return Status();
-  }
-  data.dims[0] = -1;
+  if (data.known_rank()) data.dims[0] = -1;
   c->set_output(0, data);
   return Status();
+}
+
+// segment_ids a vector.
+Status SegmentReductionShape(InferenceContext* c) {
+  PartialShape ids;
+  GR_RETURN_IF_ERROR_SDK(sf::WithRank(c->input(1), 1, &ids));
+  return DataWithUnknownRows(c);
 }
 
 // num_segments a scalar; data's shape starts with segment_ids' shape;
@@ -69,34 +71,27 @@ Status UnsortedSegmentReductionShape(InferenceContext* c) {
   return Status();
 }
 
-// data rank >= 1, indices and segment_ids vectors of one length; output
-// [?] + data.shape[1:].
-Status SparseSegmentReductionShape(InferenceContext* c) {
-  PartialShape data, indices, ids;
-  GR_RETURN_IF_ERROR_SDK(sf::WithRankAtLeast(c->input(0), 1, &data));
+// Inputs 1 and 2 (indices, segment_ids) vectors of one length.
+Status SameLengthVectors(InferenceContext* c) {
+  PartialShape indices, ids;
   GR_RETURN_IF_ERROR_SDK(sf::WithRank(c->input(1), 1, &indices));
   GR_RETURN_IF_ERROR_SDK(sf::WithRank(c->input(2), 1, &ids));
   int64_t unused;
-  GR_RETURN_IF_ERROR_SDK(sf::MergeDim(indices.dims[0], ids.dims[0], &unused));
-  if (!data.known_rank()) {
-    c->set_output(0, PartialShape::Unknown());
-    return Status();
-  }
-  data.dims[0] = -1;
-  c->set_output(0, data);
-  return Status();
+  return sf::MergeDim(indices.dims[0], ids.dims[0], &unused);
+}
+
+Status SparseSegmentReductionShape(InferenceContext* c) {
+  GR_RETURN_IF_ERROR_SDK(SameLengthVectors(c));
+  return DataWithUnknownRows(c);
 }
 
 // grad rank >= 1, indices and segment_ids vectors of one length,
 // output_dim0 a scalar; output [output_dim0] + grad.shape[1:].
 Status SparseSegmentReductionGradShape(InferenceContext* c) {
-  PartialShape grad, indices, ids, dim0_shape;
+  PartialShape grad, dim0_shape;
   GR_RETURN_IF_ERROR_SDK(sf::WithRankAtLeast(c->input(0), 1, &grad));
-  GR_RETURN_IF_ERROR_SDK(sf::WithRank(c->input(1), 1, &indices));
-  GR_RETURN_IF_ERROR_SDK(sf::WithRank(c->input(2), 1, &ids));
+  GR_RETURN_IF_ERROR_SDK(SameLengthVectors(c));
   GR_RETURN_IF_ERROR_SDK(sf::WithRank(c->input(3), 0, &dim0_shape));
-  int64_t unused;
-  GR_RETURN_IF_ERROR_SDK(sf::MergeDim(indices.dims[0], ids.dims[0], &unused));
   int64_t dim0 = -1;
   if (array::ConstIntScalar(c, 3, &dim0) && dim0 < 0) {
     return errors::InvalidArgument("Dimension size, given by scalar input 3, must be non-negative but is ", dim0);

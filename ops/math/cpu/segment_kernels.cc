@@ -174,6 +174,34 @@ void ForRuns(OpKernelContext* ctx, const std::vector<SegmentRun>& runs, int64_t 
            });
 }
 
+// The sorted reductions' output: data's shape with RowsFor(runs) rows;
+// run r reduces data rows row_of(j) for j in [r.begin, r.end) with R and
+// then finish(acc, count); rows of no run are `empty`.
+template <typename T, typename R, typename RowOf, typename Finish>
+void SortedReduce(OpKernelContext* ctx, const TensorView& data, const std::vector<SegmentRun>& runs, int64_t n,
+                  T empty, RowOf row_of, Finish finish) {
+  std::vector<int64_t> out_dims = data.dims();
+  out_dims[0] = RowsFor(runs);
+  int64_t total = 0, inner = 0;
+  OP_REQUIRES_OK(ctx, NumElementsOf(out_dims, &total));
+  OP_REQUIRES_OK(ctx, InnerSize(data, 1, &inner));
+  TensorView out;
+  if (!ctx->allocate_output(0, out_dims, &out).ok()) return;
+  if (total == 0) return;
+  T* o = out.data<T>();
+  const T* d = data.data<T>();
+  if (runs.size() < static_cast<size_t>(out_dims[0])) Fill(ctx, o, total, empty);
+  if (inner == 0 || runs.empty()) return;
+  ForRuns(ctx, runs, n, inner, [=](const SegmentRun& r, int64_t c0, int64_t len) {
+    EigenVecMap<T> acc(o + r.id * inner + c0, len);
+    acc = EigenConstVecMap<T>(d + row_of(r.begin) * inner + c0, len);
+    for (int64_t j = r.begin + 1; j < r.end; ++j) {
+      R::template Combine<T>(acc, EigenConstVecMap<T>(d + row_of(j) * inner + c0, len));
+    }
+    finish(acc, r.end - r.begin);
+  });
+}
+
 template <typename T, typename Index, typename R, bool kMean>
 class SegmentReductionOp : public OpKernel {
  public:
@@ -195,26 +223,11 @@ class SegmentReductionOp : public OpKernel {
 
     std::vector<SegmentRun> runs;
     OP_REQUIRES_OK(ctx, SortedRuns(ids, n, &runs));
-    std::vector<int64_t> out_dims = data.dims();
-    out_dims[0] = RowsFor(runs);
-    int64_t total = 0, inner = 0;
-    OP_REQUIRES_OK(ctx, NumElementsOf(out_dims, &total));
-    OP_REQUIRES_OK(ctx, InnerSize(data, 1, &inner));
-    TensorView out;
-    if (!ctx->allocate_output(0, out_dims, &out).ok()) return;
-    if (total == 0) return;
-    T* o = out.data<T>();
-    const T* d = data.data<T>();
-    if (runs.size() < static_cast<size_t>(out_dims[0])) Fill(ctx, o, total, R::template SortedEmpty<T>());
-    if (inner == 0 || runs.empty()) return;
-    ForRuns(ctx, runs, n, inner, [=](const SegmentRun& r, int64_t c0, int64_t len) {
-      EigenVecMap<T> acc(o + r.id * inner + c0, len);
-      acc = EigenConstVecMap<T>(d + r.begin * inner + c0, len);
-      for (int64_t row = r.begin + 1; row < r.end; ++row) {
-        R::template Combine<T>(acc, EigenConstVecMap<T>(d + row * inner + c0, len));
-      }
-      if constexpr (kMean) acc /= static_cast<T>(r.end - r.begin);
-    });
+    SortedReduce<T, R>(
+        ctx, data, runs, n, R::template SortedEmpty<T>(), [](int64_t j) { return j; },
+        []([[maybe_unused]] EigenVecMap<T>& acc, [[maybe_unused]] int64_t count) {
+          if constexpr (kMean) acc /= static_cast<T>(count);
+        });
   }
 };
 
@@ -271,26 +284,11 @@ class SparseSegmentReductionOp : public OpKernel {
     OP_REQUIRES_OK(ctx, CheckIndices(indices, n, data.dim(0), "indices"));
     std::vector<SegmentRun> runs;
     OP_REQUIRES_OK(ctx, SortedRuns(ids_t.data<Tseg>(), n, &runs));
-    std::vector<int64_t> out_dims = data.dims();
-    out_dims[0] = RowsFor(runs);
-    int64_t total = 0, inner = 0;
-    OP_REQUIRES_OK(ctx, NumElementsOf(out_dims, &total));
-    OP_REQUIRES_OK(ctx, InnerSize(data, 1, &inner));
-    TensorView out;
-    if (!ctx->allocate_output(0, out_dims, &out).ok()) return;
-    if (total == 0) return;
-    T* o = out.data<T>();
-    const T* d = data.data<T>();
-    if (runs.size() < static_cast<size_t>(out_dims[0])) Fill(ctx, o, total, T(0));
-    if (inner == 0 || runs.empty()) return;
-    ForRuns(ctx, runs, n, inner, [=](const SegmentRun& r, int64_t c0, int64_t len) {
-      EigenVecMap<T> acc(o + r.id * inner + c0, len);
-      acc = EigenConstVecMap<T>(d + static_cast<int64_t>(indices[r.begin]) * inner + c0, len);
-      for (int64_t j = r.begin + 1; j < r.end; ++j) {
-        SumReducer::Combine<T>(acc, EigenConstVecMap<T>(d + static_cast<int64_t>(indices[j]) * inner + c0, len));
-      }
-      if constexpr (kMode != SparseMode::kSum) acc *= SparseWeight<T>(kMode, r.end - r.begin);
-    });
+    SortedReduce<T, SumReducer>(
+        ctx, data, runs, n, T(0), [indices](int64_t j) { return static_cast<int64_t>(indices[j]); },
+        []([[maybe_unused]] EigenVecMap<T>& acc, [[maybe_unused]] int64_t count) {
+          if constexpr (kMode != SparseMode::kSum) acc *= SparseWeight<T>(kMode, count);
+        });
   }
 };
 
