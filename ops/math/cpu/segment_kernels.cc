@@ -255,8 +255,12 @@ Status CheckIndices(const Index* indices, int64_t n, int64_t rows, const char* w
   return Status();
 }
 
-// indices and segment_ids: vectors of one length.
-Status CheckSparseIds(const TensorView& indices, const TensorView& ids) {
+// `rows` (data, or grad: `what`) of rank >= 1; indices and segment_ids
+// vectors of one length.
+Status CheckSparseInputs(const TensorView& rows, const char* what, const TensorView& indices,
+                         const TensorView& ids) {
+  if (rows.rank() < 1)
+    return errors::InvalidArgument(what, " must be at least rank 1, but got shape ", sf::ShapeString(rows));
   if (indices.rank() != 1)
     return errors::InvalidArgument("indices should be a vector, but got shape ", sf::ShapeString(indices));
   if (ids.rank() != 1)
@@ -276,9 +280,7 @@ class SparseSegmentReductionOp : public OpKernel {
     const TensorView data = ctx->input(0);
     const TensorView indices_t = ctx->input(1);
     const TensorView ids_t = ctx->input(2);
-    OP_REQUIRES(ctx, data.rank() >= 1,
-                errors::InvalidArgument("data must be at least rank 1, but got shape ", sf::ShapeString(data)));
-    OP_REQUIRES_OK(ctx, CheckSparseIds(indices_t, ids_t));
+    OP_REQUIRES_OK(ctx, CheckSparseInputs(data, "data", indices_t, ids_t));
     const int64_t n = ids_t.dim(0);
     const Tidx* indices = indices_t.data<Tidx>();
     OP_REQUIRES_OK(ctx, CheckIndices(indices, n, data.dim(0), "indices"));
@@ -304,9 +306,7 @@ class SparseSegmentGradOp : public OpKernel {
     const TensorView indices_t = ctx->input(1);
     const TensorView ids_t = ctx->input(2);
     const TensorView dim0_t = ctx->input(3);
-    OP_REQUIRES(ctx, grad.rank() >= 1,
-                errors::InvalidArgument("grad must be at least rank 1, but got shape ", sf::ShapeString(grad)));
-    OP_REQUIRES_OK(ctx, CheckSparseIds(indices_t, ids_t));
+    OP_REQUIRES_OK(ctx, CheckSparseInputs(grad, "grad", indices_t, ids_t));
     OP_REQUIRES(ctx, dim0_t.rank() == 0,
                 errors::InvalidArgument("output_dim0 should be a scalar, but got shape ", sf::ShapeString(dim0_t)));
     const int64_t dim0 = dim0_t.scalar<int32_t>();
