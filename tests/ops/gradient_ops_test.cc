@@ -839,33 +839,36 @@ TEST(GradientCheck, ConvolutionGradients) {
   }
 }
 
-// FusedBatchNorm (training: batch statistics) in all three versions: the
-// gradient op reads the forward's reserve spaces, as tf.gradients wires it.
-TEST(GradientCheck, FusedBatchNormGradTraining) {
+// FusedBatchNorm in all three versions, training (batch statistics) and
+// inference (the given mean and variance): the gradient op reads the
+// forward's reserve spaces, as tf.gradients wires it.
+TEST(GradientCheck, FusedBatchNormGrad) {
   std::mt19937 rng(25);
   for (const std::string version : {"", "V2", "V3"}) {
     for (const std::string format : {"NHWC", "NCHW"}) {
-      SCOPED_TRACE("FusedBatchNorm" + version + " " + format);
-      const bool v3 = version == "V3";
-      std::string t = TypeAttr("T", "DT_FLOAT") + StrAttr("data_format", format) + BoolAttr("is_training", true) +
-                      FloatAttr("epsilon", 0.01f);
-      if (!version.empty()) t += TypeAttr("U", "DT_FLOAT");
-      const Dims xd = format == "NHWC" ? Dims{2, 2, 3, 3} : Dims{2, 3, 2, 3};
-      std::vector<std::string> grad_in = {"dy", "x", "scale", "fwd:3", "fwd:4"};
-      if (v3) grad_in.push_back("fwd:5");
-      GradGraph g;
-      g.graph = Placeholder("x", GR_FLOAT) + Placeholder("scale", GR_FLOAT) + Placeholder("offset", GR_FLOAT) +
-                Placeholder("mean", GR_FLOAT) + Placeholder("var", GR_FLOAT) + Placeholder("dy", GR_FLOAT) +
-                NodeText("fwd", "FusedBatchNorm" + version, {"x", "scale", "offset", "mean", "var"}, t) +
-                NodeText("grad", "FusedBatchNormGrad" + version, grad_in, t);
-      g.feeds = {{"x:0", MakeT<float>(xd, Uniform(NumElements(xd), -2, 2, &rng))},
-                 {"scale:0", MakeT<float>({3}, Uniform(3, 0.5, 2, &rng))},
-                 {"offset:0", MakeT<float>({3}, Uniform(3, -1, 1, &rng))},
-                 {"mean:0", MakeT<float>({0}, {})},
-                 {"var:0", MakeT<float>({0}, {})}};
-      CheckGradient(g, "x", "grad:0", kHFloat, kTolFloat, 12);
-      CheckGradient(g, "scale", "grad:1", kHFloat, kTolFloat, 13);
-      CheckGradient(g, "offset", "grad:2", kHFloat, kTolFloat, 14);
+      for (bool training : {true, false}) {
+        SCOPED_TRACE("FusedBatchNorm" + version + " " + format + (training ? " training" : " inference"));
+        std::string t = TypeAttr("T", "DT_FLOAT") + StrAttr("data_format", format) +
+                        BoolAttr("is_training", training) + FloatAttr("epsilon", 0.01f);
+        if (!version.empty()) t += TypeAttr("U", "DT_FLOAT");
+        const Dims xd = format == "NHWC" ? Dims{2, 2, 3, 3} : Dims{2, 3, 2, 3};
+        std::vector<std::string> grad_in = {"dy", "x", "scale", "fwd:3", "fwd:4"};
+        if (version == "V3") grad_in.push_back("fwd:5");
+        GradGraph g;
+        g.graph = Placeholder("x", GR_FLOAT) + Placeholder("scale", GR_FLOAT) + Placeholder("offset", GR_FLOAT) +
+                  Placeholder("mean", GR_FLOAT) + Placeholder("var", GR_FLOAT) + Placeholder("dy", GR_FLOAT) +
+                  NodeText("fwd", "FusedBatchNorm" + version, {"x", "scale", "offset", "mean", "var"}, t) +
+                  NodeText("grad", "FusedBatchNormGrad" + version, grad_in, t);
+        const Dims stats = training ? Dims{0} : Dims{3};
+        g.feeds = {{"x:0", MakeT<float>(xd, Uniform(NumElements(xd), -2, 2, &rng))},
+                   {"scale:0", MakeT<float>({3}, Uniform(3, 0.5, 2, &rng))},
+                   {"offset:0", MakeT<float>({3}, Uniform(3, -1, 1, &rng))},
+                   {"mean:0", MakeT<float>(stats, Uniform(NumElements(stats), -1, 1, &rng))},
+                   {"var:0", MakeT<float>(stats, Uniform(NumElements(stats), 0.5, 2, &rng))}};
+        CheckGradient(g, "x", "grad:0", kHFloat, kTolFloat, 12);
+        CheckGradient(g, "scale", "grad:1", kHFloat, kTolFloat, 13);
+        CheckGradient(g, "offset", "grad:2", kHFloat, kTolFloat, 14);
+      }
     }
   }
 }
