@@ -3,7 +3,8 @@
 //      reductions (TensorFlow's documented examples, a naive reference
 //      written here, the error paths), SqrtGrad/RsqrtGrad/ReciprocalGrad
 //      (hand-computed values, complex conjugates included), Softsign and
-//      SoftsignGrad, L2Loss and MaxPoolGradV2;
+//      SoftsignGrad, L2Loss, MaxPoolGradV2 and MaxPoolGradGrad(V2), the
+//      sparse segment reductions and their gradients;
 //  (2) every gradient kernel graphrt has, against a central finite
 //      difference of its forward op run in the same session: for a random
 //      upstream gradient r, the kernel's input gradient must equal
@@ -558,7 +559,7 @@ std::string PoolAttrText(const std::string& padding, const std::string& format) 
 }
 
 // MaxPoolGradV2 with ksize/strides inputs is MaxPoolGrad with them as attrs.
-TEST(MaxPoolGradV2Test, SameAsMaxPoolGrad) {
+TEST(MaxPoolGradV2Test, SameAsMaxPoolGradAndGradGrad) {
   std::mt19937 rng(11);
   for (const std::string format : {"NHWC", "NCHW"}) {
     for (const std::string padding : {"SAME", "VALID"}) {
@@ -581,6 +582,17 @@ TEST(MaxPoolGradV2Test, SameAsMaxPoolGrad) {
   }
   const Tensor x = MakeT<double>({1, 2, 2, 1}, {1, 2, 3, 4});
   const Tensor y = MakeT<double>({1, 1, 1, 1}, {4});
+  // MaxPoolGradGrad: each output takes the incoming gradient at its
+  // window's maximum (x's 4 at position 3).
+  const Tensor gx = MakeT<double>({1, 2, 2, 1}, {10, 20, 30, 40});
+  EXPECT_EQ(Doubles<double>(RunNode("MaxPoolGradGradV2", {x, y, gx, at::Vec({1, 2, 2, 1}), at::Vec({1, 1, 1, 1})},
+                                    PoolAttrText("VALID", "NHWC"))[0]),
+            (std::vector<double>{40}));
+  EXPECT_ERROR(TryNode("MaxPoolGradGrad", {x, y, y},
+                       PoolAttrText("VALID", "NHWC") + IntListAttr("ksize", {1, 2, 2, 1}) +
+                           IntListAttr("strides", {1, 1, 1, 1}),
+                       "mpgg"),
+               Code::kInvalidArgument, "Node 'mpgg'", "Expected grad shape to be [1,2,2,1], but got [1,1,1,1]");
   EXPECT_ERROR(TryNode("MaxPoolGradV2", {x, y, y, at::Vec({1, 2, 2}), at::Vec({1, 1, 1, 1})},
                        PoolAttrText("VALID", "NHWC"), "mpg"),
                Code::kInvalidArgument, "Node 'mpg'", "ksize field must specify 4 dimensions");
@@ -783,6 +795,21 @@ TEST(GradientCheck, PoolingGradients) {
                    NodeText("grad", "MaxPoolGradV2", {"x", "fwd", "dy", "k", "s"}, t);
       max2.feeds = {{"x:0", x}};
       CheckGradient(max2, "x", "grad:0", 1e-4, kTolDouble, 8);
+
+      // MaxPoolGradGrad(V2) is the gradient of MaxPoolGrad(V2) with
+      // respect to its incoming gradient.
+      const Dims yd = DimsOf(RunNode("MaxPool", {x}, t + lists)[0]);
+      GradGraph gg;
+      gg.graph = Placeholder("x", GR_DOUBLE) + Placeholder("g", GR_DOUBLE) + Placeholder("dy", GR_DOUBLE) +
+                 ConstInt32("k", k32) + ConstInt32("s", s32) + NodeText("pool", "MaxPool", {"x"}, t + lists) +
+                 NodeText("fwd", "MaxPoolGrad", {"x", "pool", "g"}, t + lists) +
+                 NodeText("grad", "MaxPoolGradGrad", {"x", "pool", "dy"}, t + lists) +
+                 NodeText("fwd2", "MaxPoolGradV2", {"x", "pool", "g", "k", "s"}, t) +
+                 NodeText("grad2", "MaxPoolGradGradV2", {"x", "pool", "dy", "k", "s"}, t);
+      gg.feeds = {{"x:0", x}, {"g:0", MakeT<double>(yd, Uniform(NumElements(yd), -1, 1, &rng))}};
+      CheckGradient(gg, "g", "grad:0", kHDouble, kTolDouble, 19);
+      gg.y = "fwd2:0";
+      CheckGradient(gg, "g", "grad2:0", kHDouble, kTolDouble, 20);
 
       GradGraph avg;
       avg.graph = Placeholder("x", GR_DOUBLE) + Placeholder("dy", GR_DOUBLE) + ConstInt32("shape", xdims) +
