@@ -193,6 +193,13 @@ REGISTER_OP("Softplus")
     .SetShapeFn(sf::UnchangedShape)
     .Doc("Computes softplus: `log(exp(features) + 1)`.");
 
+REGISTER_OP("Softsign")
+    .Input("features: T")
+    .Output("activations: T")
+    .Attr("T: {half, bfloat16, float, double}")
+    .SetShapeFn(sf::UnchangedShape)
+    .Doc("Computes softsign: `features / (abs(features) + 1)`.");
+
 // -------------------------------------------------- activation gradients
 
 REGISTER_OP("ReluGrad")
@@ -244,6 +251,14 @@ REGISTER_OP("SoftplusGrad")
     .SetShapeFn(MergeBothInputsShape)
     .Doc("Computes softplus gradients for a softplus operation.");
 
+REGISTER_OP("SoftsignGrad")
+    .Input("gradients: T")
+    .Input("features: T")
+    .Output("backprops: T")
+    .Attr("T: {half, bfloat16, float, double}")
+    .SetShapeFn(MergeBothInputsShape)
+    .Doc("Computes softsign gradients for a softsign operation: `gradients / (1 + abs(features))^2`.");
+
 // TensorFlow declares these two in math_ops.cc; they are the gradients of
 // Sigmoid and Tanh and live with the activations here.
 REGISTER_OP("SigmoidGrad")
@@ -263,6 +278,13 @@ REGISTER_OP("TanhGrad")
     .Doc("Computes the gradient for the tanh of `x` wrt its input: `dy * (1 - y * y)`.");
 
 // ------------------------------------------------------------------ losses
+
+REGISTER_OP("L2Loss")
+    .Input("t: T")
+    .Output("output: T")
+    .Attr("T: {half, bfloat16, float, double}")
+    .SetShapeFn(sf::ScalarShape)
+    .Doc("L2 Loss: `sum(t ** 2) / 2`, without the square root.");
 
 REGISTER_OP("SoftmaxCrossEntropyWithLogits")
     .Input("features: T")

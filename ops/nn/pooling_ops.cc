@@ -21,7 +21,8 @@ namespace cu = conv_util;
 // the op has it; `depth_pooling_allowed` pools the channel dim by its
 // window too (MaxPool).
 Status PoolShapeFromLists(InferenceContext* c, const char* op, const std::vector<int64_t>& ksize,
-                          const std::vector<int64_t>& strides, bool depth_pooling_allowed) {
+                          const std::vector<int64_t>& strides, bool depth_pooling_allowed,
+                          PartialShape* pooled = nullptr) {
   std::string format = "NHWC";
   if (!c->GetAttr("data_format", &format).ok()) format = "NHWC";
   cu::Format f = cu::Format::kNHWC;
@@ -59,14 +60,15 @@ Status PoolShapeFromLists(InferenceContext* c, const char* op, const std::vector
                                                  0, 0, &out.dims[dim_c]));
   }
   c->set_output(0, out);
+  if (pooled) *pooled = out;
   return Status();
 }
 
-Status PoolShape(InferenceContext* c, const char* op, bool depth_pooling_allowed) {
+Status PoolShape(InferenceContext* c, const char* op, bool depth_pooling_allowed, PartialShape* pooled = nullptr) {
   std::vector<int64_t> ksize, strides;
   GR_RETURN_IF_ERROR_SDK(c->GetAttr("strides", &strides));
   GR_RETURN_IF_ERROR_SDK(c->GetAttr("ksize", &ksize));
-  return PoolShapeFromLists(c, op, ksize, strides, depth_pooling_allowed);
+  return PoolShapeFromLists(c, op, ksize, strides, depth_pooling_allowed, pooled);
 }
 
 Status MaxPoolShape(InferenceContext* c) { return PoolShape(c, "MaxPool", true); }
@@ -87,18 +89,45 @@ Status ReadConstList(InferenceContext* c, int input, bool* known, std::vector<in
   return Status();
 }
 
-Status MaxPoolV2Shape(InferenceContext* c) {
+// MaxPoolV2 (lists_input 1) and MaxPoolGradGradV2 (lists_input 3).
+Status MaxPoolV2ShapeFrom(InferenceContext* c, int lists_input, PartialShape* pooled) {
   PartialShape in;
   GR_RETURN_IF_ERROR_SDK(sf::WithRank(c->input(0), 4, &in));
   bool known_k = false, known_s = false;
   std::vector<int64_t> ksize, strides;
-  GR_RETURN_IF_ERROR_SDK(ReadConstList(c, 1, &known_k, &ksize));
-  GR_RETURN_IF_ERROR_SDK(ReadConstList(c, 2, &known_s, &strides));
+  GR_RETURN_IF_ERROR_SDK(ReadConstList(c, lists_input, &known_k, &ksize));
+  GR_RETURN_IF_ERROR_SDK(ReadConstList(c, lists_input + 1, &known_s, &strides));
   if (!known_k || !known_s) {
-    c->set_output(0, PartialShape::Known({-1, -1, -1, -1}));
+    *pooled = PartialShape::Known({-1, -1, -1, -1});
+    c->set_output(0, *pooled);
     return Status();
   }
-  return PoolShapeFromLists(c, "MaxPool", ksize, strides, true);
+  return PoolShapeFromLists(c, "MaxPool", ksize, strides, true, pooled);
+}
+
+Status MaxPoolV2Shape(InferenceContext* c) {
+  PartialShape unused;
+  return MaxPoolV2ShapeFrom(c, 1, &unused);
+}
+
+// MaxPoolGradGrad(V2): the pooled shape of orig_input, which must merge
+// with orig_output; grad is shaped like orig_input.
+Status MergeGradGradShape(InferenceContext* c, const PartialShape& pooled) {
+  PartialShape unused, out;
+  GR_RETURN_IF_ERROR_SDK(sf::Merge(c->input(0), c->input(2), &unused));
+  GR_RETURN_IF_ERROR_SDK(sf::Merge(c->input(1), pooled, &out));
+  c->set_output(0, out);
+  return Status();
+}
+Status MaxPoolGradGradShape(InferenceContext* c) {
+  PartialShape pooled;
+  GR_RETURN_IF_ERROR_SDK(PoolShape(c, "MaxPoolGradGrad", true, &pooled));
+  return MergeGradGradShape(c, pooled);
+}
+Status MaxPoolGradGradV2Shape(InferenceContext* c) {
+  PartialShape pooled;
+  GR_RETURN_IF_ERROR_SDK(MaxPoolV2ShapeFrom(c, 3, &pooled));
+  return MergeGradGradShape(c, pooled);
 }
 
 Status UnchangedShapeWithRank4(InferenceContext* c) {
@@ -183,6 +212,45 @@ REGISTER_OP("MaxPoolGrad")
     .Attr("T: realnumbertype = DT_FLOAT")
     .SetShapeFn(UnchangedShapeWithRank4)
     .Doc("Computes gradients of the maxpooling function.");
+
+REGISTER_OP("MaxPoolGradV2")
+    .Attr("padding: {'SAME', 'VALID'}")
+    .Attr("data_format: {'NHWC', 'NCHW'} = 'NHWC'")
+    .Input("orig_input: T")
+    .Input("orig_output: T")
+    .Input("grad: T")
+    .Input("ksize: int32")
+    .Input("strides: int32")
+    .Output("output: T")
+    .Attr("T: realnumbertype = DT_FLOAT")
+    .SetShapeFn(UnchangedShapeWithRank4)
+    .Doc("Computes gradients of the maxpooling function; ksize and strides are inputs.");
+
+REGISTER_OP("MaxPoolGradGrad")
+    .Attr("ksize: list(int) >= 4")
+    .Attr("strides: list(int) >= 4")
+    .Attr("padding: {'SAME', 'VALID'}")
+    .Attr("data_format: {'NHWC', 'NCHW'} = 'NHWC'")
+    .Input("orig_input: T")
+    .Input("orig_output: T")
+    .Input("grad: T")
+    .Output("output: T")
+    .Attr("T: realnumbertype")
+    .SetShapeFn(MaxPoolGradGradShape)
+    .Doc("Computes second-order gradients of the maxpooling function.");
+
+REGISTER_OP("MaxPoolGradGradV2")
+    .Attr("padding: {'SAME', 'VALID'}")
+    .Attr("data_format: {'NHWC', 'NCHW'} = 'NHWC'")
+    .Input("orig_input: T")
+    .Input("orig_output: T")
+    .Input("grad: T")
+    .Input("ksize: int32")
+    .Input("strides: int32")
+    .Output("output: T")
+    .Attr("T: realnumbertype")
+    .SetShapeFn(MaxPoolGradGradV2Shape)
+    .Doc("Computes second-order gradients of the maxpooling function; ksize and strides are inputs.");
 
 REGISTER_OP("AvgPoolGrad")
     .Input("orig_input_shape: int32")

@@ -1,12 +1,13 @@
 // CPU kernels of the nn family's element-wise and row-wise ops: BiasAdd,
 // BiasAddGrad, the activations (Relu, Relu6, Elu, Selu, LeakyRelu, Softplus,
-// Sigmoid) and their gradients (+ SigmoidGrad, TanhGrad), Softmax and
+// Softsign, Sigmoid) and their gradients (+ SigmoidGrad, TanhGrad), Softmax and
 // LogSoftmax. Eigen-vectorized rows, outputs written in place of a dying
 // input when nobody else holds it, big tensors split over the session's
 // pool.
 #include <graphrt/sdk/sdk.h>
 #include <graphrt/sdk/shape_fns.h>
 
+#include "common/cpu/cwise_grad.h"
 #include "common/cpu/eigen.h"
 #include "common/cpu/parallel.h"
 
@@ -125,6 +126,15 @@ struct SoftplusFn {
   }
 };
 
+struct SoftsignFn {
+  static constexpr int64_t kCost = 3;
+  explicit SoftsignFn(OpKernelConstruction*) {}
+  template <typename T>
+  void Run(VecMap<T> o, const ConstVecMap<T>& x) const {
+    o = x / (x.abs() + T(1));
+  }
+};
+
 template <typename T, typename F>
 class UnaryOp : public OpKernel {
  public:
@@ -150,25 +160,13 @@ class UnaryOp : public OpKernel {
 
 // ------------------------------------------------------------ gradients
 
-// Binary element-wise gradients out = f(a, b) over inputs 0 and 1, which
-// must have the same shape. Each functor also says which input the output
+// Binary element-wise gradients out = f(a, b) over inputs 0 and 1
+// (common/cpu/cwise_grad.h). Each functor also says which input the output
 // may reuse and how a shape mismatch is reported.
 
-// The Relu family checks shapes with TensorFlow's "same size" message.
-struct ReluFamilyGrad {
-  static constexpr int kForward = 0;  // the incoming gradients
-  static bool SameShape(const TensorView& a, const TensorView& b) {
-    if (a.rank() != b.rank()) return false;
-    for (int i = 0; i < a.rank(); ++i)
-      if (a.dim(i) != b.dim(i)) return false;
-    return true;
-  }
-  static Status Check(const TensorView& g, const TensorView& a) {
-    if (SameShape(g, a)) return Status();
-    return errors::InvalidArgument("g and a must be the same size: ", sf::ShapeString(g), " vs. ",
-                                   sf::ShapeString(a));
-  }
-};
+using cwise::BinaryGradOp;
+using cwise::CwiseGrad;
+using cwise::ReluFamilyGrad;
 
 struct ReluGradFn : ReluFamilyGrad {
   static constexpr int64_t kCost = 1;
@@ -231,18 +229,17 @@ struct SoftplusGradFn : ReluFamilyGrad {
   }
 };
 
-// SigmoidGrad and TanhGrad are TensorFlow cwise ops: inputs (y, dy), equal
-// element counts, output shaped like y, reusing dy's buffer.
-struct CwiseGrad {
-  static constexpr int kForward = 1;
-  static Status Check(const TensorView& a, const TensorView& b) {
-    if (a.NumElements() == b.NumElements()) return Status();
-    return errors::InvalidArgument(
-        "The two arguments to a cwise op must have same number of elements, got ",
-        a.NumElements(), " and ", b.NumElements());
+// d softsign(x)/dx = 1 / (1 + |x|)^2.
+struct SoftsignGradFn : ReluFamilyGrad {
+  static constexpr int64_t kCost = 3;
+  explicit SoftsignGradFn(OpKernelConstruction*) {}
+  template <typename T>
+  void Run(VecMap<T> o, const ConstVecMap<T>& g, const ConstVecMap<T>& f) const {
+    o = g / (f.abs() + T(1)).square();
   }
 };
 
+// SigmoidGrad and TanhGrad are TensorFlow cwise ops: inputs (y, dy).
 struct SigmoidGradFn : CwiseGrad {
   static constexpr int64_t kCost = 2;
   explicit SigmoidGradFn(OpKernelConstruction*) {}
@@ -259,36 +256,6 @@ struct TanhGradFn : CwiseGrad {
   void Run(VecMap<T> o, const ConstVecMap<T>& y, const ConstVecMap<T>& dy) const {
     o = dy * (T(1) - y * y);
   }
-};
-
-template <typename T, typename F>
-class BinaryGradOp : public OpKernel {
- public:
-  explicit BinaryGradOp(OpKernelConstruction* c) : OpKernel(c), f_(c) {}
-
-  void Compute(OpKernelContext* ctx) override {
-    const TensorView a = ctx->input(0);
-    const TensorView b = ctx->input(1);
-    OP_REQUIRES_OK(ctx, F::Check(a, b));
-    // The output has input 0's shape; input kForward lends its buffer
-    // when it has that very shape.
-    const int fwd = F::kForward == 1 && ReluFamilyGrad::SameShape(a, b) ? 1 : 0;
-    TensorView out;
-    if (!ctx->forward_input_or_allocate_output(fwd, 0, a.dims_data(), a.rank(), &out).ok()) return;
-    const int64_t n = a.NumElements();
-    if (n == 0) return;
-    const T* ap = a.data<T>();
-    const T* bp = b.data<T>();
-    T* op = out.data<T>();
-    const F& f = f_;
-    ForRange(ctx, n, n, F::kCost, [=, &f](int64_t lo, int64_t hi) {
-      f.template Run<T>(VecMap<T>(op + lo, hi - lo), ConstVecMap<T>(ap + lo, hi - lo),
-                        ConstVecMap<T>(bp + lo, hi - lo));
-    });
-  }
-
- private:
-  const F f_;
 };
 
 // --------------------------------------------------------------- Softmax
@@ -506,6 +473,7 @@ GR_REGISTER_NN_FLOATS("Elu", UnaryOp, EluFn);
 GR_REGISTER_NN_FLOATS("Selu", UnaryOp, SeluFn);
 GR_REGISTER_NN_FLOATS("LeakyRelu", UnaryOp, LeakyReluFn);
 GR_REGISTER_NN_FLOATS("Softplus", UnaryOp, SoftplusFn);
+GR_REGISTER_NN_FLOATS("Softsign", UnaryOp, SoftsignFn);
 
 GR_REGISTER_NN_REALS("ReluGrad", BinaryGradOp, ReluGradFn);
 GR_REGISTER_NN_REALS("Relu6Grad", BinaryGradOp, Relu6GradFn);
@@ -513,6 +481,7 @@ GR_REGISTER_NN_FLOATS("EluGrad", BinaryGradOp, EluGradFn);
 GR_REGISTER_NN_FLOATS("SeluGrad", BinaryGradOp, SeluGradFn);
 GR_REGISTER_NN_FLOATS("LeakyReluGrad", BinaryGradOp, LeakyReluGradFn);
 GR_REGISTER_NN_FLOATS("SoftplusGrad", BinaryGradOp, SoftplusGradFn);
+GR_REGISTER_NN_FLOATS("SoftsignGrad", BinaryGradOp, SoftsignGradFn);
 GR_REGISTER_NN_FLOATS("SigmoidGrad", BinaryGradOp, SigmoidGradFn);
 GR_REGISTER_NN_FLOATS("TanhGrad", BinaryGradOp, TanhGradFn);
 

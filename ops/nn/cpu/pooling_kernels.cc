@@ -1,5 +1,6 @@
 // CPU kernels of the 2-D pooling ops: MaxPool, MaxPoolV2, AvgPool,
-// MaxPoolGrad, AvgPoolGrad, for NHWC and NCHW.
+// MaxPoolGrad, MaxPoolGradGrad (and their V2 forms), AvgPoolGrad, for NHWC
+// and NCHW.
 //
 // Window rules are TensorFlow's (common/cpu/conv_util.h): padded positions
 // never take part, so SAME average pooling divides by the number of valid
@@ -375,6 +376,22 @@ void PoolForward(OpKernelContext* ctx, const PoolGeometry& g, const PoolImpl& im
   }
 }
 
+// ksize or strides of MaxPoolV2 / MaxPoolGradV2, read from input `t`.
+Status ReadList(const TensorView& t, const char* name, std::vector<int64_t>* v) {
+  if (t.rank() != 1 || t.NumElements() != 4)
+    return errors::InvalidArgument("Sliding window ", name, " field must specify 4 dimensions");
+  v->assign(t.data<int32_t>(), t.data<int32_t>() + 4);
+  return Status();
+}
+
+// The lists of ops that take them as inputs 'first', 'first + 1'.
+Status ReadListInputs(OpKernelContext* ctx, int first, conv_util::Format f, std::vector<int64_t>* ksize,
+                      std::vector<int64_t>* strides) {
+  GR_RETURN_IF_ERROR_SDK(ReadList(ctx->input(first), "ksize", ksize));
+  GR_RETURN_IF_ERROR_SDK(ReadList(ctx->input(first + 1), "stride", strides));
+  return PoolAttrs::CheckLists(*ksize, *strides, f);
+}
+
 template <typename T, PoolKind K, bool kListsAreInputs>
 class PoolOp : public OpKernel {
  public:
@@ -385,11 +402,7 @@ class PoolOp : public OpKernel {
   void Compute(OpKernelContext* ctx) override {
     const TensorView x = ctx->input(0);
     std::vector<int64_t> ksize = attrs_.ksize, strides = attrs_.strides;
-    if constexpr (kListsAreInputs) {
-      OP_REQUIRES_OK(ctx, ReadList(ctx->input(1), "ksize", &ksize));
-      OP_REQUIRES_OK(ctx, ReadList(ctx->input(2), "stride", &strides));
-      OP_REQUIRES_OK(ctx, PoolAttrs::CheckLists(ksize, strides, attrs_.format));
-    }
+    if constexpr (kListsAreInputs) OP_REQUIRES_OK(ctx, ReadListInputs(ctx, 1, attrs_.format, &ksize, &strides));
     PoolGeometry g;
     OP_REQUIRES_OK(ctx, MakeGeometry(attrs_, ksize, strides, x.dims_data(), x.rank(),
                                      K == PoolKind::kMax, &g));
@@ -407,13 +420,6 @@ class PoolOp : public OpKernel {
   }
 
  private:
-  static Status ReadList(const TensorView& t, const char* name, std::vector<int64_t>* v) {
-    if (t.rank() != 1 || t.NumElements() != 4)
-      return errors::InvalidArgument("Sliding window ", name, " field must specify 4 dimensions");
-    v->assign(t.data<int32_t>(), t.data<int32_t>() + 4);
-    return Status();
-  }
-
   PoolAttrs attrs_;
   const PoolImpl impl_ = PoolImpl::FromEnv();
   DnnlPoolCache dnnl_cache_;
@@ -433,89 +439,112 @@ bool DimsEqual(const TensorView& t, const std::vector<int64_t>& d) {
   return t.dims() == d;
 }
 
-template <typename T>
-class MaxPoolGradOp : public OpKernel {
- public:
-  explicit MaxPoolGradOp(OpKernelConstruction* c) : OpKernel(c) { c->SetStatus(attrs_.Read(c, true)); }
-
-  void Compute(OpKernelContext* ctx) override {
-    const TensorView x = ctx->input(0);
-    const TensorView y = ctx->input(1);
-    const TensorView dy = ctx->input(2);
-    OP_REQUIRES(ctx, x.rank() == 4, errors::InvalidArgument("tensor_in must be 4-dimensional"));
-    OP_REQUIRES(ctx, y.rank() == 4, errors::InvalidArgument("tensor_out must be 4-dimensional"));
-    OP_REQUIRES(ctx, dy.rank() == 4, errors::InvalidArgument("out_backprop must be 4-dimensional"));
-    PoolGeometry g;
-    OP_REQUIRES_OK(ctx, MakeGeometry(attrs_, attrs_.ksize, attrs_.strides, x.dims_data(), 4,
-                                     /*depth_pooling_allowed=*/false, &g));
-    const std::vector<int64_t> od = g.OutputDims();
-    OP_REQUIRES(ctx, DimsEqual(y, od),
-                errors::InvalidArgument("Expected orig_output shape to be ", sf::ShapeString(od),
-                                        ", but got ", sf::ShapeString(y)));
-    OP_REQUIRES(ctx, DimsEqual(dy, od),
-                errors::InvalidArgument("Expected grad shape to be ", sf::ShapeString(od),
-                                        ", but got ", sf::ShapeString(dy)));
-    TensorView out;
-    if (!ZeroOutput<T>(ctx, 0, g.InputDims(), &out)) return;
-    if (dy.NumElements() == 0) return;
-    const T* in = x.data<T>();
-    const T* grad = dy.data<T>();
-    T* o = out.data<T>();
-    const int64_t taps = g.batch * g.out_h * g.out_w * g.depth * g.k_h * g.k_w;
-    // Windows overlap within an image (NHWC) or a plane (NCHW), never
-    // across: split over images or planes.
-    if (g.nchw) {
-      const int64_t planes = g.batch * g.depth;
-      ForRange(ctx, planes, taps, taps / planes * kCostPerTap, [=](int64_t b, int64_t e) {
-        for (int64_t p = b; p < e; ++p) {
-          const T* xp = in + p * g.in_h * g.in_w;
-          T* op = o + p * g.in_h * g.in_w;
-          const T* gp = grad + p * g.out_h * g.out_w;
-          for (int64_t oh = 0; oh < g.out_h; ++oh) {
-            int64_t h0, h1;
-            g.Rows(oh, &h0, &h1);
-            for (int64_t ow = 0; ow < g.out_w; ++ow) {
-              int64_t w0, w1;
-              g.Cols(ow, &w0, &w1);
-              int64_t best = h0 * g.in_w + w0;
-              for (int64_t h = h0; h < h1; ++h)
-                for (int64_t w = w0; w < w1; ++w)
-                  if (xp[h * g.in_w + w] > xp[best]) best = h * g.in_w + w;
-              op[best] += gp[oh * g.out_w + ow];
-            }
-          }
-        }
-      });
-      return;
-    }
-    const int64_t C = g.depth;
-    ForRange(ctx, g.batch, taps, taps / g.batch * kCostPerTap, [=](int64_t b, int64_t e) {
-      int64_t* best = ScratchRow<int64_t>(C);
-      for (int64_t n = b; n < e; ++n) {
-        const T* xp = in + n * g.in_h * g.in_w * C;
-        T* op = o + n * g.in_h * g.in_w * C;
-        const T* gp = grad + n * g.out_h * g.out_w * C;
+// Calls visit(out, in) for every output position `out` of a max pooling
+// of `in` (flat indices) with `in` the first maximum of its window in
+// row-major (h, w) order, as TensorFlow picks it. Windows overlap within
+// an image (NHWC) or a plane (NCHW), never across: the work is split over
+// images or planes, so a visit may write anywhere in its own image/plane.
+template <typename T, typename Visit>
+void ForEachWindowMax(OpKernelContext* ctx, const PoolGeometry& g, const T* in, Visit visit) {
+  const int64_t taps = g.batch * g.out_h * g.out_w * g.depth * g.k_h * g.k_w;
+  if (g.nchw) {
+    const int64_t planes = g.batch * g.depth;
+    ForRange(ctx, planes, taps, taps / planes * kCostPerTap, [=](int64_t b, int64_t e) {
+      for (int64_t p = b; p < e; ++p) {
+        const int64_t in0 = p * g.in_h * g.in_w, out0 = p * g.out_h * g.out_w;
+        const T* xp = in + in0;
         for (int64_t oh = 0; oh < g.out_h; ++oh) {
           int64_t h0, h1;
           g.Rows(oh, &h0, &h1);
           for (int64_t ow = 0; ow < g.out_w; ++ow) {
             int64_t w0, w1;
             g.Cols(ow, &w0, &w1);
-            const int64_t first = (h0 * g.in_w + w0) * C;
-            for (int64_t c = 0; c < C; ++c) best[c] = first + c;
-            for (int64_t h = h0; h < h1; ++h) {
-              for (int64_t w = w0; w < w1; ++w) {
-                const int64_t pos = (h * g.in_w + w) * C;
-                for (int64_t c = 0; c < C; ++c)
-                  if (xp[pos + c] > xp[best[c]]) best[c] = pos + c;
-              }
-            }
-            const T* gr = gp + (oh * g.out_w + ow) * C;
-            for (int64_t c = 0; c < C; ++c) op[best[c]] += gr[c];
+            int64_t best = h0 * g.in_w + w0;
+            for (int64_t h = h0; h < h1; ++h)
+              for (int64_t w = w0; w < w1; ++w)
+                if (xp[h * g.in_w + w] > xp[best]) best = h * g.in_w + w;
+            visit(out0 + oh * g.out_w + ow, in0 + best);
           }
         }
       }
     });
+    return;
+  }
+  const int64_t C = g.depth;
+  ForRange(ctx, g.batch, taps, taps / g.batch * kCostPerTap, [=](int64_t b, int64_t e) {
+    int64_t* best = ScratchRow<int64_t>(C);
+    for (int64_t n = b; n < e; ++n) {
+      const int64_t in0 = n * g.in_h * g.in_w * C, out0 = n * g.out_h * g.out_w * C;
+      const T* xp = in + in0;
+      for (int64_t oh = 0; oh < g.out_h; ++oh) {
+        int64_t h0, h1;
+        g.Rows(oh, &h0, &h1);
+        for (int64_t ow = 0; ow < g.out_w; ++ow) {
+          int64_t w0, w1;
+          g.Cols(ow, &w0, &w1);
+          const int64_t first = (h0 * g.in_w + w0) * C;
+          for (int64_t c = 0; c < C; ++c) best[c] = first + c;
+          for (int64_t h = h0; h < h1; ++h) {
+            for (int64_t w = w0; w < w1; ++w) {
+              const int64_t pos = (h * g.in_w + w) * C;
+              for (int64_t c = 0; c < C; ++c)
+                if (xp[pos + c] > xp[best[c]]) best[c] = pos + c;
+            }
+          }
+          const int64_t out = out0 + (oh * g.out_w + ow) * C;
+          for (int64_t c = 0; c < C; ++c) visit(out + c, in0 + best[c]);
+        }
+      }
+    }
+  });
+}
+
+// MaxPoolGrad and MaxPoolGradGrad, and their V2 forms (kListsAreInputs:
+// ksize and strides are inputs 3 and 4). Inputs orig_input x, orig_output
+// y, and a gradient: MaxPoolGrad's is shaped like y and goes to x's shape
+// (each output's gradient to the maximum of its window); MaxPoolGradGrad's
+// is shaped like x and goes to y's shape (each output takes the gradient
+// at the maximum of its window).
+template <typename T, bool kGradGrad, bool kListsAreInputs = false>
+class MaxPoolGradOp : public OpKernel {
+ public:
+  explicit MaxPoolGradOp(OpKernelConstruction* c) : OpKernel(c) {
+    c->SetStatus(attrs_.Read(c, !kListsAreInputs));
+  }
+
+  void Compute(OpKernelContext* ctx) override {
+    const TensorView x = ctx->input(0);
+    const TensorView y = ctx->input(1);
+    const TensorView dy = ctx->input(2);
+    std::vector<int64_t> ksize = attrs_.ksize, strides = attrs_.strides;
+    if constexpr (kListsAreInputs) OP_REQUIRES_OK(ctx, ReadListInputs(ctx, 3, attrs_.format, &ksize, &strides));
+    OP_REQUIRES(ctx, x.rank() == 4, errors::InvalidArgument("tensor_in must be 4-dimensional"));
+    OP_REQUIRES(ctx, y.rank() == 4, errors::InvalidArgument("tensor_out must be 4-dimensional"));
+    OP_REQUIRES(ctx, dy.rank() == 4, errors::InvalidArgument("out_backprop must be 4-dimensional"));
+    PoolGeometry g;
+    OP_REQUIRES_OK(ctx, MakeGeometry(attrs_, ksize, strides, x.dims_data(), 4,
+                                     /*depth_pooling_allowed=*/false, &g));
+    const std::vector<int64_t> od = g.OutputDims();
+    const std::vector<int64_t> id = g.InputDims();
+    OP_REQUIRES(ctx, DimsEqual(y, od),
+                errors::InvalidArgument("Expected orig_output shape to be ", sf::ShapeString(od),
+                                        ", but got ", sf::ShapeString(y)));
+    const std::vector<int64_t>& grad_dims = kGradGrad ? id : od;
+    OP_REQUIRES(ctx, DimsEqual(dy, grad_dims),
+                errors::InvalidArgument("Expected grad shape to be ", sf::ShapeString(grad_dims),
+                                        ", but got ", sf::ShapeString(dy)));
+    const T* grad = dy.data<T>();
+    TensorView out;
+    if constexpr (kGradGrad) {
+      if (!ctx->allocate_output(0, od, &out).ok() || out.NumElements() == 0) return;
+      T* o = out.data<T>();
+      ForEachWindowMax(ctx, g, x.data<T>(), [=](int64_t out_i, int64_t in_i) { o[out_i] = grad[in_i]; });
+    } else {
+      if (!ZeroOutput<T>(ctx, 0, id, &out)) return;
+      if (dy.NumElements() == 0) return;
+      T* o = out.data<T>();
+      ForEachWindowMax(ctx, g, x.data<T>(), [=](int64_t out_i, int64_t in_i) { o[in_i] += grad[out_i]; });
+    }
   }
 
  private:
@@ -696,10 +725,20 @@ REGISTER_KERNEL(Name("MaxPoolV2").Device(DEVICE_CPU).TypeConstraint<int64_t>("T"
                 PoolOp<int64_t, PoolKind::kMax, true>);
 GR_REGISTER_POOL("AvgPool", float, PoolOp<float, PoolKind::kAvg, false>);
 GR_REGISTER_POOL("AvgPool", double, PoolOp<double, PoolKind::kAvg, false>);
-GR_REGISTER_POOL("MaxPoolGrad", float, MaxPoolGradOp<float>);
-GR_REGISTER_POOL("MaxPoolGrad", double, MaxPoolGradOp<double>);
-GR_REGISTER_POOL("MaxPoolGrad", int32_t, MaxPoolGradOp<int32_t>);
-GR_REGISTER_POOL("MaxPoolGrad", int64_t, MaxPoolGradOp<int64_t>);
+#define GR_REGISTER_MAX_POOL_GRADS(T)                                                                    \
+  GR_REGISTER_POOL("MaxPoolGrad", T, MaxPoolGradOp<T, false>);                                           \
+  GR_REGISTER_POOL("MaxPoolGradGrad", T, MaxPoolGradOp<T, true>);                                        \
+  REGISTER_KERNEL(Name("MaxPoolGradV2").Device(DEVICE_CPU).TypeConstraint<T>("T").HostMemory("ksize").HostMemory( \
+                      "strides"),                                                                        \
+                  MaxPoolGradOp<T, false, true>);                                                        \
+  REGISTER_KERNEL(Name("MaxPoolGradGradV2").Device(DEVICE_CPU).TypeConstraint<T>("T").HostMemory("ksize")        \
+                      .HostMemory("strides"),                                                            \
+                  MaxPoolGradOp<T, true, true>)
+GR_REGISTER_MAX_POOL_GRADS(float);
+GR_REGISTER_MAX_POOL_GRADS(double);
+GR_REGISTER_MAX_POOL_GRADS(int32_t);
+GR_REGISTER_MAX_POOL_GRADS(int64_t);
+#undef GR_REGISTER_MAX_POOL_GRADS
 REGISTER_KERNEL(Name("AvgPoolGrad").Device(DEVICE_CPU).TypeConstraint<float>("T").HostMemory("orig_input_shape"),
                 AvgPoolGradOp<float>);
 REGISTER_KERNEL(Name("AvgPoolGrad").Device(DEVICE_CPU).TypeConstraint<double>("T").HostMemory("orig_input_shape"),
