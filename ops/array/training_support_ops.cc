@@ -1,7 +1,7 @@
 // Op definitions of array-family ops that TensorFlow 1's tf.gradients emits
 // (and a few it needs around them): InvertPermutation (Transpose's
 // gradient), Gather (v1), ConcatOffset (Concat's gradient), ReverseSequence,
-// SparseToDense, Unique, UniqueV2, BroadcastArgs, StridedSliceGrad and
+// SparseToDense, Unique, UniqueV2, ListDiff, BroadcastArgs, StridedSliceGrad and
 // MirrorPadGrad. TensorFlow's signatures, attrs, defaults and shape
 // functions; REGISTER_OP only (kernels in cpu/training_support_kernels.cc).
 #include <graphrt/sdk/sdk.h>
@@ -235,6 +235,24 @@ REGISTER_OP("Unique")
     .Attr("out_idx: {int32, int64} = DT_INT32")
     .SetShapeFn(UniqueShape)
     .Doc("Finds unique elements in a 1-D tensor, in the order of their first occurrence.");
+
+// tf.setdiff1d; Prod's gradient in TensorFlow 1 uses it for the axes kept.
+REGISTER_OP("ListDiff")
+    .Input("x: T")
+    .Input("y: T")
+    .Output("out: T")
+    .Output("idx: out_idx")
+    .Attr("T: type")
+    .Attr("out_idx: {int32, int64} = DT_INT32")
+    .SetShapeFn([](InferenceContext* c) {
+      PartialShape x, y;
+      GR_RETURN_IF_ERROR_SDK(sf::WithRank(c->input(0), 1, &x));
+      GR_RETURN_IF_ERROR_SDK(sf::WithRank(c->input(1), 1, &y));
+      c->set_output(0, PartialShape::Known({-1}));
+      c->set_output(1, PartialShape::Known({-1}));
+      return Status();
+    })
+    .Doc("The values of x that are not in y, in x's order (duplicates kept), and their positions in x.");
 
 REGISTER_OP("UniqueV2")
     .Input("x: T")

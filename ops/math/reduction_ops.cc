@@ -1,5 +1,5 @@
 // Op definitions of the math family's reductions and scans (TensorFlow's
-// signatures): Sum, Mean, Prod, Max, Min, All, Any, ArgMax, ArgMin, Cumsum.
+// signatures): Sum, Mean, Prod, Max, Min, All, Any, ArgMax, ArgMin, Cumsum, Cumprod.
 // Shared by every device plugin of the family, so: REGISTER_OP only.
 #include <graphrt/sdk/sdk.h>
 #include <graphrt/sdk/shape_fns.h>
@@ -204,6 +204,18 @@ REGISTER_OP("Cumsum")
     .Attr("Tidx: {int32, int64} = DT_INT32")
     .SetShapeFn(sf::UnchangedShape)
     .Doc("Compute the cumulative sum of the tensor `x` along `axis`.");
+
+// Prod's gradient in TensorFlow 1 is built from two exclusive Cumprods.
+REGISTER_OP("Cumprod")
+    .Input("x: T")
+    .Input("axis: Tidx")
+    .Attr("exclusive: bool = false")
+    .Attr("reverse: bool = false")
+    .Output("out: T")
+    .Attr("T: numbertype")
+    .Attr("Tidx: {int32, int64} = DT_INT32")
+    .SetShapeFn(sf::UnchangedShape)
+    .Doc("Compute the cumulative product of the tensor `x` along `axis`.");
 
 }  // namespace sdk
 }  // namespace graphrt

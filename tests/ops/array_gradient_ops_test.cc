@@ -578,6 +578,36 @@ TEST(UniqueTest, Errors) {
                Code::kInvalidArgument, "unique expects a 1D vector");
 }
 
+// ============================================================== ListDiff
+
+TEST(ListDiffTest, DocExampleStringsAndErrors) {
+  // TensorFlow's doc: x = [1, 2, 3, 4, 5, 6], y = [1, 3, 5] -> out = [2, 4, 6],
+  // idx = [1, 3, 5]. Duplicates in x are kept; duplicates in y do not matter.
+  for (DataType out_idx : {GR_INT32, GR_INT64}) {
+    std::vector<Tensor> out = RunOp("ListDiff", {Fed(Vec({1, 2, 3, 4, 5, 6})), Fed(Vec({1, 3, 5}))},
+                                    TAttr(GR_INT32) + TAttr(out_idx, "out_idx"), 2);
+    ASSERT_EQ(out.size(), 2u);
+    EXPECT_EQ(Ints(out[0]), (std::vector<int64_t>{2, 4, 6}));
+    EXPECT_EQ(out[1].dtype(), out_idx);
+    EXPECT_EQ(Ints(out[1]), (std::vector<int64_t>{1, 3, 5}));
+  }
+  std::vector<Tensor> out =
+      RunOp("ListDiff", {Fed(Vec({7, 2, 7, 9}, GR_INT64)), Fed(Vec({9, 9}, GR_INT64))}, TAttr(GR_INT64), 2);
+  EXPECT_EQ(Ints(out[0]), (std::vector<int64_t>{7, 2, 7}));
+  EXPECT_EQ(Ints(out[1]), (std::vector<int64_t>{0, 1, 2}));
+  out = RunOp("ListDiff", {Fed(Strings({4}, {"a", "bb", "", "a"})), Fed(Strings({1}, {"a"}))}, TAttr(GR_STRING), 2);
+  EXPECT_EQ(StringsOf(out[0]), (std::vector<std::string>{"bb", ""}));
+  EXPECT_EQ(Ints(out[1]), (std::vector<int64_t>{1, 2}));
+  out = RunOp("ListDiff", {Fed(Vec({1, 2})), Fed(Vec({2, 1}))}, TAttr(GR_INT32), 2);
+  EXPECT_EQ(out[0].NumElements(), 0);
+  EXPECT_EQ(out[1].NumElements(), 0);
+  EXPECT_ERROR(TryOp("ListDiff", {Fed(IntTensor(GR_INT32, {2, 2}, {1, 2, 3, 4})), Fed(Vec({1}))}, TAttr(GR_INT32), 2,
+                     &out),
+               Code::kInvalidArgument, "x should be a 1D vector");
+  EXPECT_ERROR(TryOp("ListDiff", {Fed(Vec({1})), Fed(IntScalar(1))}, TAttr(GR_INT32), 2, &out),
+               Code::kInvalidArgument, "y should be a 1D vector");
+}
+
 // ========================================================= BroadcastArgs
 
 TEST(BroadcastArgsTest, ShapesAndErrors) {

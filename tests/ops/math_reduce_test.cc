@@ -719,16 +719,16 @@ TEST(ArgMinMaxTest, ErrorsNameTheProblem) {
   ExpectValuesEq<int64_t>(out[0], {0, 0});
 }
 
-// =================================================================== Cumsum
+// =========================================================== Cumsum, Cumprod
 
 template <typename T>
-std::vector<T> RefCumsum(const std::vector<T>& x, const Dims& xd, int axis, bool exclusive,
-                         bool reverse) {
+std::vector<T> RefScan(const std::vector<T>& x, const Dims& xd, int axis, bool exclusive,
+                       bool reverse, bool product) {
   std::vector<T> out(x.size());
   const int64_t n = NumElements(xd);
   for (int64_t i = 0; i < n; ++i) {
     const Dims idx = Unflatten(i, xd);
-    double acc = 0;
+    double acc = product ? 1 : 0;
     for (int64_t j = 0; j < xd[static_cast<size_t>(axis)]; ++j) {
       const int64_t me = idx[static_cast<size_t>(axis)];
       const bool take = reverse ? (exclusive ? j > me : j >= me) : (exclusive ? j < me : j <= me);
@@ -737,7 +737,8 @@ std::vector<T> RefCumsum(const std::vector<T>& x, const Dims& xd, int axis, bool
       jdx[static_cast<size_t>(axis)] = j;
       int64_t flat = 0;
       for (size_t d = 0; d < xd.size(); ++d) flat = flat * xd[d] + jdx[d];
-      acc += static_cast<double>(x[static_cast<size_t>(flat)]);
+      const double v = static_cast<double>(x[static_cast<size_t>(flat)]);
+      acc = product ? acc * v : acc + v;
     }
     out[static_cast<size_t>(i)] = static_cast<T>(acc);
   }
@@ -747,7 +748,7 @@ std::vector<T> RefCumsum(const std::vector<T>& x, const Dims& xd, int axis, bool
 // x is fed through Neg(Neg(x)) when `in_place`: the Cumsum input is then a
 // dying intermediate whose buffer the kernel may write into.
 std::string CumsumGraph(const std::string& dt, int64_t axis, bool exclusive, bool reverse,
-                        bool tidx64, bool in_place, bool fed_axis = false) {
+                        bool tidx64, bool in_place, bool fed_axis = false, const char* op = "Cumsum") {
   std::string g = PlaceholderNode("x", dt);
   std::string src = "x";
   if (in_place) {
@@ -757,57 +758,92 @@ std::string CumsumGraph(const std::string& dt, int64_t axis, bool exclusive, boo
   }
   g += fed_axis ? PlaceholderNode("axis", tidx64 ? "DT_INT64" : "DT_INT32")
                 : IndexConst("axis", {axis}, tidx64, true);
-  return g + NodeText("r", "Cumsum", {src, "axis"},
+  return g + NodeText("r", op, {src, "axis"},
                       TypeAttr("T", dt) + TypeAttr("Tidx", tidx64 ? "DT_INT64" : "DT_INT32") +
                           BoolAttr("exclusive", exclusive) + BoolAttr("reverse", reverse));
 }
 
 template <typename T>
-void CheckCumsum(const Dims& xd, int axis, std::mt19937* rng, int threads = 2) {
+void CheckCumsum(const Dims& xd, int axis, std::mt19937* rng, int threads = 2, bool product = false) {
   const int rank = static_cast<int>(xd.size());
-  const std::vector<T> x = RandomValues<T>(NumElements(xd), rng);
+  std::vector<T> x = RandomValues<T>(NumElements(xd), rng);
+  // Products of up to 700 factors stay finite and exact enough: factors near
+  // 1 for floats, +-1 for integers.
+  if (product) {
+    for (T& v : x) {
+      if constexpr (std::is_floating_point_v<T>) {
+        v = T(1 + v / 500);
+      } else {
+        v = T(v % 2 == 0 ? 1 : -1);
+      }
+    }
+  }
   const int norm = axis < 0 ? axis + rank : axis;
   for (bool exclusive : {false, true}) {
     for (bool reverse : {false, true}) {
-      const std::vector<T> want = RefCumsum<T>(x, xd, norm, exclusive, reverse);
+      const std::vector<T> want = RefScan<T>(x, xd, norm, exclusive, reverse, product);
       for (bool in_place : {false, true}) {
         const bool tidx64 = in_place;
-        SCOPED_TRACE(std::string("Cumsum ") + DtOf<T>::name + " " + TensorShape(xd).DebugString() +
+        SCOPED_TRACE(std::string(product ? "Cumprod " : "Cumsum ") + DtOf<T>::name + " " + TensorShape(xd).DebugString() +
                      " axis " + std::to_string(axis) + (exclusive ? " exclusive" : "") +
                      (reverse ? " reverse" : "") + (in_place ? " in place" : ""));
         std::vector<Tensor> out = RunOps(
-            CumsumGraph(DtOf<T>::name, axis, exclusive, reverse, tidx64, in_place),
+            CumsumGraph(DtOf<T>::name, axis, exclusive, reverse, tidx64, in_place, false,
+                        product ? "Cumprod" : "Cumsum"),
             {{"x:0", MakeTensor<T>(DtOf<T>::value, xd, x)}}, {"r:0"}, threads);
         ASSERT_EQ(out.size(), 1u);
         ASSERT_EQ(DimsOf(out[0]), xd);
         const int64_t len = xd[static_cast<size_t>(norm)];
-        ExpectValuesEq<T>(out[0], want, std::is_same_v<T, float> ? 2e-6 * (len + 1) : 1e-12);
+        ExpectValuesEq<T>(out[0], want, std::is_same_v<T, float> ? 2e-6 * (len + 1) : 1e-11);
       }
     }
   }
 }
 
 template <typename T>
-void CheckCumsumCases(uint32_t seed) {
+void CheckCumsumCases(uint32_t seed, bool product = false) {
   std::mt19937 rng(seed);
-  CheckCumsum<T>({1}, 0, &rng);
-  CheckCumsum<T>({9}, 0, &rng);
-  CheckCumsum<T>({9}, -1, &rng);
-  CheckCumsum<T>({0, 4}, 1, &rng);
-  CheckCumsum<T>({3, 4}, 0, &rng);
-  CheckCumsum<T>({3, 4}, 1, &rng);
-  CheckCumsum<T>({2, 3, 5}, 1, &rng);
-  CheckCumsum<T>({2, 3, 5}, -3, &rng);
-  CheckCumsum<T>({2, 3, 700}, 1, &rng);  // inner split in chunks of columns
-  CheckCumsum<T>({200, 300}, 0, &rng);   // strided, over the pool
-  CheckCumsum<T>({300, 200}, 1, &rng);   // contiguous, over the pool
-  CheckCumsum<T>({150, 300}, 0, &rng, /*threads=*/1);
+  CheckCumsum<T>({1}, 0, &rng, 2, product);
+  CheckCumsum<T>({9}, 0, &rng, 2, product);
+  CheckCumsum<T>({9}, -1, &rng, 2, product);
+  CheckCumsum<T>({0, 4}, 1, &rng, 2, product);
+  CheckCumsum<T>({3, 4}, 0, &rng, 2, product);
+  CheckCumsum<T>({3, 4}, 1, &rng, 2, product);
+  CheckCumsum<T>({2, 3, 5}, 1, &rng, 2, product);
+  CheckCumsum<T>({2, 3, 5}, -3, &rng, 2, product);
+  CheckCumsum<T>({2, 3, 700}, 1, &rng, 2, product);  // inner split in chunks of columns
+  if (product) return;  // the larger cases run the combiner paths Cumsum already covers
+  CheckCumsum<T>({200, 300}, 0, &rng, 2, product);   // strided, over the pool
+  CheckCumsum<T>({300, 200}, 1, &rng, 2, product);   // contiguous, over the pool
+  CheckCumsum<T>({150, 300}, 0, &rng, /*threads=*/1, product);
 }
 
 TEST(CumsumTest, Float) { CheckCumsumCases<float>(400); }
 TEST(CumsumTest, Double) { CheckCumsumCases<double>(401); }
 TEST(CumsumTest, Int32) { CheckCumsumCases<int32_t>(402); }
 TEST(CumsumTest, Int64) { CheckCumsumCases<int64_t>(403); }
+TEST(CumprodTest, Float) { CheckCumsumCases<float>(404, /*product=*/true); }
+TEST(CumprodTest, Double) { CheckCumsumCases<double>(405, true); }
+TEST(CumprodTest, Int32) { CheckCumsumCases<int32_t>(406, true); }
+TEST(CumprodTest, Int64) { CheckCumsumCases<int64_t>(407, true); }
+
+// TensorFlow's documented examples: tf.math.cumprod([a, b, c]) = [a, ab, abc],
+// exclusive [1, a, ab], reverse [abc, bc, c], both [bc, c, 1]; and integer
+// products wrap as two's complement rather than overflow.
+TEST(CumprodTest, DocumentedExamplesAndWrap) {
+  const Tensor x = MakeTensor<int64_t>(GR_INT64, {3}, {2, 3, 5});
+  const std::vector<std::vector<int64_t>> want = {{2, 6, 30}, {1, 2, 6}, {30, 15, 5}, {15, 5, 1}};
+  for (bool reverse : {false, true}) {
+    for (bool exclusive : {false, true}) {
+      std::vector<Tensor> out = RunOps(CumsumGraph("DT_INT64", 0, exclusive, reverse, false, false, false, "Cumprod"),
+                                       {{"x:0", x}}, {"r:0"}, 1);
+      ExpectValuesEq<int64_t>(out[0], want[static_cast<size_t>(reverse ? 2 + exclusive : exclusive)]);
+    }
+  }
+  std::vector<Tensor> out = RunOps(CumsumGraph("DT_INT32", 0, false, false, false, false, false, "Cumprod"),
+                                   {{"x:0", MakeTensor<int32_t>(GR_INT32, {3}, {65536, 65536, 3})}}, {"r:0"}, 1);
+  ExpectValuesEq<int32_t>(out[0], {65536, 0, 0});
+}
 
 TEST(CumsumTest, ErrorsNameTheProblem) {
   const Tensor x = MakeTensor<float>(GR_FLOAT, {2, 3}, {1, 2, 3, 4, 5, 6});

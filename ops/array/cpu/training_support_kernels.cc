@@ -14,6 +14,7 @@
 #include <string_view>
 #include <type_traits>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "array/array_util.h"
@@ -459,6 +460,51 @@ class UniqueOp : public OpKernel {
   const bool idx32_;  // out_idx is int32
 };
 
+// ---------------------------------------------------------------- ListDiff
+
+class ListDiffOp : public OpKernel {
+ public:
+  explicit ListDiffOp(OpKernelConstruction* c) : OpKernel(c), idx32_(c->output_type(1) == GR_INT32) {}
+
+  void Compute(OpKernelContext* ctx) override {
+    const TensorView x = ctx->input(0), y = ctx->input(1);
+    OP_REQUIRES(ctx, x.rank() == 1, errors::InvalidArgument("x should be a 1D vector, got shape ", sf::ShapeString(x)));
+    OP_REQUIRES(ctx, y.rank() == 1, errors::InvalidArgument("y should be a 1D vector, got shape ", sf::ShapeString(y)));
+    const int64_t n = x.dim(0);
+    OP_REQUIRES(ctx, !idx32_ || n <= std::numeric_limits<int32_t>::max(),
+                errors::InvalidArgument("ListDiff does not support more than ", std::numeric_limits<int32_t>::max(),
+                                        " elements with out_idx int32"));
+    std::vector<int64_t> kept;
+    const bool known = DispatchUnique(x.dtype(), [&](auto zero) {
+      using T = decltype(zero);
+      auto hash = [](const T& v) { return HashElem(v); };
+      auto equal = [](const T& a, const T& b) { return EqualElem(a, b); };
+      std::unordered_set<T, decltype(hash), decltype(equal)> in_y(
+          static_cast<size_t>(std::min<int64_t>(y.dim(0), 1 << 20)), hash, equal);
+      for (int64_t j = 0; j < y.dim(0); ++j) in_y.insert(y.data<T>()[j]);
+      for (int64_t i = 0; i < n; ++i)
+        if (in_y.count(x.data<T>()[i]) == 0) kept.push_back(i);
+    });
+    OP_REQUIRES(ctx, known, array::UnsupportedDtype("ListDiff", x.dtype()));
+    const int64_t k = static_cast<int64_t>(kept.size());
+    TensorView out, idx;
+    if (!ctx->allocate_output(0, &k, 1, &out).ok()) return;
+    if (!ctx->allocate_output(1, &k, 1, &idx).ok()) return;
+    const int es = array::ElementSize(x.dtype());
+    for (int64_t t = 0; t < k; ++t) {
+      array::CopyElements(x.dtype(), es, x.raw_data(), kept[t], &out, t, 1);
+      if (idx32_) {
+        idx.data<int32_t>()[t] = static_cast<int32_t>(kept[t]);
+      } else {
+        idx.data<int64_t>()[t] = kept[t];
+      }
+    }
+  }
+
+ private:
+  const bool idx32_;  // out_idx is int32
+};
+
 // ----------------------------------------------------------- BroadcastArgs
 
 template <typename T>
@@ -689,6 +735,7 @@ REGISTER_KERNEL(Name("ConcatOffset")
 REGISTER_KERNEL(Name("ReverseSequence").Device(DEVICE_CPU), ReverseSequenceOp);
 REGISTER_KERNEL(Name("SparseToDense").Device(DEVICE_CPU), SparseToDenseOp);
 REGISTER_KERNEL(Name("Unique").Device(DEVICE_CPU), UniqueOp);
+REGISTER_KERNEL(Name("ListDiff").Device(DEVICE_CPU), ListDiffOp);
 REGISTER_KERNEL(Name("UniqueV2").Device(DEVICE_CPU).HostMemory("axis"), UniqueOp);
 REGISTER_KERNEL(Name("BroadcastArgs")
                     .Device(DEVICE_CPU)

@@ -1,4 +1,4 @@
-// CPU kernels of ArgMax, ArgMin and Cumsum: one axis of the input, viewed
+// CPU kernels of ArgMax, ArgMin, Cumsum and Cumprod: one axis of the input, viewed
 // as [outer, D, inner] around it.
 //
 // ArgMax/ArgMin follow Eigen's (and so TensorFlow's) arg reducers walked in
@@ -171,12 +171,39 @@ GR_REGISTER_ARG(bool);
 
 #undef GR_REGISTER_ARG
 
-// ------------------------------------------------------------------- Cumsum
+// ---------------------------------------------------------- Cumsum, Cumprod
 
+// One scan, two combiners: Cumsum adds from 0, Cumprod multiplies from 1.
+// Integers wrap (two's complement) instead of overflowing, which is undefined.
 template <typename T>
-class CumsumOp : public OpKernel {
+using ScanWrap = std::conditional_t<std::is_integral_v<T>, std::make_unsigned<T>, std::type_identity<T>>;
+struct ScanSum {
+  template <typename T>
+  static T Identity() { return T(0); }
+  template <typename T>
+  static void Combine(T& acc, T v) {
+    using U = typename ScanWrap<T>::type;
+    acc = static_cast<T>(static_cast<U>(acc) + static_cast<U>(v));
+  }
+  template <typename A, typename B>
+  static void CombineRows(A&& acc, const B& v) { acc += v; }
+};
+struct ScanProduct {
+  template <typename T>
+  static T Identity() { return T(1); }
+  template <typename T>
+  static void Combine(T& acc, T v) {
+    using U = typename ScanWrap<T>::type;
+    acc = static_cast<T>(static_cast<U>(acc) * static_cast<U>(v));
+  }
+  template <typename A, typename B>
+  static void CombineRows(A&& acc, const B& v) { acc *= v; }
+};
+
+template <typename T, typename Scan>
+class ScanOp : public OpKernel {
  public:
-  explicit CumsumOp(OpKernelConstruction* c) : OpKernel(c) {
+  explicit ScanOp(OpKernelConstruction* c) : OpKernel(c) {
     Status s = c->GetAttr("exclusive", &exclusive_);
     if (s.ok()) s = c->GetAttr("reverse", &reverse_);
     c->SetStatus(s);
@@ -215,15 +242,15 @@ class CumsumOp : public OpKernel {
         for (int64_t r = b; r < e; ++r) {
           const T* x = in + r * D;
           T* y = o + r * D;
-          T acc = T(0);
+          T acc = Scan::template Identity<T>();
           for (int64_t d = 0; d < D; ++d) {
             const int64_t k = row(d);
             const T v = x[k];
             if (exclusive) {
               y[k] = acc;
-              acc += v;
+              Scan::Combine(acc, v);
             } else {
-              acc += v;
+              Scan::Combine(acc, v);
               y[k] = acc;
             }
           }
@@ -238,7 +265,7 @@ class CumsumOp : public OpKernel {
         const int64_t r = it / chunks, c0 = (it % chunks) * kColumnChunk;
         const int64_t w = std::min(kColumnChunk, inner - c0);
         EigenVecMap<T> a(acc, w);
-        a.setZero();
+        a.setConstant(Scan::template Identity<T>());
         for (int64_t d = 0; d < D; ++d) {
           const int64_t off = (r * D + row(d)) * inner + c0;
           if (exclusive) {
@@ -248,10 +275,14 @@ class CumsumOp : public OpKernel {
             for (int64_t j = 0; j < w; ++j) {
               const T v = x[j];
               y[j] = acc[j];
-              acc[j] += v;
+              Scan::Combine(acc[j], v);
             }
           } else {
-            a += EigenConstVecMap<T>(in + off, w);
+            if constexpr (std::is_floating_point_v<T>) {
+              Scan::CombineRows(a, EigenConstVecMap<T>(in + off, w));
+            } else {
+              for (int64_t j = 0; j < w; ++j) Scan::Combine(acc[j], in[off + j]);
+            }
             EigenVecMap<T>(o + off, w) = a;
           }
         }
@@ -264,20 +295,24 @@ class CumsumOp : public OpKernel {
   bool reverse_ = false;
 };
 
-#define GR_REGISTER_CUMSUM(T)                                     \
-  REGISTER_KERNEL(Name("Cumsum")                                  \
+#define GR_REGISTER_SCAN(name, T, Scan)                            \
+  REGISTER_KERNEL(Name(name)                                      \
                       .Device(DEVICE_CPU)                         \
                       .TypeConstraint<T>("T")                     \
                       .TypeConstraint("Tidx", {GR_INT32, GR_INT64}) \
                       .HostMemory("axis"),                        \
-                  CumsumOp<T>)
+                  ScanOp<T, Scan>)
+#define GR_REGISTER_SCANS(T)                   \
+  GR_REGISTER_SCAN("Cumsum", T, ScanSum);      \
+  GR_REGISTER_SCAN("Cumprod", T, ScanProduct)
 
-GR_REGISTER_CUMSUM(float);
-GR_REGISTER_CUMSUM(double);
-GR_REGISTER_CUMSUM(int32_t);
-GR_REGISTER_CUMSUM(int64_t);
+GR_REGISTER_SCANS(float);
+GR_REGISTER_SCANS(double);
+GR_REGISTER_SCANS(int32_t);
+GR_REGISTER_SCANS(int64_t);
 
-#undef GR_REGISTER_CUMSUM
+#undef GR_REGISTER_SCANS
+#undef GR_REGISTER_SCAN
 
 }  // namespace
 }  // namespace sdk
