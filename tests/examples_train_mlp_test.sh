@@ -38,15 +38,18 @@ grep -qF "resuming from" "$TMP/a2.txt" && grep -qF "starting at step 200," "$TMP
 echo "== killed with SIGKILL, then run again: resumes and ends with the uninterrupted run's weights"
 "$TRAIN" "$TMP/k" --steps 1000000 >"$TMP/k.txt" 2>&1 &
 pid=$!
-# Kill it once it has saved past step 0 (it saves every 50 steps and keeps 5).
-for _ in $(seq 1 2000); do
-  ls "$TMP"/k/model.ckpt-*.index 2>/dev/null | grep -qv "model.ckpt-0.index" && break
+# Kill it once its state file names a checkpoint past step 0 (it saves every
+# 50 steps and keeps 5); the state file is written after the checkpoint.
+latest_saved() { sed -n 's/^model_checkpoint_path: ".*model.ckpt-\([0-9]*\)"$/\1/p' "$TMP/k/checkpoint" 2>/dev/null || true; }
+for _ in $(seq 1 4000); do
+  s=$(latest_saved)
+  [[ -n "$s" && "$s" -gt 0 ]] && break
   sleep 0.005
 done
 kill -9 "$pid" 2>/dev/null || true
 wait "$pid" 2>/dev/null || true
-saved=$(sed -n 's/^model_checkpoint_path: ".*model.ckpt-\([0-9]*\)"$/\1/p' "$TMP/k/checkpoint")
-[[ -n "$saved" && "$saved" -gt 0 ]] || { cat "$TMP/k/checkpoint" >&2; fail "no checkpoint past step 0 before the kill"; }
+saved=$(latest_saved)
+[[ -n "$saved" && "$saved" -gt 0 ]] || { cat "$TMP/k/checkpoint" "$TMP/k.txt" >&2; fail "no checkpoint past step 0 before the kill"; }
 target=$((saved + 120))
 "$TRAIN" "$TMP/k" --steps "$target" >"$TMP/k2.txt" 2>&1 || { cat "$TMP/k2.txt" >&2; fail "run after kill"; }
 grep -qF "starting at step $saved," "$TMP/k2.txt" || { cat "$TMP/k2.txt" >&2; fail "did not resume at step $saved"; }
