@@ -2,9 +2,7 @@
 // or [batch, frames, channels] float tensor as 16-bit PCM WAV in
 // Summary.Audio values, with TensorFlow's tags and sample conversion
 // (kernels/summary_audio_op.cc, lib/wav/wav_io.cc; tf_proto_facts.md §10).
-// libsndfile writes the WAV container.
 #include <graphrt/sdk/sdk.h>
-#include <sndfile.h>
 
 #include <algorithm>
 #include <cmath>
@@ -23,61 +21,45 @@ namespace {
 
 namespace pb = ::graphrt::summary;
 
-// libsndfile's virtual I/O over a growing in-memory file.
-struct MemoryFile {
-  std::string bytes;
-  sf_count_t pos = 0;
-
-  static sf_count_t Length(void* self) { return static_cast<sf_count_t>(static_cast<MemoryFile*>(self)->bytes.size()); }
-  static sf_count_t Seek(sf_count_t offset, int whence, void* self) {
-    MemoryFile* f = static_cast<MemoryFile*>(self);
-    const sf_count_t base = whence == SEEK_SET ? 0 : whence == SEEK_CUR ? f->pos : static_cast<sf_count_t>(f->bytes.size());
-    if (base + offset < 0) return -1;
-    f->pos = base + offset;
-    return f->pos;
-  }
-  static sf_count_t Read(void* ptr, sf_count_t count, void* self) {
-    MemoryFile* f = static_cast<MemoryFile*>(self);
-    const sf_count_t size = static_cast<sf_count_t>(f->bytes.size());
-    const sf_count_t n = std::max<sf_count_t>(0, std::min(count, size - f->pos));
-    if (n > 0) std::memcpy(ptr, f->bytes.data() + f->pos, static_cast<size_t>(n));
-    f->pos += n;
-    return n;
-  }
-  static sf_count_t Write(const void* ptr, sf_count_t count, void* self) {
-    MemoryFile* f = static_cast<MemoryFile*>(self);
-    const size_t end = static_cast<size_t>(f->pos + count);
-    if (count <= 0) return 0;
-    if (end > f->bytes.size()) f->bytes.resize(end);
-    std::memcpy(f->bytes.data() + f->pos, ptr, static_cast<size_t>(count));
-    f->pos += count;
-    return count;
-  }
-  static sf_count_t Tell(void* self) { return static_cast<MemoryFile*>(self)->pos; }
-};
-
 // TensorFlow's float-to-PCM rule: round(x * 32768), clamped to int16.
 int16_t ToSample(float x) {
   const float v = std::round(x * 32768.0f);
   return static_cast<int16_t>(std::min(32767.0f, std::max(-32768.0f, v)));
 }
 
-// `frames` x `channels` interleaved float samples as a 16-bit PCM WAV.
+// Appends v as `bytes` little-endian bytes.
+void PutLittleEndian(std::string* out, uint32_t v, int bytes) {
+  for (int i = 0; i < bytes; ++i) out->push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+
+// `frames` x `channels` interleaved float samples as a 16-bit PCM WAV: the
+// canonical 44-byte RIFF header (RIFF/WAVE, a 16-byte "fmt " chunk with
+// format 1 = PCM, then "data"), as TensorFlow's wav_io writes it. Written
+// here rather than through libsndfile, which would load some sixteen codec
+// libraries into every process that loads the standard plugins (and whose
+// thread-local storage crashes LeakSanitizer's exit-time scan).
 Status EncodeWav(const float* samples, int64_t frames, int64_t channels, int sample_rate, std::string* out) {
-  std::vector<int16_t> pcm(static_cast<size_t>(frames * channels));
-  for (size_t i = 0; i < pcm.size(); ++i) pcm[i] = ToSample(samples[i]);
-  MemoryFile file;
-  SF_VIRTUAL_IO io{&MemoryFile::Length, &MemoryFile::Seek, &MemoryFile::Read, &MemoryFile::Write, &MemoryFile::Tell};
-  SF_INFO info{};
-  info.samplerate = sample_rate;
-  info.channels = static_cast<int>(channels);
-  info.format = SF_FORMAT_WAV | SF_FORMAT_PCM_16;
-  SNDFILE* sf = sf_open_virtual(&io, SFM_WRITE, &info, &file);
-  if (sf == nullptr) return errors::InvalidArgument("WAV encoding failed: ", sf_strerror(nullptr));
-  const sf_count_t written = frames > 0 ? sf_writef_short(sf, pcm.data(), frames) : 0;
-  const std::string error = written == frames ? "" : sf_strerror(sf);
-  if (sf_close(sf) != 0 || !error.empty()) return errors::Internal("WAV encoding failed: ", error);
-  *out = std::move(file.bytes);
+  constexpr int64_t kHeaderBytes = 44, kBytesPerSample = 2;
+  const int64_t data_bytes = frames * channels * kBytesPerSample;
+  if (channels < 1 || channels > 0xffff || data_bytes > 0xffffffffLL - (kHeaderBytes - 8))
+    return errors::InvalidArgument("a WAV file cannot hold ", frames, " frames of ", channels, " channels");
+  std::string wav;
+  wav.reserve(static_cast<size_t>(kHeaderBytes + data_bytes));
+  wav += "RIFF";
+  PutLittleEndian(&wav, static_cast<uint32_t>(kHeaderBytes - 8 + data_bytes), 4);
+  wav += "WAVEfmt ";
+  PutLittleEndian(&wav, 16, 4);                                   // fmt chunk size
+  PutLittleEndian(&wav, 1, 2);                                    // PCM
+  PutLittleEndian(&wav, static_cast<uint32_t>(channels), 2);
+  PutLittleEndian(&wav, static_cast<uint32_t>(sample_rate), 4);
+  PutLittleEndian(&wav, static_cast<uint32_t>(sample_rate * channels * kBytesPerSample), 4);  // byte rate
+  PutLittleEndian(&wav, static_cast<uint32_t>(channels * kBytesPerSample), 2);               // block align
+  PutLittleEndian(&wav, 16, 2);                                   // bits per sample
+  wav += "data";
+  PutLittleEndian(&wav, static_cast<uint32_t>(data_bytes), 4);
+  for (int64_t i = 0; i < frames * channels; ++i)
+    PutLittleEndian(&wav, static_cast<uint16_t>(ToSample(samples[i])), 2);
+  *out = std::move(wav);
   return Status();
 }
 
@@ -99,7 +81,7 @@ class AudioSummaryV2Op : public OpKernel {
                 errors::InvalidArgument("sample_rate must be rank-0 or contain a single value"));
     const float sample_rate = rate.data<float>()[0];
     OP_REQUIRES(ctx, sample_rate > 0.0f, errors::InvalidArgument("sample_rate must be > 0"));
-    // A WAV header holds the rate as a 32-bit integer (libsndfile: an int).
+    // A WAV header holds the rate as a 32-bit integer.
     OP_REQUIRES(ctx, sample_rate < 2147483520.0f && std::lrintf(sample_rate) >= 1,
                 errors::InvalidArgument("sample_rate ", sample_rate, " does not fit a WAV header"));
     const int64_t batch = tensor.dim(0);
