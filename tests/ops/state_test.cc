@@ -218,6 +218,36 @@ TEST(ScatterTest, BadIndicesAndShapesAreErrorsAndLeaveTheVariable) {
   EXPECT_EQ(ToVector<float>(out[0]), (std::vector<float>{11, 2, 13}));
 }
 
+// Integer scatters wrap as two's complement instead of overflowing (undefined
+// behaviour; UBSan checks it), and lowest / -1 wraps instead of trapping.
+TEST(ScatterTest, IntegerOverflowWrapsAndLowestOverMinusOneDoesNotTrap) {
+  const std::string base = Var("v", "DT_INT32", {3}) +
+                           ConstNode("z", "DT_INT32", {3}, "int_val", {"2147483647", "-2147483648", "65536"}) +
+                           Op2("init", "Assign", "v", "z", "DT_INT32") +
+                           ConstNode("idx", "DT_INT32", {3}, "int_val", {"0", "1", "2"});
+  struct Case {
+    const char* op;
+    std::vector<std::string> updates;
+    std::vector<int32_t> want;
+  };
+  const Case cases[] = {
+      {"ScatterAdd", {"1", "-1", "0"}, {-2147483647 - 1, 2147483647, 65536}},
+      {"ScatterSub", {"-1", "1", "0"}, {-2147483647 - 1, 2147483647, 65536}},
+      {"ScatterMul", {"2", "-1", "65536"}, {-2, -2147483647 - 1, 0}},
+      {"ScatterDiv", {"-1", "-1", "-2"}, {-2147483647, -2147483647 - 1, -32768}},
+  };
+  for (const Case& c : cases) {
+    auto s = Open(base + ConstNode("upd", "DT_INT32", {3}, "int_val", c.updates) +
+                  NodeText("scatter", c.op, {"v", "idx", "upd"},
+                           TypeAttr("T", "DT_INT32") + TypeAttr("Tindices", "DT_INT32")));
+    ASSERT_TRUE(Target(s.get(), "init").ok());
+    std::vector<Tensor> out;
+    Status st = s->Run({}, {"scatter"}, {}, &out);
+    ASSERT_TRUE(st.ok()) << c.op << ": " << st;
+    EXPECT_EQ(ToVector<int32_t>(out[0]), c.want) << c.op;
+  }
+}
+
 TEST(ScatterTest, ScatterNdUpdateAndAdd) {
   // v [2,3]; indices [[1,2],[0,0],[1,2]]: element updates, Add accumulates.
   const std::string base = Var("v", "DT_INT32", {2, 3}) +
