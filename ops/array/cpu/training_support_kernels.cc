@@ -21,6 +21,7 @@
 #include "array/cpu/copy_util.h"
 #include "common/cpu/eigen.h"
 #include "common/cpu/parallel.h"
+#include "common/cpu/wrapping.h"
 #include "state/cpu/state_util.h"
 
 namespace graphrt {
@@ -581,25 +582,13 @@ class StridedSliceGradOp : public OpKernel {
 
 // ----------------------------------------------------------- MirrorPadGrad
 
-// a + b; signed integers wrap (two's complement) instead of overflowing,
-// which would be undefined.
-template <typename T>
-T AddWrapping(T a, T b) {
-  if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) {
-    using U = std::make_unsigned_t<T>;
-    return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
-  } else {
-    return a + b;
-  }
-}
-
 // Adds row `src` (the input's dims 1.., contiguous) into the output row at
 // `dst`: input index p of dim d lands at output offset off[d][p].
 template <typename T>
 void FoldRow(const T* src, T* dst, int r, const int64_t* in_dims,
              const std::vector<std::vector<int64_t>>& off) {
   if (r == 1) {
-    dst[0] = AddWrapping(dst[0], src[0]);
+    dst[0] = cwise::WrappingAdd(dst[0], src[0]);
     return;
   }
   const int last = r - 1;
@@ -611,7 +600,7 @@ void FoldRow(const T* src, T* dst, int r, const int64_t* in_dims,
   for (;;) {
     for (int64_t k = 0; k < n_last; ++k) {
       T& d = dst[base + last_off[k]];
-      d = AddWrapping(d, src[k]);
+      d = cwise::WrappingAdd(d, src[k]);
     }
     src += n_last;
     int d = last - 1;

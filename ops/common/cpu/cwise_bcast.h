@@ -45,6 +45,7 @@
 
 #include "common/cpu/eigen.h"
 #include "common/cpu/parallel.h"
+#include "common/cpu/wrapping.h"
 
 namespace graphrt {
 namespace sdk {
@@ -53,20 +54,6 @@ namespace cwise {
 // Most dims the general broadcasting path handles after merging adjacent
 // dims that broadcast alike (any realistic pair of shapes fits).
 constexpr int kMaxBcastDims = 8;
-
-// Two's-complement wrapping integer arithmetic (-INT_MIN == INT_MIN), for
-// kernels that must not hit signed-overflow UB on any input.
-template <typename T>
-using WrapUnsigned = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned,
-                                        std::make_unsigned_t<T>>;
-template <typename T>
-inline T WrappingNeg(T a) {
-  return static_cast<T>(WrapUnsigned<T>(0) - static_cast<WrapUnsigned<T>>(a));
-}
-template <typename T>
-inline T WrappingMul(T a, T b) {
-  return static_cast<T>(static_cast<WrapUnsigned<T>>(a) * static_cast<WrapUnsigned<T>>(b));
-}
 
 // A loop, not memcmp: ranks are small and this runs once per node (the libc
 // call was 4% of W1's per-node time).

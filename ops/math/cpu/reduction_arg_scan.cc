@@ -11,6 +11,7 @@
 
 #include "common/cpu/eigen.h"
 #include "common/cpu/parallel.h"
+#include "common/cpu/wrapping.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -175,16 +176,11 @@ GR_REGISTER_ARG(bool);
 
 // One scan, two combiners: Cumsum adds from 0, Cumprod multiplies from 1.
 // Integers wrap (two's complement) instead of overflowing, which is undefined.
-template <typename T>
-using ScanWrap = std::conditional_t<std::is_integral_v<T>, std::make_unsigned<T>, std::type_identity<T>>;
 struct ScanSum {
   template <typename T>
   static T Identity() { return T(0); }
   template <typename T>
-  static void Combine(T& acc, T v) {
-    using U = typename ScanWrap<T>::type;
-    acc = static_cast<T>(static_cast<U>(acc) + static_cast<U>(v));
-  }
+  static void Combine(T& acc, T v) { acc = cwise::WrappingAdd(acc, v); }
   template <typename A, typename B>
   static void CombineRows(A&& acc, const B& v) { acc += v; }
 };
@@ -192,10 +188,7 @@ struct ScanProduct {
   template <typename T>
   static T Identity() { return T(1); }
   template <typename T>
-  static void Combine(T& acc, T v) {
-    using U = typename ScanWrap<T>::type;
-    acc = static_cast<T>(static_cast<U>(acc) * static_cast<U>(v));
-  }
+  static void Combine(T& acc, T v) { acc = cwise::WrappingMul(acc, v); }
   template <typename A, typename B>
   static void CombineRows(A&& acc, const B& v) { acc *= v; }
 };

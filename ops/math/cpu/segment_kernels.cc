@@ -47,10 +47,7 @@ namespace sf = shape_fns;
 
 template <typename T>
 struct WrappingAddScalar {
-  T operator()(const T& a, const T& b) const {
-    using U = cwise::WrapUnsigned<T>;
-    return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
-  }
+  T operator()(const T& a, const T& b) const { return cwise::WrappingAdd(a, b); }
 };
 template <typename T>
 struct WrappingMulScalar {

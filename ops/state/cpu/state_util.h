@@ -13,6 +13,8 @@
 #include <string>
 #include <type_traits>
 
+#include "common/cpu/wrapping.h"
+
 namespace graphrt {
 namespace sdk {
 namespace state {
@@ -67,19 +69,6 @@ inline ScatterKind ScatterKindOf(const std::string& op) {
 template <typename T>
 constexpr bool kIsComplex = std::is_same_v<T, std::complex<float>> || std::is_same_v<T, std::complex<double>>;
 
-// a (op) b; integers wrap as two's complement (what TensorFlow's kernels do
-// in practice) rather than overflow, which is undefined behaviour.
-template <typename T, typename Op>
-T Wrapping(T a, T b, Op op) {
-  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
-    // At least unsigned int, so that narrow types are not promoted to int.
-    using U = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
-    return static_cast<T>(static_cast<U>(op(static_cast<U>(a), static_cast<U>(b))));
-  } else {
-    return op(a, b);
-  }
-}
-
 // dst = dst (op) src over n elements. Integer division by zero is an error.
 template <typename T>
 Status ApplyElementwise(ScatterKind kind, T* dst, const T* src, int64_t n, bool src_is_scalar) {
@@ -88,15 +77,16 @@ Status ApplyElementwise(ScatterKind kind, T* dst, const T* src, int64_t n, bool 
     T& d = dst[i];
     switch (kind) {
       case ScatterKind::kUpdate: d = u; break;
-      case ScatterKind::kAdd: d = Wrapping<T>(d, u, [](auto a, auto b) { return a + b; }); break;
-      case ScatterKind::kSub: d = Wrapping<T>(d, u, [](auto a, auto b) { return a - b; }); break;
-      case ScatterKind::kMul: d = Wrapping<T>(d, u, [](auto a, auto b) { return a * b; }); break;
+      // Integers wrap (cwise::Wrapping*) rather than overflow, which is undefined.
+      case ScatterKind::kAdd: d = cwise::WrappingAdd(d, u); break;
+      case ScatterKind::kSub: d = cwise::WrappingSub(d, u); break;
+      case ScatterKind::kMul: d = cwise::WrappingMul(d, u); break;
       case ScatterKind::kDiv:
         if constexpr (std::is_integral_v<T>) {
           if (u == T(0)) return errors::InvalidArgument("Integer division by zero");
           if constexpr (std::is_signed_v<T>) {
             if (u == T(-1)) {  // lowest / -1 overflows (and traps on x86): wrap
-              d = Wrapping<T>(T(0), d, [](auto a, auto b) { return a - b; });
+              d = cwise::WrappingNeg(d);
               break;
             }
           }
