@@ -730,7 +730,9 @@ const GR_CoreApi* CoreApi() {
   static const GR_CoreApi api = [] {
     GR_CoreApi a;
     std::memset(&a, 0, sizeof(a));
-    a.struct_size = sizeof(a);
+    // Interim: the 1.3 functions (asynchronous kernels, cancellation) are
+    // not offered until the executor runs asynchronous kernels.
+    a.struct_size = GR_SIZE_THROUGH(GR_CoreApi, attr_shape_list_item);
     a.abi_major = GR_ABI_MAJOR;
     a.abi_minor = GR_ABI_MINOR;
     a.register_op = RegisterOp;

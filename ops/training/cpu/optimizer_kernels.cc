@@ -316,7 +316,7 @@ void RegisterForm(const OptimizerSignature& sig) {
   if (Rule::kComplex) types.insert(types.end(), {GR_COMPLEX64, GR_COMPLEX128});
   KernelDefBuilder b = Name(name.c_str()).Device(DEVICE_CPU).TypeConstraint("T", types);
   if (kSparse) b.TypeConstraint("Tindices", {GR_INT32, GR_INT64});
-  detail::AddKernel(std::move(b), &detail::MakeKernel<OptimizerOp<Rule, kResource, kSparse>>);
+  detail::AddKernel<OptimizerOp<Rule, kResource, kSparse>>(std::move(b));
 }
 
 template <typename Rule>

@@ -26,7 +26,7 @@ extern "C" {
 #endif
 
 #define GR_ABI_MAJOR 1
-#define GR_ABI_MINOR 2
+#define GR_ABI_MINOR 3
 
 #define GR_PLUGIN_ENTRY_SYMBOL "graphrt_plugin_init"
 
@@ -222,6 +222,15 @@ typedef struct GR_KernelSpec {
    * on one instance from several steps. */
   void (*compute)(void* kernel, GR_KernelContext* ctx);
   void (*destroy)(void* kernel);
+  /* ABI 1.3. An asynchronous kernel sets this and leaves `compute` NULL:
+   * it starts the work and returns at once; the work ends with exactly one
+   * GR_CoreApi.ctx_async_done(ctx) call, from any thread, possibly before
+   * compute_async returns. Until then ctx, the inputs and the outputs stay
+   * valid; after it the kernel must not touch ctx. For kernels that wait on
+   * something other than the pool (a queue, a Recv, I/O, a device's host
+   * callback) without holding a thread. Kernels that only enqueue work on
+   * the stream the executor hands them are ordinary `compute` kernels. */
+  void (*compute_async)(void* kernel, GR_KernelContext* ctx);
 } GR_KernelSpec;
 
 /* ------------------------------------------------------------ devices */
@@ -235,7 +244,19 @@ typedef struct GR_DeviceMemoryInfo {
   size_t struct_size;
   int64_t total_bytes;
   int64_t free_bytes; /* -1 when unknown */
+  /* ABI 1.3: what the backend's allocator has handed out now and at most
+   * since the device was created, and the most it will hand out (its
+   * memory limit). -1 when unknown. */
+  int64_t bytes_in_use;
+  int64_t peak_bytes_in_use;
+  int64_t bytes_limit;
 } GR_DeviceMemoryInfo;
+
+/* ABI 1.3. Called by a backend once the work before it on a stream has
+ * completed: `code` is GR_OK, or the stream's first error. Runs on a backend
+ * thread; it must not block and must not enqueue on the same stream and
+ * wait for it. */
+typedef void (*GR_HostCallbackFn)(void* arg, int32_t code);
 
 /* A device backend: every function receives the `device` pointer that
  * create_device returned. Functions returning int32_t return GR_Code and
@@ -277,6 +298,24 @@ typedef struct GR_DeviceSpec {
   int32_t (*record_event)(void* device, void* stream, void* event, GR_StatusSink* status);
   int32_t (*stream_wait_event)(void* device, void* stream, void* event, GR_StatusSink* status);
   int32_t (*sync_event)(void* device, void* event, GR_StatusSink* status);
+
+  /* ---- ABI 1.3: what an asynchronous executor needs (required, with the
+   * 1.0 stream, event and copy functions, of devices without
+   * GR_DEVICE_HOST_MEMORY). Every copy and kernel launch is ordered on the
+   * stream it is given: it starts after the work enqueued there before it,
+   * and the call returns without waiting for it. */
+  /* GR_OK when all work recorded before `event` has completed;
+   * GR_UNAVAILABLE (not recorded) while some is pending; the work's error
+   * (recorded) when it failed. */
+  int32_t (*query_event)(void* device, void* event, GR_StatusSink* status);
+  /* Calls fn(arg, code) once everything enqueued on `stream` before this
+   * call has completed (or failed). The executor wakes host-side readers
+   * of device results this way rather than by blocking a thread. */
+  int32_t (*host_callback)(void* device, void* stream, GR_HostCallbackFn fn, void* arg,
+                           GR_StatusSink* status);
+  /* GR_OK, or the first error of work on the stream (recorded). A stream
+   * that failed stays failed. */
+  int32_t (*stream_status)(void* device, void* stream, GR_StatusSink* status);
 } GR_DeviceSpec;
 
 /* ------------------------------------------------------- core services */
@@ -496,6 +535,24 @@ typedef struct GR_CoreApi {
    * (attr_list_size counts the items). GR_OUT_OF_RANGE past the end. */
   int32_t (*attr_shape_list_item)(const GR_Attrs* a, const char* name, int32_t index, int32_t* rank,
                                   int64_t* dims, int32_t capacity);
+
+  /* ---- ABI 1.3: asynchronous kernels and cancellation. A 1.2 core has
+   * none of these: check struct_size. */
+
+  /* Ends an asynchronous kernel's call (GR_KernelSpec.compute_async): its
+   * outputs are set or its error recorded on ctx. Exactly once per call. */
+  void (*ctx_async_done)(GR_KernelContext* ctx);
+  /* 1 once the step is being cancelled (Session::Close, its deadline,
+   * another node's error), else 0. A kernel that waits checks it. */
+  int32_t (*ctx_cancelled)(const GR_KernelContext* ctx);
+  /* Asks for fn(arg) when the step is cancelled, so that a kernel waiting
+   * for something can stop waiting. GR_OK and a token; GR_CANCELLED (not
+   * recorded, fn not kept) when the step is cancelled already. fn runs on
+   * the cancelling thread, at most once, and must not block. */
+  int32_t (*ctx_on_cancel)(GR_KernelContext* ctx, void (*fn)(void* arg), void* arg, int64_t* token);
+  /* Drops a registration: 1 when fn had not run and never will, 0 when it
+   * ran (if it is running on another thread, after it has returned). */
+  int32_t (*ctx_remove_on_cancel)(GR_KernelContext* ctx, int64_t token);
 } GR_CoreApi;
 
 /* --------------------------------------------------------- entry point */

@@ -608,6 +608,20 @@ class OpKernelContext {
   int64_t step_id() const { return Api().ctx_step_id(ctx_); }
   int num_threads() const { return Api().ctx_num_threads(ctx_); }
 
+  // Cancellation (ABI 1.3; an older core never cancels). A kernel that waits
+  // for something asks to be told when the step is cancelled: OnCancel is
+  // false (and fn is not kept) when it is cancelled already; RemoveOnCancel
+  // is false when fn has run.
+  bool cancelled() const { return GRAPHRT_CORE_HAS(ctx_cancelled) && Api().ctx_cancelled(ctx_) != 0; }
+  bool OnCancel(void (*fn)(void*), void* arg, int64_t* token) {
+    *token = -1;
+    if (!GRAPHRT_CORE_HAS(ctx_on_cancel)) return true;
+    return Api().ctx_on_cancel(ctx_, fn, arg, token) == GR_OK;
+  }
+  bool RemoveOnCancel(int64_t token) {
+    return token < 0 || !GRAPHRT_CORE_HAS(ctx_remove_on_cancel) || Api().ctx_remove_on_cancel(ctx_, token) != 0;
+  }
+
   // Runs fn(begin, end) over [0, total) on the session's pool and waits.
   // fn may be an lvalue or an rvalue; it is called from several threads.
   template <typename Fn>
@@ -638,6 +652,20 @@ class OpKernel {
   explicit OpKernel(OpKernelConstruction*) {}
   virtual ~OpKernel() = default;
   virtual void Compute(OpKernelContext* ctx) = 0;
+};
+
+// A kernel that completes later (ABI 1.3): ComputeAsync starts the work and
+// returns; `done` is called exactly once, from any thread, when the outputs
+// are set or the error recorded, and ctx must not be used after it. A
+// ComputeAsync that throws must not have called done (the SDK records the
+// error and calls it).
+class AsyncOpKernel : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  using DoneCallback = std::function<void()>;
+  virtual void ComputeAsync(OpKernelContext* ctx, DoneCallback done) = 0;
+  // The core never calls it: an asynchronous kernel registers compute_async only.
+  void Compute(OpKernelContext*) final {}
 };
 
 #define OP_REQUIRES(CTX, COND, STATUS) \
@@ -749,7 +777,11 @@ class KernelDefBuilder {
   KernelDefBuilder& Inexpensive() { flags_ |= GR_KERNEL_INEXPENSIVE; return *this; }
 
   using Factory = OpKernel* (*)(OpKernelConstruction*);
-  void SetFactory(Factory f) { factory_ = f; }
+  void SetFactory(Factory f, bool async) {
+    factory_ = f;
+    async_ = async;
+  }
+  bool async() const { return async_; }
 
   void ToSpec(GR_KernelSpec* spec) {
     c_constraints_.clear();
@@ -776,7 +808,8 @@ class KernelDefBuilder {
     spec->flags = flags_;
     spec->user_data = this;
     spec->create = &KernelDefBuilder::CreateTrampoline;
-    spec->compute = &KernelDefBuilder::ComputeTrampoline;
+    if (async_) spec->compute_async = &KernelDefBuilder::ComputeAsyncTrampoline;
+    else spec->compute = &KernelDefBuilder::ComputeTrampoline;
     spec->destroy = &KernelDefBuilder::DestroyTrampoline;
   }
 
@@ -807,6 +840,23 @@ class KernelDefBuilder {
       Api().ctx_set_error(ctx, GR_INTERNAL, "unknown exception in kernel");
     }
   }
+  static void ComputeAsyncTrampoline(void* kernel, GR_KernelContext* ctx) {
+    // The wrapper lives until done: the kernel may use it from another thread.
+    auto* c = new OpKernelContext(ctx);
+    auto done = [c, ctx] {
+      delete c;
+      Api().ctx_async_done(ctx);
+    };
+    try {
+      static_cast<AsyncOpKernel*>(kernel)->ComputeAsync(c, done);
+      return;
+    } catch (const std::exception& e) {
+      Api().ctx_set_error(ctx, GR_INTERNAL, errors::StrCat("exception in kernel: ", e.what()).c_str());
+    } catch (...) {
+      Api().ctx_set_error(ctx, GR_INTERNAL, "unknown exception in kernel");
+    }
+    done();
+  }
   static void DestroyTrampoline(void* kernel) { delete static_cast<OpKernel*>(kernel); }
 
   std::string op_, device_ = DEVICE_CPU;
@@ -818,6 +868,7 @@ class KernelDefBuilder {
   int32_t priority_ = 0;
   uint32_t flags_ = 0;
   Factory factory_ = nullptr;
+  bool async_ = false;
 };
 
 inline KernelDefBuilder Name(const char* op) { return KernelDefBuilder(op); }
@@ -839,8 +890,9 @@ inline OpDefBuilder& AddOp(const char* name) {
 template <typename Kernel>
 OpKernel* MakeKernel(OpKernelConstruction* c) { return new Kernel(c); }
 
-inline bool AddKernel(KernelDefBuilder b, KernelDefBuilder::Factory f) {
-  b.SetFactory(f);
+template <typename Kernel>
+bool AddKernel(KernelDefBuilder b) {
+  b.SetFactory(&MakeKernel<Kernel>, std::is_base_of_v<AsyncOpKernel, Kernel>);
   GetPluginRegistry().kernels.push_back(std::move(b));
   return true;
 }
@@ -865,6 +917,11 @@ inline int32_t PluginInit(GR_PluginInitArgs* args, const char* name, const char*
     if (code != GR_OK) return code;
   }
   for (KernelDefBuilder& b : r.kernels) {
+    if (b.async() && !GRAPHRT_CORE_HAS(ctx_async_done)) {
+      g_api->registrar_set_error(args->registrar, GR_FAILED_PRECONDITION,
+                                 "the plugin has asynchronous kernels, which need graphrt ABI 1.3; the core is older");
+      return GR_FAILED_PRECONDITION;
+    }
     GR_KernelSpec spec;
     b.ToSpec(&spec);
     int32_t code = g_api->register_kernel(args->registrar, &spec);
@@ -893,7 +950,7 @@ inline int32_t PluginInit(GR_PluginInitArgs* args, const char* name, const char*
 // REGISTER_KERNEL(Name("Op").Device(DEVICE_CPU).TypeConstraint<float>("T"), KernelClass)
 #define REGISTER_KERNEL(builder, ...)                                  \
   [[maybe_unused]] static const bool GR_SDK_UNIQUE(gr_kernel_) =       \
-      ::graphrt::sdk::detail::AddKernel(builder, &::graphrt::sdk::detail::MakeKernel<__VA_ARGS__>)
+      ::graphrt::sdk::detail::AddKernel<__VA_ARGS__>(builder)
 
 // REGISTER_DEVICE_BACKEND(&kMySpec) with a GR_DeviceSpec of static storage.
 #define REGISTER_DEVICE_BACKEND(spec_ptr)                         \
