@@ -3,6 +3,7 @@
 set -euo pipefail
 packages=(
   g++ cmake ninja-build ccache pkg-config
+  dpkg-dev  # dpkg-shlibdeps: the .deb's Depends (cpack)
   libboost-dev libboost-program-options-dev libboost-filesystem-dev
   libprotobuf-dev protobuf-compiler
   libeigen3-dev libdnnl-dev libtbb-dev
