@@ -4,6 +4,7 @@ set -euo pipefail
 packages=(
   g++ cmake ninja-build ccache pkg-config
   dpkg-dev  # dpkg-shlibdeps: the .deb's Depends (cpack)
+  qemu-user  # runs tests as on an older CPU (qemu-x86_64 -cpu Haswell)
   libboost-dev libboost-program-options-dev libboost-filesystem-dev
   libprotobuf-dev protobuf-compiler
   libeigen3-dev libdnnl-dev libtbb-dev
