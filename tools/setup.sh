@@ -15,6 +15,7 @@ packages=(
   librandom123-dev  # Philox4x32-10 for the random ops (header-only)
   libre2-dev  # RegexReplace, StaticRegexReplace (ops/string)
   libpng-dev  # ImageSummary (ops/summary)
+  nlohmann-json3-dev  # graphrt run --trace (Chrome trace JSON)
   clang libc++-dev libc++abi-dev
   libclang-rt-14-dev  # clang's ASan/UBSan/libFuzzer runtimes (only recommended by clang-14)
 )
