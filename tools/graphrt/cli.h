@@ -83,10 +83,6 @@ bool ParseTensorName(const std::string& name, std::string* node, int* index);
 // The node named `name`, or nullptr.
 const proto::NodeDef* FindNode(const proto::GraphDef& g, const std::string& name);
 
-// Outputs a node has according to its OpDef, or -1 when that depends on
-// something unknown (unregistered op, missing list attr).
-int NumOutputs(const proto::NodeDef& node);
-
 // The op's registered definition, or nullptr.
 const proto::OpDef* LookUpOpDef(const std::string& op);
 

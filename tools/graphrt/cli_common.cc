@@ -119,33 +119,5 @@ const proto::OpDef* LookUpOpDef(const std::string& op) {
   return r ? &r->op_def : nullptr;
 }
 
-int NumOutputs(const proto::NodeDef& node) {
-  const proto::OpDef* def = LookUpOpDef(node.op());
-  if (def == nullptr) return -1;
-  // The node's own value, else the OpDef's default.
-  auto attr = [&](const std::string& name) -> const proto::AttrValue* {
-    auto it = node.attr().find(name);
-    if (it != node.attr().end()) return &it->second;
-    for (const auto& a : def->attr())
-      if (a.name() == name && a.has_default_value()) return &a.default_value();
-    return nullptr;
-  };
-  int n = 0;
-  for (const auto& arg : def->output_arg()) {
-    if (!arg.number_attr().empty()) {
-      const proto::AttrValue* v = attr(arg.number_attr());
-      if (v == nullptr || v->value_case() != proto::AttrValue::kI) return -1;
-      n += static_cast<int>(v->i());
-    } else if (!arg.type_list_attr().empty()) {
-      const proto::AttrValue* v = attr(arg.type_list_attr());
-      if (v == nullptr || v->value_case() != proto::AttrValue::kList) return -1;
-      n += v->list().type_size();
-    } else {
-      n += 1;
-    }
-  }
-  return n;
-}
-
 }  // namespace cli
 }  // namespace graphrt

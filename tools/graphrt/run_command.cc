@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cli.h"
+#include "graphrt/client/graph_info.h"
 #include "feeds.h"
 #include "graphrt/core/npy.h"
 #include "graphrt/core/session.h"
@@ -73,7 +74,7 @@ void CheckTensorName(const proto::GraphDef& g, const std::string& flag, const st
   const proto::NodeDef* n = FindNode(g, node);
   if (n == nullptr)
     throw CliError(flag + " '" + name + "': no node named '" + node + "' in " + graph_path);
-  const int outputs = NumOutputs(*n);
+  const int outputs = NumOutputsOfNode(*n);
   if (outputs >= 0 && index >= outputs)
     throw CliError(flag + " '" + name + "': node '" + node + "' (" + n->op() + ") has " +
                    std::to_string(outputs) + " output" + (outputs == 1 ? "" : "s"));

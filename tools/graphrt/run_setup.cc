@@ -8,8 +8,7 @@
 
 #include "feeds.h"
 #include "generated_inputs.h"
-#include "graphrt/core/control_flow.h"
-#include "graphrt/core/graph.h"
+#include "graphrt/client/graph_info.h"
 #include "graphrt/core/runtime.h"
 #include "graphrt/core/types.h"
 
@@ -20,44 +19,6 @@ namespace {
 // Generated inputs may take at most this much without --memory-limit: a
 // typo in --shape should not make the machine swap.
 constexpr int64_t kDefaultMaxGeneratedBytes = int64_t{4} << 30;
-
-// The nodes inside while loops (their tensors cannot be fetched); none when
-// the graph does not load (the session will say why).
-std::set<std::string> NodesInLoops(const proto::GraphDef& g) {
-  Graph graph(&Runtime::Global().ops());
-  FrameLayout frames;
-  std::set<std::string> in_loops;
-  if (!ConvertGraphDefToGraph(g, &graph).ok() || !HasControlFlow(graph) || !ComputeFrameLayout(graph, &frames).ok())
-    return in_loops;
-  for (Node* n : graph.op_nodes())
-    if (frames.OutputFrame(*n) > 0) in_loops.insert(n->name());
-  return in_loops;
-}
-
-// Every output of every node that has outputs and no consumers, by name,
-// outside while loops. Sinks without outputs (NoOps, train ops) go to
-// `no_output_sinks`.
-std::vector<std::string> SinkOutputs(const proto::GraphDef& g, std::vector<std::string>* no_output_sinks) {
-  std::set<std::string> consumed;
-  for (const proto::NodeDef& n : g.node())
-    for (const std::string& in : n.input()) consumed.insert(InputNodeName(in));
-  const std::set<std::string> in_loops = NodesInLoops(g);
-  std::vector<const proto::NodeDef*> sinks;
-  for (const proto::NodeDef& n : g.node())
-    if (!consumed.count(n.name()) && !in_loops.count(n.name())) sinks.push_back(&n);
-  std::sort(sinks.begin(), sinks.end(),
-            [](const proto::NodeDef* a, const proto::NodeDef* b) { return a->name() < b->name(); });
-  std::vector<std::string> out;
-  for (const proto::NodeDef* n : sinks) {
-    int outputs = NumOutputs(*n);
-    // Unknown op: fetch output 0 and let the session report the op, naming
-    // the node.
-    if (outputs < 0) outputs = 1;
-    if (outputs == 0) no_output_sinks->push_back(n->name());
-    for (int i = 0; i < outputs; ++i) out.push_back(n->name() + ":" + std::to_string(i));
-  }
-  return out;
-}
 
 std::vector<std::string> Strings(const po::variables_map& vm, const char* key) {
   return vm.count(key) ? vm[key].as<std::vector<std::string>>() : std::vector<std::string>();
