@@ -333,9 +333,11 @@ bool Arena::WaitForPendingFrees() {
     for (const Pending& p : pending_) waits.insert(waits.end(), p.waits.begin(), p.waits.end());
   }
   if (waits.empty()) return false;
-  for (const auto& [stream, target] : waits) {
-    std::unique_lock<std::mutex> l(stream->mu);
-    stream->cv.wait(l, [&] { return stream->completed >= target; });
+  for (const auto& wait : waits) {  // (C++17 lambdas cannot capture structured bindings)
+    StreamState& stream = *wait.first;
+    const uint64_t target = wait.second;
+    std::unique_lock<std::mutex> l(stream.mu);
+    stream.cv.wait(l, [&] { return stream.completed >= target; });
   }
   return true;
 }
