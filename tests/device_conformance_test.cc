@@ -416,6 +416,19 @@ TEST_P(DeviceConformanceTest, FreeWaitsForPendingWork) {
   dev_->DestroyStream(other);
 }
 
+// Not a conformance case but its gate: the core refuses a backend with its
+// own memory that lacks what an asynchronous executor needs, naming it.
+TEST(DeviceRegistryTest, BackendWithOwnMemoryNeedsTheAbi13Functions) {
+  testing::LoadStandardPlugins();
+  const std::string path = std::string(GRAPHRT_TEST_PLUGIN_DIR) + "/libgraphrt_test_incomplete_device.so";
+  Status s = Runtime::Global().LoadPlugin(path);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.code(), Code::kInvalidArgument) << s;
+  EXPECT_NE(s.message().find("'HALFDONE'"), std::string::npos) << s;
+  EXPECT_NE(s.message().find("lacks query_event, host_callback, stream_status"), std::string::npos) << s;
+  for (const std::string& t : Runtime::Global().devices().DeviceTypes()) EXPECT_NE(t, "HALFDONE");
+}
+
 std::string BackendName(const ::testing::TestParamInfo<Backend>& info) {
   std::string name = info.param.type;
   if (!info.param.plugin.empty()) name += "_" + std::to_string(info.index);
