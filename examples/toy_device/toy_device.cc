@@ -516,64 +516,53 @@ Stream::Work CopyWork(Device* dst_dev, void* dst, Device* src_dev, const void* s
   };
 }
 
-// Host memory is anything outside every XPU's arena. The host side of a
-// copy must stay valid until the stream has run the copy.
-int32_t CopyHostToDevice(void* device, void* stream, void* dst, const void* src, uint64_t bytes,
-                         GR_StatusSink* status) {
-  Stream* s = StreamArg(device, stream, "copy_host_to_device", status);
+// Enqueues a copy after checking where its sides live: on an XPU
+// (`*_device`) or the host (anything outside every XPU's arena). A host
+// side must stay valid until the stream has run the copy. Between XPUs
+// (XPU:0 -> XPU:1 or within one) one side must be this device's.
+int32_t EnqueueCopy(const char* fn, void* device, void* stream, void* dst, const void* src, uint64_t bytes,
+                    bool dst_device, bool src_device, GR_StatusSink* status) {
+  Stream* s = StreamArg(device, stream, fn, status);
   if (s == nullptr) return GR_INVALID_ARGUMENT;
   auto* d = static_cast<Device*>(device);
   if (bytes == 0) {  // nothing to copy, but still ordered on the stream
     s->EnqueueWork([] { return Error{}; });
     return GR_OK;
   }
-  if (!d->arena().Contains(dst, bytes))
+  auto bad = [&](const char* side, const void* p, const char* why) {
     return Fail(status, GR_INVALID_ARGUMENT,
-                "copy_host_to_device on " + d->name() + ": destination " + Range(dst, bytes) + " is not in its memory");
-  if (src == nullptr || OwnerOf(src, 1) != nullptr)
-    return Fail(status, GR_INVALID_ARGUMENT,
-                "copy_host_to_device on " + d->name() + ": source " + Range(src, bytes) + " is not host memory");
-  s->EnqueueWork(CopyWork(d, dst, nullptr, src, bytes));
+                std::string(fn) + " on " + d->name() + ": " + side + " " + Range(p, bytes) + " " + why);
+  };
+  Device* dst_dev = dst_device ? OwnerOf(dst, bytes) : nullptr;
+  Device* src_dev = src_device ? OwnerOf(src, bytes) : nullptr;
+  if (dst_device && src_device) {
+    if (dst_dev == nullptr) return bad("destination", dst, "is not XPU memory");
+    if (src_dev == nullptr) return bad("source", src, "is not XPU memory");
+    if (dst_dev != d && src_dev != d) return bad("source", src, "and the destination are another XPU's memory");
+  } else {
+    if (dst_device && dst_dev != d) return bad("destination", dst, "is not in its memory");
+    if (src_device && src_dev != d) return bad("source", src, "is not in its memory");
+    const void* host = dst_device ? src : dst;
+    if (host == nullptr || OwnerOf(host, 1) != nullptr)
+      return bad(dst_device ? "source" : "destination", host, "is not host memory");
+  }
+  s->EnqueueWork(CopyWork(dst_dev, dst, src_dev, src, bytes));
   return GR_OK;
+}
+
+int32_t CopyHostToDevice(void* device, void* stream, void* dst, const void* src, uint64_t bytes,
+                         GR_StatusSink* status) {
+  return EnqueueCopy("copy_host_to_device", device, stream, dst, src, bytes, true, false, status);
 }
 
 int32_t CopyDeviceToHost(void* device, void* stream, void* dst, const void* src, uint64_t bytes,
                          GR_StatusSink* status) {
-  Stream* s = StreamArg(device, stream, "copy_device_to_host", status);
-  if (s == nullptr) return GR_INVALID_ARGUMENT;
-  auto* d = static_cast<Device*>(device);
-  if (bytes == 0) {
-    s->EnqueueWork([] { return Error{}; });
-    return GR_OK;
-  }
-  if (!d->arena().Contains(src, bytes))
-    return Fail(status, GR_INVALID_ARGUMENT,
-                "copy_device_to_host on " + d->name() + ": source " + Range(src, bytes) + " is not in its memory");
-  if (dst == nullptr || OwnerOf(dst, 1) != nullptr)
-    return Fail(status, GR_INVALID_ARGUMENT,
-                "copy_device_to_host on " + d->name() + ": destination " + Range(dst, bytes) + " is not host memory");
-  s->EnqueueWork(CopyWork(nullptr, dst, d, src, bytes));
-  return GR_OK;
+  return EnqueueCopy("copy_device_to_host", device, stream, dst, src, bytes, false, true, status);
 }
 
-// Between any two XPUs (or within one); one side must be this device's.
 int32_t CopyDeviceToDevice(void* device, void* stream, void* dst, const void* src, uint64_t bytes,
                            GR_StatusSink* status) {
-  Stream* s = StreamArg(device, stream, "copy_device_to_device", status);
-  if (s == nullptr) return GR_INVALID_ARGUMENT;
-  auto* d = static_cast<Device*>(device);
-  if (bytes == 0) {
-    s->EnqueueWork([] { return Error{}; });
-    return GR_OK;
-  }
-  Device* dst_dev = OwnerOf(dst, bytes);
-  Device* src_dev = OwnerOf(src, bytes);
-  if (dst_dev == nullptr || src_dev == nullptr || (dst_dev != d && src_dev != d))
-    return Fail(status, GR_INVALID_ARGUMENT,
-                "copy_device_to_device on " + d->name() + ": " + Range(src, bytes) + " -> " + Range(dst, bytes) +
-                    " are not both XPU memory, one of them " + d->name() + "'s");
-  s->EnqueueWork(CopyWork(dst_dev, dst, src_dev, src, bytes));
-  return GR_OK;
+  return EnqueueCopy("copy_device_to_device", device, stream, dst, src, bytes, true, true, status);
 }
 
 std::shared_ptr<EventState>& EventArg(void* event) { return static_cast<Event*>(event)->state; }

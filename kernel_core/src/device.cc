@@ -112,13 +112,20 @@ Status Checked(int32_t code, const GR_StatusSink& sink, const char* fn, const st
   if (!sink.status.ok()) return sink.status;
   return Status(static_cast<Code>(code), std::string(fn) + " failed on " + device + " without a message");
 }
+
+// Calls an optional backend function (absent: nothing to do, OK).
+template <typename... Params, typename... Args>
+Status CallOptional(int32_t (*fn)(void*, Params...), const char* what, const std::string& device, void* handle,
+                    Args... args) {
+  if (fn == nullptr) return Status::OK();
+  GR_StatusSink sink;
+  return Checked(fn(handle, args..., &sink), sink, what, device);
+}
 }  // namespace
 
 Status Device::CreateStream(void** stream) {
   *stream = nullptr;
-  if (!spec_.create_stream) return Status::OK();
-  GR_StatusSink sink;
-  return Checked(spec_.create_stream(handle_, stream, &sink), sink, "create_stream", name_);
+  return CallOptional(spec_.create_stream, "create_stream", name_, handle_, stream);
 }
 
 void Device::DestroyStream(void* stream) {
@@ -126,15 +133,11 @@ void Device::DestroyStream(void* stream) {
 }
 
 Status Device::SyncStream(void* stream) {
-  if (!spec_.sync_stream) return Status::OK();
-  GR_StatusSink sink;
-  return Checked(spec_.sync_stream(handle_, stream, &sink), sink, "sync_stream", name_);
+  return CallOptional(spec_.sync_stream, "sync_stream", name_, handle_, stream);
 }
 
 Status Device::StreamStatus(void* stream) {
-  if (!spec_.stream_status) return Status::OK();
-  GR_StatusSink sink;
-  return Checked(spec_.stream_status(handle_, stream, &sink), sink, "stream_status", name_);
+  return CallOptional(spec_.stream_status, "stream_status", name_, handle_, stream);
 }
 
 Status Device::CopyHostToDeviceAsync(void* stream, const void* src, void* dst, size_t bytes) {
@@ -142,9 +145,7 @@ Status Device::CopyHostToDeviceAsync(void* stream, const void* src, void* dst, s
     if (bytes) std::memcpy(dst, src, bytes);
     return Status::OK();
   }
-  GR_StatusSink sink;
-  return Checked(spec_.copy_host_to_device(handle_, stream, dst, src, bytes, &sink), sink, "copy_host_to_device",
-                 name_);
+  return CallOptional(spec_.copy_host_to_device, "copy_host_to_device", name_, handle_, stream, dst, src, uint64_t{bytes});
 }
 
 Status Device::CopyDeviceToHostAsync(void* stream, const void* src, void* dst, size_t bytes) {
@@ -152,9 +153,7 @@ Status Device::CopyDeviceToHostAsync(void* stream, const void* src, void* dst, s
     if (bytes) std::memcpy(dst, src, bytes);
     return Status::OK();
   }
-  GR_StatusSink sink;
-  return Checked(spec_.copy_device_to_host(handle_, stream, dst, src, bytes, &sink), sink, "copy_device_to_host",
-                 name_);
+  return CallOptional(spec_.copy_device_to_host, "copy_device_to_host", name_, handle_, stream, dst, src, uint64_t{bytes});
 }
 
 Status Device::CopyDeviceToDeviceAsync(void* stream, const void* src, void* dst, size_t bytes) {
@@ -163,16 +162,13 @@ Status Device::CopyDeviceToDeviceAsync(void* stream, const void* src, void* dst,
     if (bytes) std::memmove(dst, src, bytes);
     return Status::OK();
   }
-  GR_StatusSink sink;
-  return Checked(spec_.copy_device_to_device(handle_, stream, dst, src, bytes, &sink), sink,
-                 "copy_device_to_device", name_);
+  return CallOptional(spec_.copy_device_to_device, "copy_device_to_device", name_, handle_, stream, dst, src,
+                      uint64_t{bytes});
 }
 
 Status Device::CreateEvent(void** event) {
   *event = nullptr;
-  if (!spec_.create_event) return Status::OK();
-  GR_StatusSink sink;
-  return Checked(spec_.create_event(handle_, event, &sink), sink, "create_event", name_);
+  return CallOptional(spec_.create_event, "create_event", name_, handle_, event);
 }
 
 void Device::DestroyEvent(void* event) {
@@ -180,21 +176,15 @@ void Device::DestroyEvent(void* event) {
 }
 
 Status Device::RecordEvent(void* stream, void* event) {
-  if (!spec_.record_event) return Status::OK();
-  GR_StatusSink sink;
-  return Checked(spec_.record_event(handle_, stream, event, &sink), sink, "record_event", name_);
+  return CallOptional(spec_.record_event, "record_event", name_, handle_, stream, event);
 }
 
 Status Device::StreamWaitEvent(void* stream, void* event) {
-  if (!spec_.stream_wait_event) return Status::OK();
-  GR_StatusSink sink;
-  return Checked(spec_.stream_wait_event(handle_, stream, event, &sink), sink, "stream_wait_event", name_);
+  return CallOptional(spec_.stream_wait_event, "stream_wait_event", name_, handle_, stream, event);
 }
 
 Status Device::SyncEvent(void* event) {
-  if (!spec_.sync_event) return Status::OK();
-  GR_StatusSink sink;
-  return Checked(spec_.sync_event(handle_, event, &sink), sink, "sync_event", name_);
+  return CallOptional(spec_.sync_event, "sync_event", name_, handle_, event);
 }
 
 Status Device::QueryEvent(void* event, bool* done) {
