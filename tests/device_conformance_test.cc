@@ -9,12 +9,15 @@
 #include <gtest/gtest.h>
 
 #include <cctype>
+#include <chrono>
 #include <cstdint>
-#include <ostream>
-#include <tuple>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
+#include <ostream>
 #include <string>
+#include <thread>
+#include <tuple>
 #include <vector>
 
 #include "device_gate.h"
@@ -206,6 +209,26 @@ TEST_P(DeviceConformanceTest, StreamOrdersCommands) {
   ASSERT_TRUE(dev_->SyncStream(stream_).ok());
   EXPECT_EQ(out, a);
   for (size_t i = 0; i < writes.size(); ++i) EXPECT_EQ(reads[i], writes[i]) << "write " << i;
+}
+
+// A copy behind work that has not finished does not start: nothing lands
+// while the stream is held, everything after.
+TEST_P(DeviceConformanceTest, CopiesWaitForEarlierWork) {
+  constexpr size_t n = 3000;
+  const std::vector<uint8_t> a = Pattern(n, 9);
+  void* buf = Alloc(dev_, n);
+  std::vector<uint8_t> out(n, 0xCD);
+  testing::StreamGate gate;
+  ASSERT_TRUE(dev_->HostCallback(stream_, &testing::StreamGate::Callback, &gate).ok());
+  ASSERT_TRUE(dev_->CopyHostToDeviceAsync(stream_, a.data(), buf, n).ok());
+  ASSERT_TRUE(dev_->CopyDeviceToHostAsync(stream_, buf, out.data(), n).ok());
+  if (!gate.ran_inline()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // time enough for a copy that did not wait
+    EXPECT_EQ(out, std::vector<uint8_t>(n, 0xCD)) << "a copy ran before the work enqueued ahead of it";
+  }
+  gate.Open();
+  ASSERT_TRUE(dev_->SyncStream(stream_).ok());
+  EXPECT_EQ(out, a);
 }
 
 // Stream B reads what stream A writes, ordered only by an event.

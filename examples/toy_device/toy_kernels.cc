@@ -38,6 +38,25 @@ toy::Stream* StreamOf(OpKernelContext* ctx) {
   return s;
 }
 
+// Output 0 of `dims` (in place of input `reuse` when the core allows it;
+// -1: always fresh memory), then work(output data, element count) enqueued
+// on the kernel's stream. An empty output enqueues nothing.
+template <typename Work>
+void EnqueueOutput(OpKernelContext* ctx, const int64_t* dims, int rank, int reuse, Work work) {
+  toy::Stream* stream = StreamOf(ctx);
+  if (stream == nullptr) return;
+  TensorView out;
+  if (reuse >= 0) OP_REQUIRES_OK(ctx, ctx->forward_input_or_allocate_output({reuse}, 0, dims, rank, &out));
+  else OP_REQUIRES_OK(ctx, ctx->allocate_output(0, dims, rank, &out));
+  const int64_t count = out.NumElements();
+  if (count == 0) return;
+  void* data = out.raw_data();
+  stream->EnqueueWork([=]() -> toy::Error {
+    work(data, count);
+    return toy::Error{};
+  });
+}
+
 class MatMulOp : public OpKernel {
  public:
   explicit MatMulOp(OpKernelConstruction* c) : OpKernel(c) {
@@ -55,25 +74,20 @@ class MatMulOp : public OpKernel {
     OP_REQUIRES(ctx, k == kb,
                 errors::InvalidArgument("Matrix size-incompatible: In[0]: ", a.ShapeString(), ", In[1]: ",
                                         b.ShapeString(), " (transpose_a=", ta_, ", transpose_b=", tb_, ")"));
-    toy::Stream* stream = StreamOf(ctx);
-    if (stream == nullptr) return;
-    TensorView out;
-    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, {m, n}, &out));
-    if (out.NumElements() == 0) return;
     // Element (i, p) of op(A) and (p, j) of op(B) through strides.
     const int64_t a_row = ta_ ? 1 : k, a_col = ta_ ? m : 1;
     const int64_t b_row = tb_ ? 1 : n, b_col = tb_ ? k : 1;
     const float* pa = a.data<float>();
     const float* pb = b.data<float>();
-    float* po = out.data<float>();
-    stream->EnqueueWork([=]() -> toy::Error {
+    const int64_t dims[2] = {m, n};
+    EnqueueOutput(ctx, dims, 2, -1, [=](void* out, int64_t) {
+      float* po = static_cast<float*>(out);
       for (int64_t i = 0; i < m; ++i)
         for (int64_t j = 0; j < n; ++j) {
           float acc = 0.f;
           for (int64_t p = 0; p < k; ++p) acc += pa[i * a_row + p * a_col] * pb[p * b_row + j * b_col];
           po[i * n + j] = acc;
         }
-      return toy::Error{};
     });
   }
 
@@ -101,18 +115,11 @@ class AddV2Op : public OpKernel {
       ctx->CtxFailure(errors::InvalidArgument("Incompatible shapes: ", a.ShapeString(), " vs. ", b.ShapeString()));
       return;
     }
-    toy::Stream* stream = StreamOf(ctx);
-    if (stream == nullptr) return;
     const TensorView& big = mode == 1 ? b : a;
-    TensorView out;
-    OP_REQUIRES_OK(ctx, ctx->forward_input_or_allocate_output({mode == 1 ? 1 : 0}, 0, big.dims_data(), big.rank(),
-                                                              &out));
-    const int64_t count = out.NumElements();
-    if (count == 0) return;
     const float* pa = a.data<float>();
     const float* pb = b.data<float>();
-    float* po = out.data<float>();
-    stream->EnqueueWork([=]() -> toy::Error {
+    EnqueueOutput(ctx, big.dims_data(), big.rank(), mode == 1 ? 1 : 0, [=](void* out, int64_t count) {
+      float* po = static_cast<float*>(out);
       if (mode == 0) {
         for (int64_t i = 0; i < count; ++i) po[i] = pa[i] + pb[i];
       } else if (mode == 1) {
@@ -122,7 +129,6 @@ class AddV2Op : public OpKernel {
         const float s = pb[0];
         for (int64_t i = 0; i < count; ++i) po[i] = pa[i] + s;
       }
-      return toy::Error{};
     });
   }
 
@@ -143,17 +149,10 @@ class ReluOp : public OpKernel {
 
   void Compute(OpKernelContext* ctx) override {
     const TensorView x = ctx->input(0);
-    toy::Stream* stream = StreamOf(ctx);
-    if (stream == nullptr) return;
-    TensorView out;
-    OP_REQUIRES_OK(ctx, ctx->forward_input_or_allocate_output({0}, 0, x.dims_data(), x.rank(), &out));
-    const int64_t count = out.NumElements();
-    if (count == 0) return;
     const float* px = x.data<float>();
-    float* po = out.data<float>();
-    stream->EnqueueWork([=]() -> toy::Error {
+    EnqueueOutput(ctx, x.dims_data(), x.rank(), 0, [px](void* out, int64_t count) {
+      float* po = static_cast<float*>(out);
       for (int64_t i = 0; i < count; ++i) po[i] = px[i] < 0.f ? 0.f : px[i];  // NaN stays NaN
-      return toy::Error{};
     });
   }
 };
@@ -184,26 +183,18 @@ class CastOp : public OpKernel {
       return;
     }
     const TensorView x = ctx->input(0);
-    toy::Stream* stream = StreamOf(ctx);
-    if (stream == nullptr) return;
-    TensorView out;
-    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, x.dims_data(), x.rank(), &out));
-    const int64_t count = out.NumElements();
-    if (count == 0) return;
     const void* in = x.raw_data();
-    void* o = out.raw_data();
     const bool to_int = dst_ == GR_INT32;
-    stream->EnqueueWork([=]() -> toy::Error {
+    EnqueueOutput(ctx, x.dims_data(), x.rank(), -1, [=](void* out, int64_t count) {
       if (to_int) {
         const float* s = static_cast<const float*>(in);
-        int32_t* d = static_cast<int32_t*>(o);
+        int32_t* d = static_cast<int32_t*>(out);
         for (int64_t i = 0; i < count; ++i) d[i] = FloatToInt32(s[i]);
       } else {
         const int32_t* s = static_cast<const int32_t*>(in);
-        float* d = static_cast<float*>(o);
+        float* d = static_cast<float*>(out);
         for (int64_t i = 0; i < count; ++i) d[i] = static_cast<float>(s[i]);
       }
-      return toy::Error{};
     });
   }
 
@@ -236,18 +227,11 @@ class BiasAddOp : public OpKernel {
     // NCHW: elements per (image, channel); NHWC: 1.
     int64_t inner = 1;
     if (nchw_) OP_REQUIRES_OK(ctx, graphrt::sdk::NumElementsOf(x.dims_data() + 2, x.rank() - 2, &inner));
-    toy::Stream* stream = StreamOf(ctx);
-    if (stream == nullptr) return;
-    TensorView out;
-    OP_REQUIRES_OK(ctx, ctx->forward_input_or_allocate_output({0}, 0, x.dims_data(), x.rank(), &out));
-    const int64_t count = out.NumElements();
-    if (count == 0) return;
     const float* px = x.data<float>();
     const float* pb = bias.data<float>();
-    float* po = out.data<float>();
-    stream->EnqueueWork([=]() -> toy::Error {
+    EnqueueOutput(ctx, x.dims_data(), x.rank(), 0, [=](void* out, int64_t count) {
+      float* po = static_cast<float*>(out);
       for (int64_t i = 0; i < count; ++i) po[i] = px[i] + pb[(i / inner) % channels];
-      return toy::Error{};
     });
   }
 
