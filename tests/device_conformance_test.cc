@@ -387,6 +387,12 @@ TEST_P(DeviceConformanceTest, OutOfMemoryReturnsNullAndDeviceStaysUsable) {
   void* p = dev_->allocator()->Allocate(over, 64);
   EXPECT_EQ(p, nullptr);
   if (p) dev_->allocator()->Deallocate(p, over);
+  // Through the core: ResourceExhausted naming the device and the sizes.
+  Tensor t;
+  Status oom = Tensor::Allocate(dev_->allocator(), GR_FLOAT, TensorShape({m.bytes_limit / 4 + 1}), &t);
+  EXPECT_EQ(oom.code(), Code::kResourceExhausted) << oom;
+  EXPECT_NE(oom.message().find(GetParam().type + ":0 ("), std::string::npos) << oom;
+  EXPECT_NE(oom.message().find(std::to_string(m.bytes_limit) + " bytes in use"), std::string::npos) << oom;
   // Two halves and a bit do not both fit.
   const size_t half = static_cast<size_t>(m.bytes_limit / 2) + 4096;
   void* first = Alloc(dev_, half);

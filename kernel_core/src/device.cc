@@ -17,6 +17,19 @@ class BackendAllocator final : public Allocator {
   void* Allocate(size_t bytes, size_t alignment) override { return spec_->allocate(device_, bytes, alignment); }
   void Deallocate(void* ptr, size_t bytes) override { spec_->deallocate(device_, ptr, bytes); }
   bool IsHost() const override { return host_; }
+  // For an out-of-memory message: the device, and its allocator's use and limit.
+  std::string Describe() const override {
+    if (!spec_->memory_info) return name_;
+    GR_DeviceMemoryInfo info;
+    std::memset(&info, 0, sizeof(info));
+    info.struct_size = sizeof(info);
+    info.bytes_in_use = info.bytes_limit = -1;
+    GR_StatusSink sink;
+    if (spec_->memory_info(device_, &info, &sink) != GR_OK || info.bytes_in_use < 0 || info.bytes_limit < 0)
+      return name_;
+    return name_ + " (" + std::to_string(info.bytes_in_use) + " of its " + std::to_string(info.bytes_limit) +
+           " bytes in use)";
+  }
 
  private:
   const GR_DeviceSpec* spec_;
