@@ -144,6 +144,7 @@ if run_ok "run abbreviated" "$GRAPHRT" run "$DATA/add.pbtxt" --feed "a=$TMP/big.
     --feed "b=$TMP/zeros100.npy" --fetch sum:0 --runs 3; then
   expect_out "run abbreviates large tensors" "values=[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, ...] (100 values)"
   expect_out "run --runs reports mean time" "mean wall time per run:"
+  expect_out "run --runs leaves the first run out of the mean" "over runs 2 to 3 (first run "
 fi
 
 if run_ok "run --profile" "$GRAPHRT" run "$DATA/add.pbtxt" --feed "a=$TMP/a.npy" \
@@ -157,6 +158,154 @@ if run_ok "run --profile" "$GRAPHRT" run "$DATA/add.pbtxt" --feed "a=$TMP/a.npy"
     sed 's/^/    | /' <<<"$OUT" >&2
   fi
 fi
+
+# ------------------------------------------- trace, placement, bench
+# relu_mm: h = Relu(x) [2,3]; y = MatMul(h, w) [2,4]; total = Sum(y) [].
+cat >"$TMP/relu_mm.pbtxt" <<'EOF'
+node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } }
+       attr { key: "shape" value { shape { dim { size: 2 } dim { size: 3 } } } } }
+node { name: "w" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } }
+       attr { key: "shape" value { shape { dim { size: 3 } dim { size: 4 } } } } }
+node { name: "h" op: "Relu" input: "x" attr { key: "T" value { type: DT_FLOAT } } }
+node { name: "y" op: "MatMul" input: "h" input: "w" attr { key: "T" value { type: DT_FLOAT } } }
+node { name: "axes" op: "Const" attr { key: "dtype" value { type: DT_INT32 } }
+       attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape { dim { size: 2 } }
+                                            int_val: 0 int_val: 1 } } } }
+node { name: "total" op: "Sum" input: "y" input: "axes" attr { key: "T" value { type: DT_FLOAT } }
+       attr { key: "Tidx" value { type: DT_INT32 } } }
+versions { producer: 27 }
+EOF
+# A placeholder with an unknown batch dim; one of strings.
+cat >"$TMP/batch.pbtxt" <<'EOF'
+node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } }
+       attr { key: "shape" value { shape { dim { size: -1 } dim { size: 3 } } } } }
+node { name: "r" op: "Relu" input: "x" attr { key: "T" value { type: DT_FLOAT } } }
+versions { producer: 27 }
+EOF
+cat >"$TMP/strings.pbtxt" <<'EOF'
+node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_STRING } }
+       attr { key: "shape" value { shape { dim { size: 2 } } } } }
+node { name: "y" op: "Identity" input: "x" attr { key: "T" value { type: DT_STRING } } }
+versions { producer: 27 }
+EOF
+"$PY" - "$TMP" <<'EOF'
+import sys, numpy as np
+d = sys.argv[1]
+np.save(d + "/x23.npy", np.array([[1, -2, 3], [-4, 5, 6]], np.float32))
+np.save(d + "/w34.npy", np.arange(12, dtype=np.float32).reshape(3, 4))
+EOF
+
+if run_ok "run --trace" "$GRAPHRT" run "$TMP/relu_mm.pbtxt" --feed "x=$TMP/x23.npy" \
+    --feed "w=$TMP/w34.npy" --fetch total --runs 2 --trace "$TMP/trace.json"; then
+  # Relu(x) = [[1,0,3],[0,5,6]]; times arange(12).reshape(3,4):
+  # [[24,28,32,36],[68,79,90,101]], which sums to 458.
+  expect_out "run --trace still prints the fetch" "total: dtype=float shape=[] values=[458]"
+  expect_out "run --trace names the file" "wrote trace of the last run to $TMP/trace.json"
+  if "$PY" - "$TMP/trace.json" <<'EOF'
+import json, sys
+trace = json.load(open(sys.argv[1]))
+events = trace["traceEvents"]
+xs = [e for e in events if e["ph"] == "X"]
+ms = [e for e in events if e["ph"] == "M"]
+names = [e["name"] for e in xs]
+# One event per node the step ran, each once.
+for node in ["h", "y", "total"]:
+    assert names.count(node) == 1, (node, names)
+assert len(names) == len(set(names)), names
+ops = {e["name"]: e["cat"] for e in xs}
+assert ops["h"] == "Relu" and ops["y"] == "MatMul" and ops["total"] == "Sum", ops
+for e in xs:
+    assert e["dur"] >= 0 and e["ts"] >= 0, e
+    assert isinstance(e["pid"], int) and isinstance(e["tid"], int), e
+y = [e for e in xs if e["name"] == "y"][0]
+assert y["args"]["outputs"] == [{"slot": 0, "dtype": "float", "shape": [2, 4], "bytes": 32}], y["args"]
+# Every event's process and thread are named by metadata events.
+procs = {e["pid"]: e["args"]["name"] for e in ms if e["name"] == "process_name"}
+threads = {(e["pid"], e["tid"]) for e in ms if e["name"] == "thread_name"}
+assert procs[y["pid"]].endswith("/device:CPU:0"), procs
+for e in xs:
+    assert (e["pid"], e["tid"]) in threads, e
+# Events on one track do not overlap (a track shows one at a time).
+by_track = {}
+for e in xs:
+    by_track.setdefault((e["pid"], e["tid"]), []).append((e["ts"], e["ts"] + e["dur"]))
+for spans in by_track.values():
+    spans.sort()
+    for (s0, e0), (s1, e1) in zip(spans, spans[1:]):
+        assert s1 >= e0 - 1e-6, spans
+EOF
+  then pass "run --trace writes a Chrome trace: one event per node, shapes and bytes"; else fail "run --trace contents"; fi
+fi
+expect_error "run --trace to an unwritable path" 1 "--trace $TMP/no/such/dir/t.json: cannot write" \
+  "$GRAPHRT" run "$DATA/add.pbtxt" --feed "a=$TMP/a.npy" --feed "b=$TMP/b.npy" --trace "$TMP/no/such/dir/t.json"
+
+if run_ok "run --log-placement" "$GRAPHRT" run "$DATA/add.pbtxt" --feed "a=$TMP/a.npy" \
+    --feed "b=$TMP/b.npy" --log-placement; then
+  expect_out "--log-placement heading" "device placement (from "
+  expect_out "--log-placement names node, op and device" \
+    "sum: (AddV2): /job:localhost/replica:0/task:0/device:CPU:0"
+fi
+
+if run_ok "dot --placed" "$GRAPHRT" dot "$TMP/relu_mm.pbtxt" --placed --fetch total; then
+  expect_out "dot --placed colours a node" '"y" [label="y\nMatMul", style="rounded,filled", fillcolor="#8dd3c7"'
+  expect_out "dot --placed legend" 'label="/job:localhost/replica:0/task:0/device:CPU:0", style="rounded,filled", fillcolor="#8dd3c7"'
+fi
+if run_ok "dot --placed, a node the run skips" "$GRAPHRT" dot "$TMP/relu_mm.pbtxt" --placed --fetch h; then
+  expect_out "dot --placed: unrun node dashed" '"total" [label="total\nSum", style="rounded,dashed"];'
+  expect_out "dot --placed: legend for unrun nodes" "not run (pruned or rewritten)"
+fi
+expect_error "dot: run options need --placed" 2 "--fetch applies only with --placed" \
+  "$GRAPHRT" dot "$TMP/relu_mm.pbtxt" --fetch total
+
+# bench_stats_ok: the last output has the five statistics, ascending, and a
+# throughput.
+bench_stats_ok() {
+  "$PY" -c '
+import re, sys
+out = sys.stdin.read()
+vals = []
+for stat in ["min", "median", "p90", "p99", "max"]:
+    m = re.search(r"^  %s +([0-9.]+)$" % stat, out, re.M)
+    assert m, (stat, out)
+    vals.append(float(m.group(1)))
+assert all(a <= b for a, b in zip(vals, vals[1:])), vals
+assert vals[0] > 0, vals
+m = re.search(r"^throughput: ([0-9.]+) runs/s$", out, re.M)
+assert m and float(m.group(1)) > 0, out
+' <<<"$OUT"
+}
+if run_ok "bench mlp" "$GRAPHRT" bench "$SRC/examples/graphs/mlp.pbtxt" --runs 50 --warmup 2; then
+  expect_out "bench counts the timed runs" "timed:   50 runs in"
+  expect_out "bench reports the first warm-up run" "warm-up: 2 runs, the first"
+  if bench_stats_ok; then pass "bench: min <= median <= p90 <= p99 <= max"; else fail "bench statistics"; fi
+fi
+if run_ok "bench --shape" "$GRAPHRT" bench "$TMP/batch.pbtxt" --shape x=5,3 --time 0.2 --threads 1; then
+  expect_out "bench generates the placeholder's shape" "input:   x:0 (generated float [5,3])"
+  if bench_stats_ok; then pass "bench --time statistics"; else fail "bench --time statistics"; fi
+fi
+if run_ok "bench generates known shapes and skips fed ones" "$GRAPHRT" bench "$TMP/relu_mm.pbtxt" \
+    --feed "x=$TMP/x23.npy" --runs 3; then
+  expect_out "bench generates w" "input:   w:0 (generated float [3,4])"
+  if grep -q "input:   x:0" <<<"$OUT"; then fail "bench generated the fed x"; else pass "bench leaves fed x alone"; fi
+fi
+if run_ok "bench --shape on a PlaceholderWithDefault" "$GRAPHRT" bench "$SRC/examples/graphs/mlp.pbtxt" \
+    --shape x=8,3 --runs 3; then
+  expect_out "bench feeds a PlaceholderWithDefault named by --shape" "input:   x:0 (generated float [8,3])"
+fi
+expect_error "bench: unknown dim" 1 "placeholder 'x' has shape [?,3] with dim 0 unknown: give its size with --shape x=" \
+  "$GRAPHRT" bench "$TMP/batch.pbtxt" --runs 1
+expect_error "bench: --shape that does not fit" 1 "--shape x=[5,4] does not fit placeholder 'x' of shape [?,3]" \
+  "$GRAPHRT" bench "$TMP/batch.pbtxt" --shape x=5,4 --runs 1
+expect_error "bench: --shape of no placeholder" 1 "node 'r' is a Relu, not a placeholder" \
+  "$GRAPHRT" bench "$TMP/batch.pbtxt" --shape r=5,3 --runs 1
+expect_error "bench: malformed --shape" 2 "dims must be non-negative integers" \
+  "$GRAPHRT" bench "$TMP/batch.pbtxt" --shape x=5,-3
+expect_error "bench: inputs too large" 1 "more than the 1.0 MiB allowed" \
+  "$GRAPHRT" bench "$TMP/batch.pbtxt" --shape x=100000000,3 --memory-limit 1
+expect_error "bench: --runs and --time" 2 "give --runs or --time, not both" \
+  "$GRAPHRT" bench "$TMP/batch.pbtxt" --runs 3 --time 1
+expect_error "bench: a string placeholder" 1 "cannot generate values of dtype string for placeholder 'x'" \
+  "$GRAPHRT" bench "$TMP/strings.pbtxt" --runs 1
 
 if run_ok "run --target and --init" "$GRAPHRT" run "$DATA/add.pbtxt" --feed "a=$TMP/a.npy" \
     --feed "b=$TMP/b.npy" --init sum --target sum --fetch a:0; then

@@ -9,21 +9,7 @@ set -euo pipefail
 
 source "$(dirname "$0")/examples_install.sh" "$1" "$2"
 
-echo "== build examples/train_mlp against the install"
-# The program links the core: a sanitizer build tree's libraries need the
-# same compiler and sanitizer runtime in the program.
-cache_value() { sed -n "s/^$1:[A-Z]*=//p" "$BUILD/CMakeCache.txt"; }
-extra=()
-if [[ "$(cache_value GRAPHRT_SANITIZE)" == "ON" ]]; then
-  flags="-fsanitize=address,undefined"
-  [[ "$(cache_value GRAPHRT_FUZZ)" == "ON" ]] && flags="$flags -fsanitize=fuzzer-no-link"
-  extra=(-DCMAKE_CXX_COMPILER="$(cache_value CMAKE_CXX_COMPILER)" -DCMAKE_CXX_FLAGS="$flags")
-fi
-cmake -S "$SRC/examples/train_mlp" -B "$TMP/train_mlp" -DCMAKE_PREFIX_PATH="$PREFIX" \
-  -DCMAKE_BUILD_TYPE=Release "${extra[@]}" >"$TMP/configure.log" 2>&1 ||
-  { cat "$TMP/configure.log" >&2; fail "configuring examples/train_mlp"; }
-cmake --build "$TMP/train_mlp" -j 2 >"$TMP/build.log" 2>&1 ||
-  { cat "$TMP/build.log" >&2; fail "building examples/train_mlp"; }
+build_linked_example train_mlp
 TRAIN="$TMP/train_mlp/train_mlp"
 
 echo "== train 200 steps: the loss falls, checkpoints and summaries are written"

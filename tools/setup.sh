@@ -3,6 +3,8 @@
 set -euo pipefail
 packages=(
   g++ cmake ninja-build ccache pkg-config
+  dpkg-dev  # dpkg-shlibdeps: the .deb's Depends (cpack)
+  qemu-user  # runs tests as on an older CPU (qemu-x86_64 -cpu Haswell)
   libboost-dev libboost-program-options-dev libboost-filesystem-dev
   libprotobuf-dev protobuf-compiler
   libeigen3-dev libdnnl-dev libtbb-dev
@@ -13,6 +15,7 @@ packages=(
   librandom123-dev  # Philox4x32-10 for the random ops (header-only)
   libre2-dev  # RegexReplace, StaticRegexReplace (ops/string)
   libpng-dev  # ImageSummary (ops/summary)
+  nlohmann-json3-dev  # graphrt run --trace (Chrome trace JSON)
   clang libc++-dev libc++abi-dev
   libclang-rt-14-dev  # clang's ASan/UBSan/libFuzzer runtimes (only recommended by clang-14)
 )

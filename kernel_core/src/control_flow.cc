@@ -145,17 +145,19 @@ Status RegisterControlFlowOps(OpRegistry* ops) {
 int FrameLayout::OutputFrame(const Node& n) const {
   const int f = frame_of[n.id()];
   switch (ControlFlowOpOf(n.op())) {
-    case ControlFlowOp::kEnter: {
-      const std::string& name = FindAttr(n.def(), "frame_name")->s();
-      for (size_t i = 1; i < frames.size(); ++i)
-        if (frames[i].name == name) return static_cast<int>(i);
-      return -1;  // not laid out yet
-    }
+    case ControlFlowOp::kEnter:
+      return FrameNamed(FindAttr(n.def(), "frame_name")->s());
     case ControlFlowOp::kExit:
       return frames[f].parent;
     default:
       return f;
   }
+}
+
+int FrameLayout::FrameNamed(const std::string& name) const {
+  for (size_t i = 1; i < frames.size(); ++i)
+    if (frames[i].name == name) return static_cast<int>(i);
+  return -1;
 }
 
 bool HasControlFlow(const Graph& g) {
@@ -167,7 +169,6 @@ bool HasControlFlow(const Graph& g) {
 Status ComputeFrameLayout(const Graph& g, FrameLayout* out) {
   out->frames.assign(1, FrameLayout::Frame{});
   out->frame_of.assign(g.num_node_ids(), -1);
-  std::unordered_map<std::string, int> frame_named;
   auto frame_label = [&](int f) { return f == 0 ? std::string("the root frame") : "frame '" + out->frames[f].name + "'"; };
   // Back edges (out of NextIteration) are checked once every frame is known.
   for (Node* n : g.TopologicalOrder()) {
@@ -195,16 +196,16 @@ Status ComputeFrameLayout(const Graph& g, FrameLayout* out) {
       const proto::AttrValue* name = FindAttr(n->def(), "frame_name");
       if (name == nullptr || name->s().empty())
         return errors::InvalidArgument(NodePrefix(n->def()), ": an Enter needs a non-empty frame_name");
-      auto [it, added] = frame_named.emplace(name->s(), static_cast<int>(out->frames.size()));
-      if (added) {
+      const int known = out->FrameNamed(name->s());
+      if (known < 0) {
         out->frames.push_back({name->s(), frame, AttrInt(*n, "parallel_iterations", 10)});
         if (out->frames.back().parallel_iterations <= 0)
           return errors::InvalidArgument(NodePrefix(n->def()), ": parallel_iterations must be positive, got ",
                                          out->frames.back().parallel_iterations);
-      } else if (out->frames[it->second].parent != frame) {
+      } else if (out->frames[known].parent != frame) {
         return errors::InvalidArgument(NodePrefix(n->def()), ": enters frame '", name->s(), "' from ",
                                        frame_label(frame), ", but other Enters of that frame come from ",
-                                       frame_label(out->frames[it->second].parent));
+                                       frame_label(out->frames[known].parent));
       }
     } else if (kind == ControlFlowOp::kExit && frame == 0) {
       return errors::InvalidArgument(NodePrefix(n->def()), ": an Exit must be inside a while loop frame (its input '",

@@ -52,6 +52,7 @@ int DevicesCommand(const std::vector<std::string>& args);
 int CkptCommand(const std::vector<std::string>& args);  // ckpt_command.cc
 int EventsCommand(const std::vector<std::string>& args);  // events_command.cc
 int TrainCommand(const std::vector<std::string>& args);   // train_command.cc
+int BenchCommand(const std::vector<std::string>& args);   // bench_command.cc
 
 // ------------------------------------------------------ option handling
 

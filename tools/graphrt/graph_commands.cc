@@ -1,11 +1,14 @@
 // `graphrt inspect` and `graphrt dot`: looking at a GraphDef without running it.
 #include <iostream>
+#include <iterator>
 #include <map>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "cli.h"
+#include "observe.h"
+#include "run_setup.h"
 #include "graphrt/core/tensor_shape.h"
 #include "graphrt/core/types.h"
 
@@ -133,25 +136,40 @@ int InspectCommand(const std::vector<std::string>& args) {
   return 0;
 }
 
-int DotCommand(const std::vector<std::string>& args) {
-  const std::string usage =
-      "usage: graphrt dot GRAPH\n"
-      "\n"
-      "Prints GRAPH as a Graphviz digraph: each node labelled with its name and op;\n"
-      "data edges solid (labelled with the output index when it is not 0), control\n"
-      "edges dashed.\n"
-      "\n"
-      "example:\n"
-      "  graphrt dot model.pb | dot -Tsvg > model.svg\n";
-  po::variables_map vm;
-  if (!ParseGraphCommand("dot", args, usage, false, &vm)) return 0;
-  const proto::GraphDef g = LoadGraph(vm["graph"].as<std::string>());
+namespace {
 
+// Fill colours for devices, in order of their names (ColorBrewer's Set3,
+// light enough for black text); past the last they repeat.
+const char* const kDeviceColors[] = {"#8dd3c7", "#ffffb3", "#bebada", "#fb8072", "#80b1d3", "#fdb462",
+                                     "#b3de69", "#fccde5", "#d9d9d9", "#bc80bd", "#ccebc5", "#ffed6f"};
+
+// `placement` null: no colours. Otherwise nodes are filled with their
+// device's colour; nodes it does not have (pruned from the run, or replaced
+// by a rewrite) stay white, dashed; a legend cluster names the colours.
+void PrintDot(const proto::GraphDef& g, const Placement* placement) {
+  std::map<std::string, std::string> color_of_device;
+  if (placement != nullptr) {
+    for (const auto& [node, device] : placement->device_of) color_of_device.emplace(device, "");
+    size_t i = 0;
+    for (auto& [device, color] : color_of_device) color = kDeviceColors[i++ % std::size(kDeviceColors)];
+  }
   std::cout << "digraph graphrt {\n";
   std::cout << "  node [shape=box, style=rounded, fontname=\"Helvetica\"];\n";
+  bool any_unplaced = false;
   for (const proto::NodeDef& n : g.node()) {
     std::cout << "  \"" << DotEscape(n.name()) << "\" [label=\"" << DotEscape(n.name()) << "\\n"
-              << DotEscape(n.op()) << "\"];\n";
+              << DotEscape(n.op()) << "\"";
+    if (placement != nullptr) {
+      auto it = placement->device_of.find(n.name());
+      if (it != placement->device_of.end()) {
+        std::cout << ", style=\"rounded,filled\", fillcolor=\"" << color_of_device[it->second]
+                  << "\", tooltip=\"" << DotEscape(it->second) << "\"";
+      } else {
+        any_unplaced = true;
+        std::cout << ", style=\"rounded,dashed\"";
+      }
+    }
+    std::cout << "];\n";
   }
   for (const proto::NodeDef& n : g.node()) {
     for (const std::string& in : n.input()) {
@@ -171,7 +189,71 @@ int DotCommand(const std::vector<std::string>& args) {
       std::cout << ";\n";
     }
   }
+  if (placement != nullptr) {
+    // Legend node ids start with a space, which no node name the core
+    // accepts can, so they cannot collide with the graph's.
+    std::cout << "  subgraph cluster_legend {\n    label=\"devices\"; style=dashed; fontname=\"Helvetica\";\n";
+    int k = 0;
+    for (const auto& [device, color] : color_of_device)
+      std::cout << "    \" legend " << k++ << "\" [label=\"" << DotEscape(device)
+                << "\", style=\"rounded,filled\", fillcolor=\"" << color << "\"];\n";
+    if (any_unplaced)
+      std::cout << "    \" legend none\" [label=\"not run (pruned or rewritten)\", style=\"rounded,dashed\"];\n";
+    std::cout << "  }\n";
+  }
   std::cout << "}\n";
+}
+
+}  // namespace
+
+int DotCommand(const std::vector<std::string>& args) {
+  const std::string usage =
+      "usage: graphrt dot GRAPH [--placed [RUN OPTIONS]]\n"
+      "\n"
+      "Prints GRAPH as a Graphviz digraph: each node labelled with its name and op;\n"
+      "data edges solid (labelled with the output index when it is not 0), control\n"
+      "edges dashed.\n"
+      "\n"
+      "With --placed, GRAPH is first run once (as 'graphrt run' would, with random\n"
+      "values for the placeholders no --feed gives, as 'graphrt bench' makes them),\n"
+      "and each node is filled with the colour of the device it ran on, with a\n"
+      "legend; nodes the run did not execute are dashed.\n"
+      "\n"
+      "examples:\n"
+      "  graphrt dot model.pb | dot -Tsvg > model.svg\n"
+      "  graphrt dot model.pb --placed --shape x=1,28,28,1 | dot -Tsvg > placed.svg\n";
+  po::options_description visible("options");
+  visible.add_options()("placed", po::bool_switch(), "run once and colour the nodes by device");
+  po::options_description run_options("with --placed");
+  AddRunOptions(&run_options, /*generate_inputs=*/true);
+  visible.add(run_options);
+  po::options_description hidden;
+  hidden.add_options()("graph", po::value<std::string>());
+  po::positional_options_description pos;
+  pos.add("graph", 1);
+  po::variables_map vm;
+  if (!ParseArgs("dot", args, visible, hidden, pos, usage, &vm)) return 0;
+  if (!vm.count("graph")) throw UsageError("dot: missing GRAPH (see 'graphrt dot --help')");
+  if (!vm["placed"].as<bool>()) {
+    for (const auto& opt : run_options.options())
+      if (vm.count(opt->long_name()) && !vm[opt->long_name()].defaulted())
+        throw UsageError("--" + opt->long_name() + " applies only with --placed");
+    PrintDot(LoadGraph(vm["graph"].as<std::string>()), nullptr);
+    return 0;
+  }
+  PreparedRun run;
+  PrepareRun(vm, SessionOptionsFromArgs(vm), /*generate_inputs=*/true, &run);
+  run.RunInits();
+  proto::RunOptions options;
+  options.set_trace_level(proto::RunOptions::FULL_TRACE);
+  options.set_output_partition_graphs(true);
+  proto::RunMetadata metadata;
+  std::vector<Tensor> outputs;
+  Check(run.session->Run(options, run.inputs, run.fetch_tensors, run.targets, &outputs, &metadata),
+        "running " + run.graph_path + " to place it");
+  const Placement placement = PlacementFromMetadata(metadata);
+  PrintDot(run.graph, &placement);
+  Check(run.session->Close(), "closing the session");
   return 0;
 }
 

@@ -23,6 +23,7 @@ struct Command {
 
 const Command kCommands[] = {
     {"run", graphrt::cli::RunCommand, "run a graph with .npy feeds; print (and save) the fetched tensors"},
+    {"bench", graphrt::cli::BenchCommand, "time a graph's runs (random inputs): latency percentiles, throughput"},
     {"show", graphrt::cli::ShowCommand, "show a SavedModel's tag sets and signatures (like saved_model_cli show --all)"},
     {"inspect", graphrt::cli::InspectCommand, "summarize a graph: nodes, placeholders, undefined ops"},
     {"dot", graphrt::cli::DotCommand, "print a graph in Graphviz dot format"},

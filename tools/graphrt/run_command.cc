@@ -12,14 +12,13 @@
 
 #include "cli.h"
 #include "feeds.h"
-#include "graphrt/core/control_flow.h"
-#include "graphrt/core/graph.h"
 #include "graphrt/core/npy.h"
-#include "graphrt/core/runtime.h"
 #include "graphrt/core/session.h"
 #include "graphrt/core/tensor_shape.h"
 #include "graphrt/core/types.h"
 #include "model_source.h"
+#include "observe.h"
+#include "run_setup.h"
 
 namespace graphrt {
 namespace cli {
@@ -51,6 +50,7 @@ const char kUsage[] =
     "  graphrt run add.pbtxt --feed a:0=a.npy --feed b:0=b.npy --fetch sum:0\n"
     "  graphrt run model.pb --feed x:0=x.npy --runs 100 --out results/\n"
     "  graphrt run model.pb --feed x:0=x.npy --runs 100 --profile\n"
+    "  graphrt run model.pb --feed x:0=x.npy --trace run.json --log-placement\n"
     "  graphrt run saved_model_dir/ --signature regress_x_to_y --feed inputs=examples.npy\n"
     "  graphrt run export.meta --checkpoint export --feed x:0=x.npy --fetch y:0\n";
 
@@ -157,45 +157,6 @@ void ReadFeeds(const proto::GraphDef& graph, const std::string& graph_path, std:
 
 namespace {
 
-// The nodes inside while loops (their tensors cannot be fetched); none when
-// the graph does not load (the session will say why).
-std::set<std::string> NodesInLoops(const proto::GraphDef& g) {
-  Graph graph(&Runtime::Global().ops());
-  FrameLayout frames;
-  std::set<std::string> in_loops;
-  if (!ConvertGraphDefToGraph(g, &graph).ok() || !HasControlFlow(graph) || !ComputeFrameLayout(graph, &frames).ok())
-    return in_loops;
-  for (Node* n : graph.op_nodes())
-    if (frames.OutputFrame(*n) > 0) in_loops.insert(n->name());
-  return in_loops;
-}
-
-// Every output of every node that has outputs and no consumers, by name,
-// outside while loops. Sinks without outputs (NoOps, train ops) go to
-// `no_output_sinks`.
-std::vector<std::string> SinkOutputs(const proto::GraphDef& g,
-                                     std::vector<std::string>* no_output_sinks) {
-  std::set<std::string> consumed;
-  for (const proto::NodeDef& n : g.node())
-    for (const std::string& in : n.input()) consumed.insert(InputNodeName(in));
-  const std::set<std::string> in_loops = NodesInLoops(g);
-  std::vector<const proto::NodeDef*> sinks;
-  for (const proto::NodeDef& n : g.node())
-    if (!consumed.count(n.name()) && !in_loops.count(n.name())) sinks.push_back(&n);
-  std::sort(sinks.begin(), sinks.end(),
-            [](const proto::NodeDef* a, const proto::NodeDef* b) { return a->name() < b->name(); });
-  std::vector<std::string> out;
-  for (const proto::NodeDef* n : sinks) {
-    int outputs = NumOutputs(*n);
-    // Unknown op: fetch output 0 and let the session report the op, naming
-    // the node.
-    if (outputs < 0) outputs = 1;
-    if (outputs == 0) no_output_sinks->push_back(n->name());
-    for (int i = 0; i < outputs; ++i) out.push_back(n->name() + ":" + std::to_string(i));
-  }
-  return out;
-}
-
 // Per-node kernel times summed over the traced runs, for --profile.
 struct NodeProfile {
   std::string op;
@@ -209,11 +170,7 @@ void AddStepStats(const proto::StepStats& stats, std::map<std::string, NodeProfi
     for (const proto::NodeExecStats& ns : dev.node_stats()) {
       NodeProfile& p = (*by_node)[ns.node_name()];
       if (p.count == 0) {
-        // The label is "name = Op"; the op may be one the optimizer made
-        // (_FusedConv2D), which the GraphDef does not have.
-        const std::string& label = ns.timeline_label();
-        const size_t eq = label.rfind(" = ");
-        p.op = eq == std::string::npos ? "?" : label.substr(eq + 3);
+        p.op = OpOfTimelineLabel(ns.timeline_label());
         p.device = dev.device();
       }
       p.nanos += ns.all_end_rel_nanos();
@@ -261,37 +218,27 @@ void PrintProfile(const std::map<std::string, NodeProfile>& by_node, int runs, s
   std::cout << "\n";
 }
 
-std::vector<std::string> Strings(const po::variables_map& vm, const char* key) {
-  return vm.count(key) ? vm[key].as<std::vector<std::string>>() : std::vector<std::string>();
-}
-
 }  // namespace
 
 int RunCommand(const std::vector<std::string>& args) {
   po::options_description visible("options");
   visible.add_options()
-      ("feed", po::value<std::vector<std::string>>()->composing()->value_name("NAME=FILE.npy"),
-       "feed tensor NAME (node or node:index) from a .npy file (repeatable)")
-      ("fetch", po::value<std::vector<std::string>>()->composing()->value_name("TENSOR"),
-       "fetch and print TENSOR (repeatable); default: the graph's sink outputs")
-      ("target", po::value<std::vector<std::string>>()->composing()->value_name("NODE"),
-       "run NODE without fetching it (repeatable)")
-      ("init", po::value<std::vector<std::string>>()->composing()->value_name("NODE"),
-       "run NODE once (with the feeds) before the timed runs, e.g. an initializer "
-       "(repeatable)")
       ("runs", po::value<int>()->default_value(1)->value_name("N"),
-       "run N times and report the mean wall time per run")
+       "run N times and report the mean wall time per run after the first (which "
+       "pays one-time set-up and is reported on its own)")
       ("out", po::value<std::string>()->value_name("DIR"),
        "also write each fetched tensor to DIR/<name>.npy (':' and '/' become '_')")
-      ("threads", po::value<int>()->default_value(0)->value_name("N"),
-       "intra- and inter-op threads (0 = all cores)")
-      ("memory-limit", po::value<double>()->default_value(0)->value_name("MIB"),
-       "most MiB the session's tensors may hold at once (0 = a quarter of physical memory)")
       ("profile", po::bool_switch(),
        "trace the timed runs and print the kernel time per op type and per node "
-       "(the 20 slowest)");
-  AddModelOptions(&visible, /*for_run=*/true);
-  AddPluginOptions(&visible);
+       "(the 20 slowest)")
+      ("trace", po::value<std::string>()->value_name("FILE.json"),
+       "trace the last run and write it as a Chrome trace-event file (open it in "
+       "https://ui.perfetto.dev or chrome://tracing): a process per device, a track "
+       "per stream, an event per node")
+      ("log-placement", po::bool_switch(),
+       "log device placement (ConfigProto.log_device_placement) and print the device "
+       "each node of the last run was placed on");
+  AddRunOptions(&visible, /*generate_inputs=*/false);
   po::options_description hidden;
   hidden.add_options()("graph", po::value<std::string>());
   po::positional_options_description pos;
@@ -299,92 +246,47 @@ int RunCommand(const std::vector<std::string>& args) {
   po::variables_map vm;
   if (!ParseArgs("run", args, visible, hidden, pos, kUsage, &vm)) return 0;
   if (!vm.count("graph")) throw UsageError("run: missing GRAPH (see 'graphrt run --help')");
-  const std::string graph_path = vm["graph"].as<std::string>();
   const int runs = vm["runs"].as<int>();
   if (runs < 1) throw UsageError("--runs must be at least 1, got " + std::to_string(runs));
-  const int threads = vm["threads"].as<int>();
-  if (threads < 0) throw UsageError("--threads must be 0 or more, got " + std::to_string(threads));
   const bool profile = vm["profile"].as<bool>();
+  const std::string trace_path = vm.count("trace") ? vm["trace"].as<std::string>() : "";
+  const bool log_placement = vm["log-placement"].as<bool>();
 
-  // Parse the command line completely before doing any slow work.
-  std::vector<Feed> feeds = ParseFeedSpecs(Strings(vm, "feed"));
-  std::vector<std::string> fetches = Strings(vm, "fetch");
-  const std::vector<std::string> targets = Strings(vm, "target");
-  const std::vector<std::string> inits = Strings(vm, "init");
+  SessionOptions options = SessionOptionsFromArgs(vm);
+  options.config.set_log_device_placement(log_placement);
+  PreparedRun run;
+  PrepareRun(vm, options, /*generate_inputs=*/false, &run);
+  const std::string& graph_path = run.graph_path;
+  const std::vector<std::string>& fetches = run.fetches;
+  const std::vector<std::string>& fetch_tensors = run.fetch_tensors;
+  Session* session = run.session.get();
+  run.RunInits();
 
-  SessionOptions options;
-  options.config.set_intra_op_parallelism_threads(threads);
-  options.config.set_inter_op_parallelism_threads(threads);
-  const double memory_limit_mib = vm["memory-limit"].as<double>();
-  if (!(memory_limit_mib >= 0) || memory_limit_mib > 1e12)
-    throw UsageError("--memory-limit must be 0 or a positive number of MiB");
-  options.config.mutable_graphrt_options()->set_session_memory_limit_bytes(
-      static_cast<int64_t>(memory_limit_mib * (1 << 20)));
-
-  LoadPlugins(vm);
-  // A SavedModel directory or .meta file: loaded (and restored) by the client
-  // library; its signature keys stand for tensor names (model_source.h).
-  std::unique_ptr<ModelSource> model;
-  if (IsModelPath(graph_path)) {
-    model = std::make_unique<ModelSource>(vm, graph_path, options);
-    for (Feed& f : feeds) f.name = model->FeedTensor(f.name);
-    if (fetches.empty() && targets.empty()) fetches = model->DefaultFetches();
-  } else if (vm.count("tag") || vm.count("signature") || vm.count("checkpoint")) {
-    throw UsageError("--tag, --signature and --checkpoint need a SavedModel directory or a .meta file");
-  }
-  std::vector<std::string> fetch_tensors = fetches;
-  if (model) std::transform(fetches.begin(), fetches.end(), fetch_tensors.begin(),
-                            [&](const std::string& f) { return model->FetchTensor(f); });
-  const proto::GraphDef graph = model ? model->graph() : LoadGraph(graph_path);
-
-  ReadFeeds(graph, graph_path, &feeds);
-  for (const std::string& name : fetch_tensors) CheckTensorName(graph, "--fetch", name, graph_path);
-  for (const std::string& name : targets) CheckNodeName(graph, "--target", name, graph_path);
-  for (const std::string& name : inits) CheckNodeName(graph, "--init", name, graph_path);
-  if (fetches.empty() && targets.empty()) {
-    std::vector<std::string> no_output_sinks;
-    fetches = fetch_tensors = SinkOutputs(graph, &no_output_sinks);
-    if (fetches.empty()) {
-      std::string hint;
-      for (size_t i = 0; i < no_output_sinks.size() && i < 5; ++i)
-        hint += (i ? ", " : " (its sinks have no outputs: ") + no_output_sinks[i];
-      if (!hint.empty()) hint += no_output_sinks.size() > 5 ? ", ...)" : ")";
-      throw CliError(graph_path + " has no sink node with outputs" + hint +
-                     "; name what to run with --fetch or --target");
-    }
-  }
-
-  std::unique_ptr<Session> session;
-  if (model) {
-    session = model->TakeSession();
-  } else {
-    Check(NewSession(options, &session), "creating a session");
-    Check(session->Create(graph), "loading " + graph_path);
-  }
-
-  std::vector<std::pair<std::string, Tensor>> inputs;
-  for (const Feed& f : feeds) inputs.emplace_back(f.name, f.value);
   std::vector<Tensor> outputs;
-  // The feeds go to --init too: an initializer may read a placeholder (a
-  // variable initialised from a fed value).
-  if (!inits.empty()) Check(session->Run(inputs, {}, inits, &outputs), "running --init");
-  proto::RunOptions run_options;
-  if (profile) run_options.set_trace_level(proto::RunOptions::FULL_TRACE);
   std::map<std::string, NodeProfile> node_profiles;
+  proto::RunMetadata last_metadata;
   using Clock = std::chrono::steady_clock;
-  double total_ms = 0, first_ms = 0;
+  double rest_ms = 0, first_ms = 0;
   for (int r = 0; r < runs; ++r) {
+    const bool last = r == runs - 1;
+    // Only the runs whose stats we use are traced: tracing costs a little per node.
+    proto::RunOptions run_options;
+    if (profile || (last && (!trace_path.empty() || log_placement)))
+      run_options.set_trace_level(proto::RunOptions::FULL_TRACE);
+    if (last && log_placement) run_options.set_output_partition_graphs(true);
     outputs.clear();
     proto::RunMetadata metadata;
+    const bool want_metadata = run_options.trace_level() != proto::RunOptions::NO_TRACE;
     const auto start = Clock::now();
-    Check(session->Run(run_options, inputs, fetch_tensors, targets, &outputs, profile ? &metadata : nullptr),
+    Check(session->Run(run_options, run.inputs, fetch_tensors, run.targets, &outputs,
+                       want_metadata ? &metadata : nullptr),
           runs > 1 ? "run " + std::to_string(r + 1) + " of " + graph_path : "running " + graph_path);
     const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-    total_ms += ms;
-    if (r == 0) first_ms = ms;
+    (r == 0 ? first_ms : rest_ms) += ms;
     // The first run pays one-time set-up (weight re-layout, primitive
     // creation); profile the steady state when there is one.
     if (profile && (r > 0 || runs == 1)) AddStepStats(metadata.step_stats(), &node_profiles);
+    if (last) last_metadata = std::move(metadata);
   }
   if (outputs.size() != fetches.size())
     throw CliError("the session returned " + std::to_string(outputs.size()) + " tensors for " +
@@ -411,14 +313,23 @@ int RunCommand(const std::vector<std::string>& args) {
     }
   }
   if (runs > 1) {
-    char line[128];
-    std::snprintf(line, sizeof(line), "mean wall time per run: %.3f ms over %d runs (first run %.3f ms)",
-                  total_ms / runs, runs, first_ms);
+    char line[160];
+    const std::string later = runs == 2 ? "run 2" : "runs 2 to " + std::to_string(runs);
+    std::snprintf(line, sizeof(line), "mean wall time per run: %.3f ms over %s (first run %.3f ms, with set-up)",
+                  rest_ms / (runs - 1), later.c_str(), first_ms);
     std::cout << line << "\n";
   }
   if (profile) {
     std::cout << "\n";
     PrintProfile(node_profiles, runs > 1 ? runs - 1 : 1, 20);
+  }
+  if (log_placement) {
+    std::cout << "\n";
+    PrintPlacement(PlacementFromMetadata(last_metadata), std::cout);
+  }
+  if (!trace_path.empty()) {
+    WriteChromeTrace(last_metadata.step_stats(), trace_path);
+    std::cout << "wrote trace of the last run to " << trace_path << "\n";
   }
   Check(session->Close(), "closing the session");
   return 0;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "graphrt/client/saved_model.h"
+#include "graphrt/model.h"
 #include "graphrt/core/device.h"
 #include "graphrt/core/graph_def_io.h"
 #include "graphrt/core/runtime.h"
@@ -138,28 +140,6 @@ Status DataTypeOf(const char* fn, GRC_DataType dtype, graphrt::DataType* out) {
   return graphrt::ValidateDataType(static_cast<int64_t>(dtype), /*allow_ref=*/false,
                                    std::string(fn) + " dtype", out);
 }
-
-// A per-buffer allocator that hands the caller's memory to one TensorBuffer
-// and gives it back through the caller's deallocator when the buffer dies
-// (TensorBuffer owns its memory through an Allocator; this makes the
-// adoption zero-copy without a core change).
-class AdoptedMemory final : public graphrt::Allocator {
- public:
-  AdoptedMemory(void* data, size_t len, GRC_Deallocator deallocator, void* arg)
-      : data_(data), len_(len), deallocator_(deallocator), arg_(arg) {}
-  const char* Name() const override { return "caller memory (GRC_NewTensor)"; }
-  void* Allocate(size_t bytes, size_t) override { return bytes == len_ ? data_ : nullptr; }
-  void Deallocate(void*, size_t) override {
-    if (deallocator_ != nullptr) deallocator_(data_, len_, arg_);
-    delete this;
-  }
-
- private:
-  void* data_;
-  size_t len_;
-  GRC_Deallocator deallocator_;
-  void* arg_;
-};
 
 GRC_Tensor* Wrap(graphrt::Tensor t) {
   auto* out = new GRC_Tensor;
@@ -312,25 +292,11 @@ GRC_Tensor* GRC_NewTensor(GRC_DataType dtype, const int64_t* dims, int num_dims,
                                      " tensor of shape ", shape.DebugString(), " has ", bytes);
     }
     if (bytes > 0 && data == nullptr) return NullArgument(fn, "data");
-    if (bytes == 0 || reinterpret_cast<uintptr_t>(data) % graphrt::kTensorAlignment != 0) {
-      // The core keeps tensor data 64-byte aligned (kernels may rely on it), so
-      // other memory is copied, as TensorFlow's TF_NewTensor does.
-      graphrt::Tensor t;
-      GR_RETURN_IF_ERROR(graphrt::Tensor::Allocate(graphrt::HostAllocator(), dt, shape, &t));
-      if (bytes > 0) std::memcpy(t.raw_data(), data, bytes);
-      result = Wrap(std::move(t));
-      if (deallocator != nullptr) deallocator(data, len, deallocator_arg);
-      return Status::OK();
-    }
-    // Everything that can fail is done before the buffer adopts the memory:
-    // on failure the caller keeps it and the deallocator must not run.
-    auto holder = std::make_unique<GRC_Tensor>();
-    auto adopted = std::make_unique<AdoptedMemory>(data, len, deallocator, deallocator_arg);
-    graphrt::TensorBuffer* buf = graphrt::TensorBuffer::Create(adopted.get(), bytes);
-    if (buf == nullptr) return errors::Internal(fn, ": could not adopt the memory");  // Allocate cannot refuse
-    adopted.release();  // the buffer's last Unref deletes it, running the deallocator
-    holder->tensor = graphrt::Tensor(dt, shape, buf, buf->data());
-    result = holder.release();
+    std::function<void(void*)> release;
+    if (deallocator != nullptr) release = [deallocator, len, deallocator_arg](void* p) { deallocator(p, len, deallocator_arg); };
+    graphrt::Tensor t;
+    GR_RETURN_IF_ERROR(graphrt::TensorFromMemory(dt, shape, data, bytes, std::move(release), &t).WithContext(fn));
+    result = Wrap(std::move(t));
     return Status::OK();
   });
   return result;

@@ -33,6 +33,8 @@ struct FrameLayout {
   // The frame `n`'s outputs are in: an Enter's loop, an Exit's parent,
   // else the frame `n` runs in.
   int OutputFrame(const Node& n) const;
+  // The frame an Enter's frame_name names; -1 when none has it yet.
+  int FrameNamed(const std::string& name) const;
 };
 
 // Assigns every op node its frame, and checks the loops are well formed:
