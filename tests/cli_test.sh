@@ -346,6 +346,7 @@ if run_ok "devices" "$GRAPHRT" devices; then
   expect_out "devices lists CPU:0" "device:CPU:0"
   expect_out "devices shows type" "type:        CPU"
   expect_out "devices shows memory" "memory:"
+  expect_out "devices shows the allocator's bytes in use, peak and limit" " peak, "
 fi
 
 # ------------------------------------------------------ inspect, dot

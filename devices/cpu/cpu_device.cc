@@ -1,10 +1,12 @@
 // The CPU device backend: ordinary host memory, 64-byte aligned, and
 // synchronous execution (streams and events are null handles, copies are
-// memcpy). The core runs CPU kernels on its own thread pool.
+// memcpy, host callbacks run at once). The core runs CPU kernels on its own
+// thread pool.
 #include <graphrt/sdk/sdk.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -166,7 +168,20 @@ LargeBlockCache& BlockCache() {
   return *cache;
 }
 
-void* Allocate(void*, uint64_t bytes, uint64_t alignment) {
+// Bytes the core holds now and at most (what it asked for, not the size
+// classes behind them), over every CPU device: they share one heap.
+std::atomic<int64_t> g_bytes_in_use{0};
+std::atomic<int64_t> g_peak_bytes_in_use{0};
+
+void CountAllocation(uint64_t bytes) {
+  const int64_t now = g_bytes_in_use.fetch_add(static_cast<int64_t>(bytes), std::memory_order_relaxed) +
+                      static_cast<int64_t>(bytes);
+  int64_t peak = g_peak_bytes_in_use.load(std::memory_order_relaxed);
+  while (now > peak && !g_peak_bytes_in_use.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
+  }
+}
+
+void* AllocateBlock(uint64_t bytes, uint64_t alignment) {
   uint64_t align = alignment < kMinAlignment ? kMinAlignment : alignment;
   if ((align & (align - 1)) != 0) return nullptr;  // not a power of two
   // Zero bytes still gets a real (unique, freeable) block, so callers never
@@ -187,8 +202,15 @@ void* Allocate(void*, uint64_t bytes, uint64_t alignment) {
   return std::aligned_alloc(static_cast<size_t>(align), static_cast<size_t>(round_up(want)));
 }
 
+void* Allocate(void*, uint64_t bytes, uint64_t alignment) {
+  void* p = AllocateBlock(bytes, alignment);
+  if (p != nullptr) CountAllocation(bytes);
+  return p;
+}
+
 // The core passes the byte count it asked for, so the size class is known.
 void Deallocate(void*, void* ptr, uint64_t bytes) {
+  if (ptr != nullptr) g_bytes_in_use.fetch_sub(static_cast<int64_t>(bytes), std::memory_order_relaxed);
   if (ptr != nullptr && bytes >= LargeBlockCache::kMinBytes &&
       BlockCache().Give(ptr, LargeBlockCache::ClassOf(bytes)))
     return;
@@ -201,10 +223,15 @@ int32_t MemoryInfo(void*, GR_DeviceMemoryInfo* info, GR_StatusSink*) {
   const int64_t total = pages > 0 && page > 0 ? static_cast<int64_t>(pages) * page : -1;
   const int64_t avail = AvailableBytes();
   // Honour the reader's struct_size: only write fields it has.
-  if (info->struct_size >= offsetof(GR_DeviceMemoryInfo, total_bytes) + sizeof(int64_t))
-    info->total_bytes = total;
-  if (info->struct_size >= offsetof(GR_DeviceMemoryInfo, free_bytes) + sizeof(int64_t))
-    info->free_bytes = avail;
+  auto has = [info](size_t through) { return through <= info->struct_size; };
+  if (has(GR_SIZE_THROUGH(GR_DeviceMemoryInfo, total_bytes))) info->total_bytes = total;
+  if (has(GR_SIZE_THROUGH(GR_DeviceMemoryInfo, free_bytes))) info->free_bytes = avail;
+  if (has(GR_SIZE_THROUGH(GR_DeviceMemoryInfo, bytes_in_use)))
+    info->bytes_in_use = g_bytes_in_use.load(std::memory_order_relaxed);
+  if (has(GR_SIZE_THROUGH(GR_DeviceMemoryInfo, peak_bytes_in_use)))
+    info->peak_bytes_in_use = g_peak_bytes_in_use.load(std::memory_order_relaxed);
+  // Nothing refuses below physical memory: that is the limit.
+  if (has(GR_SIZE_THROUGH(GR_DeviceMemoryInfo, bytes_limit))) info->bytes_limit = total;
   return GR_OK;
 }
 
@@ -229,6 +256,13 @@ void DestroyEvent(void*, void*) {}
 int32_t RecordEvent(void*, void*, void*, GR_StatusSink*) { return GR_OK; }
 int32_t StreamWaitEvent(void*, void*, void*, GR_StatusSink*) { return GR_OK; }
 int32_t SyncEvent(void*, void*, GR_StatusSink*) { return GR_OK; }
+// Work is done when the call that enqueued it returns.
+int32_t QueryEvent(void*, void*, GR_StatusSink*) { return GR_OK; }
+int32_t HostCallback(void*, void*, GR_HostCallbackFn fn, void* arg, GR_StatusSink*) {
+  fn(arg, GR_OK);
+  return GR_OK;
+}
+int32_t StreamStatus(void*, void*, GR_StatusSink*) { return GR_OK; }
 
 const GR_DeviceSpec kCpuDeviceSpec = {
     /*struct_size=*/sizeof(GR_DeviceSpec),
@@ -254,6 +288,9 @@ const GR_DeviceSpec kCpuDeviceSpec = {
     /*record_event=*/&RecordEvent,
     /*stream_wait_event=*/&StreamWaitEvent,
     /*sync_event=*/&SyncEvent,
+    /*query_event=*/&QueryEvent,
+    /*host_callback=*/&HostCallback,
+    /*stream_status=*/&StreamStatus,
 };
 
 }  // namespace

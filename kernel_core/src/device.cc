@@ -1,6 +1,7 @@
 #include "graphrt/core/device.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "core_api_internal.h"
 
@@ -16,6 +17,19 @@ class BackendAllocator final : public Allocator {
   void* Allocate(size_t bytes, size_t alignment) override { return spec_->allocate(device_, bytes, alignment); }
   void Deallocate(void* ptr, size_t bytes) override { spec_->deallocate(device_, ptr, bytes); }
   bool IsHost() const override { return host_; }
+  // For an out-of-memory message: the device, and its allocator's use and limit.
+  std::string Describe() const override {
+    if (!spec_->memory_info) return name_;
+    GR_DeviceMemoryInfo info;
+    std::memset(&info, 0, sizeof(info));
+    info.struct_size = sizeof(info);
+    info.bytes_in_use = info.bytes_limit = -1;
+    GR_StatusSink sink;
+    if (spec_->memory_info(device_, &info, &sink) != GR_OK || info.bytes_in_use < 0 || info.bytes_limit < 0)
+      return name_;
+    return name_ + " (" + std::to_string(info.bytes_in_use) + " of its " + std::to_string(info.bytes_limit) +
+           " bytes in use)";
+  }
 
  private:
   const GR_DeviceSpec* spec_;
@@ -84,6 +98,152 @@ Status Device::Synchronize() {
   return Status::OK();
 }
 
+Status Device::MemoryStats(DeviceMemoryStats* stats) const {
+  *stats = DeviceMemoryStats();
+  if (!spec_.memory_info) return errors::Unimplemented("device ", name_, " does not report memory");
+  GR_DeviceMemoryInfo info;
+  std::memset(&info, 0, sizeof(info));
+  info.struct_size = sizeof(info);
+  // What an older backend does not write stays unknown.
+  info.total_bytes = info.free_bytes = info.bytes_in_use = info.peak_bytes_in_use = info.bytes_limit = -1;
+  GR_StatusSink sink;
+  if (spec_.memory_info(handle_, &info, &sink) != GR_OK)
+    return sink.status.ok() ? errors::Internal("memory_info failed on ", name_) : sink.status;
+  stats->total_bytes = info.total_bytes;
+  stats->free_bytes = info.free_bytes;
+  stats->bytes_in_use = info.bytes_in_use;
+  stats->peak_bytes_in_use = info.peak_bytes_in_use;
+  stats->bytes_limit = info.bytes_limit;
+  return Status::OK();
+}
+
+namespace {
+// The status of a backend call: its recorded error, or one naming the call
+// when the backend failed without a message.
+Status Checked(int32_t code, const GR_StatusSink& sink, const char* fn, const std::string& device) {
+  if (code == GR_OK) return Status::OK();
+  if (!sink.status.ok()) return sink.status;
+  return Status(static_cast<Code>(code), std::string(fn) + " failed on " + device + " without a message");
+}
+
+// Calls an optional backend function (absent: nothing to do, OK).
+template <typename... Params, typename... Args>
+Status CallOptional(int32_t (*fn)(void*, Params...), const char* what, const std::string& device, void* handle,
+                    Args... args) {
+  if (fn == nullptr) return Status::OK();
+  GR_StatusSink sink;
+  return Checked(fn(handle, args..., &sink), sink, what, device);
+}
+}  // namespace
+
+Status Device::CreateStream(void** stream) {
+  *stream = nullptr;
+  return CallOptional(spec_.create_stream, "create_stream", name_, handle_, stream);
+}
+
+void Device::DestroyStream(void* stream) {
+  if (spec_.destroy_stream) spec_.destroy_stream(handle_, stream);
+}
+
+Status Device::SyncStream(void* stream) {
+  return CallOptional(spec_.sync_stream, "sync_stream", name_, handle_, stream);
+}
+
+Status Device::StreamStatus(void* stream) {
+  return CallOptional(spec_.stream_status, "stream_status", name_, handle_, stream);
+}
+
+Status Device::CopyHostToDeviceAsync(void* stream, const void* src, void* dst, size_t bytes) {
+  if (!spec_.copy_host_to_device) {
+    if (bytes) std::memcpy(dst, src, bytes);
+    return Status::OK();
+  }
+  return CallOptional(spec_.copy_host_to_device, "copy_host_to_device", name_, handle_, stream, dst, src, uint64_t{bytes});
+}
+
+Status Device::CopyDeviceToHostAsync(void* stream, const void* src, void* dst, size_t bytes) {
+  if (!spec_.copy_device_to_host) {
+    if (bytes) std::memcpy(dst, src, bytes);
+    return Status::OK();
+  }
+  return CallOptional(spec_.copy_device_to_host, "copy_device_to_host", name_, handle_, stream, dst, src, uint64_t{bytes});
+}
+
+Status Device::CopyDeviceToDeviceAsync(void* stream, const void* src, void* dst, size_t bytes) {
+  if (!spec_.copy_device_to_device) {
+    if (!host_memory()) return errors::Unimplemented("device ", name_, " cannot copy between device memories");
+    if (bytes) std::memmove(dst, src, bytes);
+    return Status::OK();
+  }
+  return CallOptional(spec_.copy_device_to_device, "copy_device_to_device", name_, handle_, stream, dst, src,
+                      uint64_t{bytes});
+}
+
+Status Device::CreateEvent(void** event) {
+  *event = nullptr;
+  return CallOptional(spec_.create_event, "create_event", name_, handle_, event);
+}
+
+void Device::DestroyEvent(void* event) {
+  if (spec_.destroy_event) spec_.destroy_event(handle_, event);
+}
+
+Status Device::RecordEvent(void* stream, void* event) {
+  return CallOptional(spec_.record_event, "record_event", name_, handle_, stream, event);
+}
+
+Status Device::StreamWaitEvent(void* stream, void* event) {
+  return CallOptional(spec_.stream_wait_event, "stream_wait_event", name_, handle_, stream, event);
+}
+
+Status Device::SyncEvent(void* event) {
+  return CallOptional(spec_.sync_event, "sync_event", name_, handle_, event);
+}
+
+Status Device::QueryEvent(void* event, bool* done) {
+  *done = true;
+  if (!spec_.query_event) return Status::OK();
+  GR_StatusSink sink;
+  const int32_t code = spec_.query_event(handle_, event, &sink);
+  if (code == GR_UNAVAILABLE && sink.status.ok()) {  // pending, not an error
+    *done = false;
+    return Status::OK();
+  }
+  return Checked(code, sink, "query_event", name_);
+}
+
+Status Device::HostCallback(void* stream, GR_HostCallbackFn fn, void* arg) {
+  if (!spec_.host_callback) {  // synchronous: everything before has completed
+    fn(arg, GR_OK);
+    return Status::OK();
+  }
+  GR_StatusSink sink;
+  return Checked(spec_.host_callback(handle_, stream, fn, arg, &sink), sink, "host_callback", name_);
+}
+
+Status Device::HostCallback(void* stream, std::function<void(const Status&)> fn) {
+  struct Call {
+    Device* device;
+    void* stream;
+    std::function<void(const Status&)> fn;
+  };
+  auto* call = new Call{this, stream, std::move(fn)};
+  Status s = HostCallback(
+      stream,
+      [](void* arg, int32_t code) {
+        std::unique_ptr<Call> c(static_cast<Call*>(arg));
+        Status st;
+        if (code != GR_OK) {  // the stream's recorded error has the message
+          st = c->device->StreamStatus(c->stream);
+          if (st.ok()) st = Status(static_cast<Code>(code), "work on " + c->device->name() + " failed");
+        }
+        c->fn(st);
+      },
+      call);
+  if (!s.ok()) delete call;
+  return s;
+}
+
 std::vector<std::string> DeviceRegistry::DeviceTypes() const {
   std::lock_guard<std::mutex> lock(mu_);
   auto b = backends_;
@@ -126,10 +286,32 @@ Status DeviceRegistry::CheckAll(const std::vector<std::pair<GR_DeviceSpec, std::
     if (s.device_type == nullptr || s.create_device == nullptr || s.allocate == nullptr || s.deallocate == nullptr)
       return errors::InvalidArgument("device backend from plugin '", specs[i].second,
                                      "' lacks device_type, create_device, allocate or deallocate");
-    if (!(s.flags & GR_DEVICE_HOST_MEMORY) &&
-        (!s.copy_host_to_device || !s.copy_device_to_host || !s.sync_stream))
-      return errors::InvalidArgument("device backend '", s.device_type, "' from plugin '", specs[i].second,
-                                     "' has device memory but no copy or sync functions");
+    if (!(s.flags & GR_DEVICE_HOST_MEMORY)) {
+      // The core reaches a device's own memory only through these (ABI 1.3).
+      const std::pair<bool, const char*> required[] = {
+          {s.create_stream != nullptr, "create_stream"},
+          {s.destroy_stream != nullptr, "destroy_stream"},
+          {s.sync_stream != nullptr, "sync_stream"},
+          {s.copy_host_to_device != nullptr, "copy_host_to_device"},
+          {s.copy_device_to_host != nullptr, "copy_device_to_host"},
+          {s.copy_device_to_device != nullptr, "copy_device_to_device"},
+          {s.create_event != nullptr, "create_event"},
+          {s.destroy_event != nullptr, "destroy_event"},
+          {s.record_event != nullptr, "record_event"},
+          {s.stream_wait_event != nullptr, "stream_wait_event"},
+          {s.sync_event != nullptr, "sync_event"},
+          {s.query_event != nullptr, "query_event"},
+          {s.host_callback != nullptr, "host_callback"},
+          {s.stream_status != nullptr, "stream_status"},
+      };
+      std::string missing;
+      for (const auto& [present, fn] : required)
+        if (!present) missing += (missing.empty() ? "" : ", ") + std::string(fn);
+      if (!missing.empty())
+        return errors::InvalidArgument("device backend '", s.device_type, "' from plugin '", specs[i].second,
+                                       "' has its own memory (no GR_DEVICE_HOST_MEMORY) but lacks ", missing,
+                                       " (graphrt ABI 1.3 requires them of such devices)");
+    }
     for (const auto& [existing, plugin] : backends_)
       if (std::string(existing.device_type) == s.device_type)
         return errors::AlreadyExists("device type '", s.device_type, "' is already provided by plugin '", plugin, "'");

@@ -106,7 +106,7 @@ int DevicesCommand(const std::vector<std::string>& args) {
       "usage: graphrt devices [options]\n"
       "\n"
       "Lists the devices the loaded device plugins provide: name, type,\n"
-      "description and memory.\n" +
+      "description, memory, and its allocator's bytes in use, peak and limit.\n" +
       std::string(kPluginNote);
   po::variables_map vm;
   if (!ParsePluginCommand("devices", args, usage, nullptr, &vm)) return 0;
@@ -120,14 +120,17 @@ int DevicesCommand(const std::vector<std::string>& args) {
     std::cout << d->name() << "\n";
     std::cout << "    type:        " << d->type() << " (plugin " << d->plugin() << ")\n";
     std::cout << "    description: " << OneLine(d->description()) << "\n";
-    int64_t total = 0, free = -1;
-    const Status s = d->MemoryInfo(&total, &free);
+    DeviceMemoryStats m;
+    const Status s = d->MemoryStats(&m);
+    auto bytes = [](int64_t n) { return n >= 0 ? HumanBytes(n) : std::string("unknown"); };
     std::cout << "    memory:      ";
     if (!s.ok()) {
       std::cout << "unknown (" << OneLine(s.message()) << ")";
     } else {
-      std::cout << (total > 0 ? HumanBytes(total) : std::string("unknown")) << " total, "
-                << (free >= 0 ? HumanBytes(free) : std::string("unknown")) << " free";
+      std::cout << (m.total_bytes > 0 ? HumanBytes(m.total_bytes) : std::string("unknown")) << " total, "
+                << bytes(m.free_bytes) << " free\n";
+      std::cout << "    allocator:   " << bytes(m.bytes_in_use) << " in use, " << bytes(m.peak_bytes_in_use)
+                << " peak, " << bytes(m.bytes_limit) << " limit";
     }
     std::cout << "\n";
   }

@@ -2,6 +2,7 @@
 #ifndef GRAPHRT_CORE_DEVICE_H_
 #define GRAPHRT_CORE_DEVICE_H_
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -12,6 +13,15 @@
 #include "graphrt/core/tensor.h"
 
 namespace graphrt {
+
+// What a backend's allocator reports (GR_DeviceMemoryInfo); -1 = unknown.
+struct DeviceMemoryStats {
+  int64_t total_bytes = -1;
+  int64_t free_bytes = -1;
+  int64_t bytes_in_use = -1;
+  int64_t peak_bytes_in_use = -1;
+  int64_t bytes_limit = -1;
+};
 
 class Device {
  public:
@@ -32,6 +42,38 @@ class Device {
   Status CopyHostToDevice(const void* src, void* dst, size_t bytes);
   Status CopyDeviceToHost(const void* src, void* dst, size_t bytes);
   Status Synchronize();
+  // Total/free and, from ABI 1.3 backends, bytes in use, peak and limit.
+  Status MemoryStats(DeviceMemoryStats* stats) const;
+
+  // ---- Streams, events and asynchronous copies: the backend's own handles
+  // and functions (ABI 1.3 requires them of devices with their own memory).
+  // A host-memory device that lacks them is synchronous: null handles,
+  // copies are memcpy, events are always done, callbacks run at once.
+  // Every copy is ordered on `stream` and returns before it runs; the host
+  // side of a copy must stay valid until the stream has run it.
+  Status CreateStream(void** stream);
+  void DestroyStream(void* stream);
+  Status SyncStream(void* stream);
+  // OK, or the first error of work on the stream (a failed stream stays so).
+  Status StreamStatus(void* stream);
+  Status CopyHostToDeviceAsync(void* stream, const void* src, void* dst, size_t bytes);
+  Status CopyDeviceToHostAsync(void* stream, const void* src, void* dst, size_t bytes);
+  // `src` or `dst` may be memory of another device of the same backend.
+  Status CopyDeviceToDeviceAsync(void* stream, const void* src, void* dst, size_t bytes);
+  Status CreateEvent(void** event);
+  void DestroyEvent(void* event);
+  Status RecordEvent(void* stream, void* event);
+  // Work enqueued on `stream` after this waits for the work recorded before `event`.
+  Status StreamWaitEvent(void* stream, void* event);
+  Status SyncEvent(void* event);
+  // *done once the work recorded before `event` has completed; the work's
+  // error (with *done) if it failed.
+  Status QueryEvent(void* event, bool* done);
+  // fn(arg, code) on a backend thread once the work enqueued on `stream`
+  // so far has completed; fn must not block.
+  Status HostCallback(void* stream, GR_HostCallbackFn fn, void* arg);
+  // The same with the stream's status (its message included).
+  Status HostCallback(void* stream, std::function<void(const Status&)> fn);
 
  private:
   GR_DeviceSpec spec_;
