@@ -57,6 +57,29 @@ class Session {
                      std::vector<Tensor>* outputs, proto::RunMetadata* run_metadata) = 0;
   // See above: stops new calls, cancels and waits for Runs in progress.
   virtual Status Close() = 0;
+
+  // Callables (TensorFlow 1's DirectSession contract): a signature resolved
+  // once, run many times with its feeds in CallableOptions.feed's order and
+  // its fetches in .fetch's order; .run_options apply to every call.
+  // Unknown or released handles are INVALID_ARGUMENT.
+  using CallableHandle = int64_t;
+  virtual Status MakeCallable(const proto::CallableOptions& options, CallableHandle* out_handle) {
+    (void)options;
+    (void)out_handle;
+    return errors::Unimplemented("This Session does not support callables");
+  }
+  virtual Status RunCallable(CallableHandle handle, const std::vector<Tensor>& feed_tensors,
+                             std::vector<Tensor>* fetch_tensors, proto::RunMetadata* run_metadata) {
+    (void)handle, (void)feed_tensors, (void)fetch_tensors, (void)run_metadata;
+    return errors::Unimplemented("This Session does not support callables");
+  }
+  virtual Status ReleaseCallable(CallableHandle handle) {
+    (void)handle;
+    return errors::Unimplemented("This Session does not support callables");
+  }
+  // After Finalize, Extend fails and Runs whose signature needs a new
+  // executor fail with FAILED_PRECONDITION "Session has been finalized."
+  virtual Status Finalize() { return errors::Unimplemented("This Session does not support Finalize"); }
 };
 
 class SessionFactory {
