@@ -5,6 +5,7 @@
 // partition graphs as a session reports them.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -13,6 +14,7 @@
 #include "graphrt/core/graph.h"
 #include "graphrt/core/kernel_registry.h"
 #include "graphrt/core/partition.h"
+#include "graphrt/core/rendezvous.h"
 #include "graphrt/core/runtime.h"
 #include "test_util.h"
 
@@ -52,6 +54,29 @@ std::string NoOpNode(const std::string& name, const std::vector<std::string>& in
   for (const std::string& i : inputs) s += " input: '" + i + "'";
   return s + " }\n";
 }
+
+// i = 0; while (i < 5) i += 1, the loop on B-nodes, fed from and read back
+// by A-nodes.
+constexpr char kLoop[] = R"(
+node { name: 'A_init' op: 'Const' attr { key: 'dtype' value { type: DT_INT32 } }
+  attr { key: 'value' value { tensor { dtype: DT_INT32 tensor_shape {} int_val: 0 } } } }
+node { name: 'B_enter' op: 'Enter' input: 'A_init' attr { key: 'T' value { type: DT_INT32 } }
+  attr { key: 'frame_name' value { s: 'loop' } } }
+node { name: 'B_merge' op: 'Merge' input: 'B_enter' input: 'B_next'
+  attr { key: 'T' value { type: DT_INT32 } } attr { key: 'N' value { i: 2 } } }
+node { name: 'B_limit' op: 'Const' input: '^B_merge' attr { key: 'dtype' value { type: DT_INT32 } }
+  attr { key: 'value' value { tensor { dtype: DT_INT32 tensor_shape {} int_val: 5 } } } }
+node { name: 'B_less' op: 'Less' input: 'B_merge' input: 'B_limit' attr { key: 'T' value { type: DT_INT32 } } }
+node { name: 'B_cond' op: 'LoopCond' input: 'B_less' }
+node { name: 'B_switch' op: 'Switch' input: 'B_merge' input: 'B_cond' attr { key: 'T' value { type: DT_INT32 } } }
+node { name: 'B_body' op: 'Identity' input: 'B_switch:1' attr { key: 'T' value { type: DT_INT32 } } }
+node { name: 'B_one' op: 'Const' input: '^B_body' attr { key: 'dtype' value { type: DT_INT32 } }
+  attr { key: 'value' value { tensor { dtype: DT_INT32 tensor_shape {} int_val: 1 } } } }
+node { name: 'B_add' op: 'AddV2' input: 'B_body' input: 'B_one' attr { key: 'T' value { type: DT_INT32 } } }
+node { name: 'B_next' op: 'NextIteration' input: 'B_add' attr { key: 'T' value { type: DT_INT32 } } }
+node { name: 'B_exit' op: 'Exit' input: 'B_switch' attr { key: 'T' value { type: DT_INT32 } } }
+node { name: 'A_out' op: 'Identity' input: 'B_exit' attr { key: 'T' value { type: DT_INT32 } } }
+)";
 
 class PartitionTest : public ::testing::Test {
  protected:
@@ -213,6 +238,45 @@ TEST_F(PartitionTest, HostMemoryInputsGetTheirOwnTransfer) {
     EXPECT_EQ(s.attr().count(kSendFromHostAttr) == 1, s.input(0) == "A2") << s.name();
 }
 
+TEST_F(PartitionTest, EachRecvMeetsItsSendInTheRendezvous) {
+  // The key each side builds from its own attrs (at the root frame's first
+  // iteration) must be the same, so every value sent reaches exactly one _Recv.
+  options_.get_incarnation = [](const std::string& device) { return std::hash<std::string>{}(device); };
+  ASSERT_TRUE(Run(ConstNode("A1", 1) + ConstNode("A2", 2) + UnaryNode("B1", "Identity", "A1") +
+                  AddNode("B2", "A1", "A2") + UnaryNode("X1", "Neg", "B2") + NoOpNode("A3", {"^X1", "^B1"}))
+                  .ok());
+  auto key_of = [](const proto::NodeDef& n) {
+    Rendezvous::ParsedKey k;
+    EXPECT_TRUE(Rendezvous::ParseKey(
+                    Rendezvous::CreateKey(n.attr().at("send_device").s(),
+                                          static_cast<uint64_t>(n.attr().at("send_device_incarnation").i()),
+                                          n.attr().at("recv_device").s(), n.attr().at("tensor_name").s(), 0, 0),
+                    &k)
+                    .ok());
+    return k;
+  };
+  LocalRendezvous rendezvous;
+  int sent = 0;
+  for (const char* device : {kCpu0, kCpu1, kXpu0})
+    for (const auto& send : OfOp(Nodes(device), "_Send")) {
+      ASSERT_TRUE(rendezvous.Send(key_of(send), MakeTensor<float>(GR_FLOAT, {}, {1.0f * sent}), false).ok());
+      ++sent;
+    }
+  EXPECT_EQ(sent, 5);  // A1, A2 -> CPU:1; B2 -> XPU:0; X1, B1 -> CPU:0 (control)
+  int received = 0;
+  for (const char* device : {kCpu0, kCpu1, kXpu0})
+    for (const auto& recv : OfOp(Nodes(device), "_Recv")) {
+      bool called = false;
+      rendezvous.RecvAsync(key_of(recv), [&](const Status& st, const Tensor&, bool) {
+        EXPECT_TRUE(st.ok()) << st;
+        called = true;
+      });
+      EXPECT_TRUE(called) << recv.name() << " found no value";  // sent already
+      ++received;
+    }
+  EXPECT_EQ(received, sent);
+}
+
 TEST_F(PartitionTest, PartitionGraphDefsAreValidGraphs) {
   ASSERT_TRUE(Run(ConstNode("A1", 1) + UnaryNode("B1", "Identity", "A1") + NoOpNode("B2", {"^A1"})).ok());
   for (const auto& [device, part] : parts_) {
@@ -225,28 +289,8 @@ TEST_F(PartitionTest, PartitionGraphDefsAreValidGraphs) {
 }
 
 TEST_F(PartitionTest, LoopOnOneDevicePartitions) {
-  // i = 0; while (i < 5) i += 1 on CPU:1 (names start with B), fed from
-  // A-nodes on CPU:0 and read back on CPU:0.
-  const std::string loop = R"(
-node { name: 'A_init' op: 'Const' attr { key: 'dtype' value { type: DT_INT32 } }
-  attr { key: 'value' value { tensor { dtype: DT_INT32 tensor_shape {} int_val: 0 } } } }
-node { name: 'B_enter' op: 'Enter' input: 'A_init' attr { key: 'T' value { type: DT_INT32 } }
-  attr { key: 'frame_name' value { s: 'loop' } } }
-node { name: 'B_merge' op: 'Merge' input: 'B_enter' input: 'B_next'
-  attr { key: 'T' value { type: DT_INT32 } } attr { key: 'N' value { i: 2 } } }
-node { name: 'B_limit' op: 'Const' input: '^B_merge' attr { key: 'dtype' value { type: DT_INT32 } }
-  attr { key: 'value' value { tensor { dtype: DT_INT32 tensor_shape {} int_val: 5 } } } }
-node { name: 'B_less' op: 'Less' input: 'B_merge' input: 'B_limit' attr { key: 'T' value { type: DT_INT32 } } }
-node { name: 'B_cond' op: 'LoopCond' input: 'B_less' }
-node { name: 'B_switch' op: 'Switch' input: 'B_merge' input: 'B_cond' attr { key: 'T' value { type: DT_INT32 } } }
-node { name: 'B_body' op: 'Identity' input: 'B_switch:1' attr { key: 'T' value { type: DT_INT32 } } }
-node { name: 'B_one' op: 'Const' input: '^B_body' attr { key: 'dtype' value { type: DT_INT32 } }
-  attr { key: 'value' value { tensor { dtype: DT_INT32 tensor_shape {} int_val: 1 } } } }
-node { name: 'B_add' op: 'AddV2' input: 'B_body' input: 'B_one' attr { key: 'T' value { type: DT_INT32 } } }
-node { name: 'B_next' op: 'NextIteration' input: 'B_add' attr { key: 'T' value { type: DT_INT32 } } }
-node { name: 'B_exit' op: 'Exit' input: 'B_switch' attr { key: 'T' value { type: DT_INT32 } } }
-node { name: 'A_out' op: 'Identity' input: 'B_exit' attr { key: 'T' value { type: DT_INT32 } } }
-)";
+
+  const std::string loop = kLoop;
   ASSERT_TRUE(Run(loop).ok());
   auto cpu0 = Nodes(kCpu0), cpu1 = Nodes(kCpu1);
   EXPECT_EQ(OfOp(cpu0, "_Send").size(), 1u);  // A_init
@@ -340,6 +384,63 @@ TEST(SessionPartitionGraphs, ReportedPerDeviceWithTheTransfers) {
     EXPECT_EQ(n.device(), kCpu1);
     EXPECT_NE(n.op(), "_Send");
   }
+}
+
+// kLoop with each node pinned by the first letter of its name.
+std::string PinnedLoop() {
+  std::string g = kLoop;
+  for (size_t p = g.find("name: '"); p != std::string::npos; p = g.find("name: '", p + 1)) {
+    const size_t start = p + 7;
+    const std::string device = g[start] == 'A' ? "/cpu:0" : "/cpu:1";
+    const size_t end = g.find('\'', start);
+    g.insert(end + 1, " device: '" + device + "'");
+  }
+  return g;
+}
+
+TEST(SessionPartitionGraphs, ALoopAcrossCpusRunsButCannotBePartitioned) {
+  testing::LoadStandardPlugins();
+  SessionOptions opts;
+  (*opts.config.mutable_device_count())["CPU"] = 2;
+  std::unique_ptr<Session> s;
+  ASSERT_TRUE(NewSession(opts, &s).ok());
+  std::string g = PinnedLoop();
+  // The increment on CPU:0, the rest of the loop on CPU:1.
+  for (const std::string name : {"'B_add'", "'B_one'"}) {
+    const size_t p = g.find("name: " + name);
+    ASSERT_NE(p, std::string::npos);
+    g.replace(g.find("/cpu:1", p), 6, "/cpu:0");
+  }
+  ASSERT_TRUE(s->Create(testing::ParseGraph(g)).ok());
+  std::vector<Tensor> out;
+  ASSERT_TRUE(s->Run({}, {"A_out:0"}, {}, &out).ok());  // one executor runs it, as before
+  EXPECT_EQ(out[0].scalar<int32_t>(), 5);
+  proto::RunOptions run_options;
+  run_options.set_output_partition_graphs(true);
+  proto::RunMetadata md;
+  Status st = s->Run(run_options, {}, {"A_out:0"}, {}, &out, &md);
+  EXPECT_EQ(st.code(), Code::kUnimplemented) << st;
+  EXPECT_NE(st.message().find("'loop'"), std::string::npos) << st;
+}
+
+TEST(SessionPartitionGraphs, ALoopOnOneCpuIsPartitioned) {
+  testing::LoadStandardPlugins();
+  SessionOptions opts;
+  (*opts.config.mutable_device_count())["CPU"] = 2;
+  std::unique_ptr<Session> s;
+  ASSERT_TRUE(NewSession(opts, &s).ok());
+  ASSERT_TRUE(s->Create(testing::ParseGraph(PinnedLoop())).ok());
+  proto::RunOptions run_options;
+  run_options.set_output_partition_graphs(true);
+  proto::RunMetadata md;
+  std::vector<Tensor> out;
+  ASSERT_TRUE(s->Run(run_options, {}, {"A_out:0"}, {}, &out, &md).ok());
+  EXPECT_EQ(out[0].scalar<int32_t>(), 5);
+  ASSERT_EQ(md.partition_graphs_size(), 2);
+  int sends = 0;
+  for (const proto::GraphDef& p : md.partition_graphs())
+    for (const proto::NodeDef& n : p.node()) sends += n.op() == "_Send";
+  EXPECT_EQ(sends, 2);  // A_init in, B_exit out
 }
 
 }  // namespace

@@ -43,8 +43,13 @@ struct ExecutorsAndKeys {
   std::unique_ptr<Executor> executor;
   std::vector<DataType> feed_types;
   std::vector<std::string> feed_names;
-  // One per device, for RunOptions.output_partition_graphs.
-  std::vector<proto::GraphDef> partition_graphs;
+  // The sorted signature, from which the partitions are built when first
+  // asked for (RunOptions.output_partition_graphs): kept as GraphDefs
+  // always, they would double the memory of graphs with large constants.
+  std::vector<std::string> fetch_names, targets;
+  std::mutex partitions_mu;
+  bool has_partitions = false;  // under partitions_mu
+  std::vector<proto::GraphDef> partition_graphs;  // one per device, once has_partitions
 };
 
 // A callable: its executor, held (not looked up) by every RunCallable.
@@ -146,18 +151,7 @@ class DirectSession final : public Session {
   Status Run(const proto::RunOptions& run_options, const std::vector<std::pair<std::string, Tensor>>& inputs,
              const std::vector<std::string>& output_names, const std::vector<std::string>& target_nodes,
              std::vector<Tensor>* outputs, proto::RunMetadata* run_metadata) override {
-    // Runs that start after Close never count themselves, so Close cannot be
-    // kept waiting by callers that keep calling.
-    if (closed_.load()) return errors::Cancelled("Session has been closed.");
-    // Counted before closed_ is read again (both sequentially consistent):
-    // Close either sees this Run and waits for it, or this Run sees closed_.
-    active_runs_.fetch_add(1);
-    struct EndRun {
-      DirectSession* self;
-      ~EndRun() { self->FinishRun(); }
-    } end_run{this};
-    if (closed_.load()) return errors::Cancelled("Session has been closed.");
-    return StatusFromExceptions("Session::Run", [&] {
+    return CountedRun("Session::Run", [&] {
       return RunImpl(run_options, inputs, output_names, target_nodes, outputs, run_metadata);
     });
   }
@@ -169,14 +163,7 @@ class DirectSession final : public Session {
 
   Status RunCallable(CallableHandle handle, const std::vector<Tensor>& feed_tensors, std::vector<Tensor>* fetch_tensors,
                      proto::RunMetadata* run_metadata) override {
-    if (closed_.load()) return errors::Cancelled("Session has been closed.");
-    active_runs_.fetch_add(1);  // as in Run
-    struct EndRun {
-      DirectSession* self;
-      ~EndRun() { self->FinishRun(); }
-    } end_run{this};
-    if (closed_.load()) return errors::Cancelled("Session has been closed.");
-    return StatusFromExceptions("Session::RunCallable", [&] {
+    return CountedRun("Session::RunCallable", [&] {
       return RunCallableImpl(handle, feed_tensors, fetch_tensors, run_metadata);
     });
   }
@@ -228,6 +215,23 @@ class DirectSession final : public Session {
   }
 
  private:
+  // Runs `step` as a Run that Close waits for.
+  template <typename Step>
+  Status CountedRun(const char* what, Step step) {
+    // Runs that start after Close never count themselves, so Close cannot be
+    // kept waiting by callers that keep calling.
+    if (closed_.load()) return errors::Cancelled("Session has been closed.");
+    // Counted before closed_ is read again (both sequentially consistent):
+    // Close either sees this Run and waits for it, or this Run sees closed_.
+    active_runs_.fetch_add(1);
+    struct EndRun {
+      DirectSession* self;
+      ~EndRun() { self->FinishRun(); }
+    } end_run{this};
+    if (closed_.load()) return errors::Cancelled("Session has been closed.");
+    return StatusFromExceptions(what, step);
+  }
+
   void FinishRun() {
     if (active_runs_.fetch_sub(1) == 1 && closed_.load()) {
       std::lock_guard<std::mutex> lock(run_mu_);
@@ -301,6 +305,11 @@ class DirectSession final : public Session {
     c->feeds = std::move(sig.feeds);
     c->fetches = std::move(sig.fetches);
     c->run_options = options.run_options();
+    if (c->run_options.output_partition_graphs()) {
+      // Built now, while the graph is there (Finalize releases it).
+      const std::vector<proto::GraphDef>* partitions;
+      GR_RETURN_IF_ERROR(PartitionGraphsOf(*c->ek, &partitions));
+    }
     std::lock_guard<std::mutex> lock(callables_mu_);
     *out_handle = next_callable_++;
     callables_.emplace(*out_handle, std::move(c));
@@ -333,7 +342,7 @@ class DirectSession final : public Session {
   // named feed_name(k) in errors; fetches[k] is the caller's index of its
   // sorted fetch k, named fetch_names[i]; outputs follow the caller's order.
   template <typename FeedName>
-  Status RunExecutor(const proto::RunOptions& run_options, const ExecutorsAndKeys& ek,
+  Status RunExecutor(const proto::RunOptions& run_options, ExecutorsAndKeys& ek,
                      const std::vector<const Tensor*>& sorted_feeds, FeedName feed_name,
                      const std::vector<int>& fetch_order, const std::vector<std::string>& fetch_names,
                      std::vector<Tensor>* outputs, proto::RunMetadata* run_metadata) {
@@ -356,6 +365,9 @@ class DirectSession final : public Session {
                                        " but the graph expects ", DataTypeString(ek.feed_types[k]));
       feeds.push_back(t);
     }
+    const std::vector<proto::GraphDef>* partition_graphs = nullptr;
+    if (run_options.output_partition_graphs() && run_metadata != nullptr)
+      GR_RETURN_IF_ERROR(PartitionGraphsOf(ek, &partition_graphs));  // before the step: it may fail
     std::vector<Tensor> fetched(fetch_names.size());
     RunArgs args;
     args.feeds = &feeds;
@@ -385,8 +397,8 @@ class DirectSession final : public Session {
     if (run_metadata) {
       run_metadata->Clear();
       if (trace) *run_metadata->mutable_step_stats() = std::move(step_stats);
-      if (run_options.output_partition_graphs())
-        for (const proto::GraphDef& p : ek.partition_graphs) *run_metadata->add_partition_graphs() = p;
+      if (partition_graphs != nullptr)
+        for (const proto::GraphDef& p : *partition_graphs) *run_metadata->add_partition_graphs() = p;
     }
     if (outputs) *outputs = std::move(results);
     return Status::OK();
@@ -458,35 +470,57 @@ class DirectSession final : public Session {
   }
 
   // A step's stages, each in its own file: the client graph (feeds,
-  // fetches, targets, pruning), placement, the graph passes, partitioning,
-  // then executor construction.
+  // fetches, targets, pruning), placement, the graph passes; then executor
+  // construction here. Partitioning (PartitionGraphsOf) is not needed to
+  // run: one executor runs all of a step while its devices share host
+  // memory (CheckNoCopiesBetweenDeviceMemories).
+  Status BuildStepGraph(const std::vector<std::string>& feeds, const std::vector<std::string>& fetches,
+                        const std::vector<std::string>& targets, Graph* g, ClientGraphFeeds* feed_info) {
+    GR_RETURN_IF_ERROR(BuildClientGraph(*graph_, feeds, fetches, targets, g, feed_info));
+    GR_RETURN_IF_ERROR(PlaceClientGraph(devices_, PlacementOptionsOf(options_.config), g));
+    GR_RETURN_IF_ERROR(CheckNoCopiesBetweenDeviceMemories(*g));
+    return RunGraphPasses(options_.config.graph_options(), [this](const std::string& d) { return DeviceNamed(d); },
+                          g);
+  }
+
   Status BuildExecutor(const std::vector<std::string>& feeds, const std::vector<std::string>& fetches,
                        const std::vector<std::string>& targets, std::shared_ptr<ExecutorsAndKeys>* out) {
     auto ek = std::make_shared<ExecutorsAndKeys>();
     Graph g(&Runtime::Global().ops());
     ClientGraphFeeds feed_info;
-    GR_RETURN_IF_ERROR(BuildClientGraph(*graph_, feeds, fetches, targets, &g, &feed_info));
+    GR_RETURN_IF_ERROR(BuildStepGraph(feeds, fetches, targets, &g, &feed_info));
     ek->feed_types = std::move(feed_info.types);
     ek->feed_names = std::move(feed_info.names);
-    GR_RETURN_IF_ERROR(PlaceClientGraph(devices_, PlacementOptionsOf(options_.config), &g));
-    GR_RETURN_IF_ERROR(CheckNoCopiesBetweenDeviceMemories(g));
-    GR_RETURN_IF_ERROR(
-        RunGraphPasses(options_.config.graph_options(), [this](const std::string& d) { return DeviceNamed(d); }, &g));
-
-    std::map<std::string, std::unique_ptr<Graph>> partitions;
-    GR_RETURN_IF_ERROR(Partition(PartitionOptionsOf(), g, &partitions));
-    for (const auto& [device, partition] : partitions)
-      PartitionToGraphDef(*partition, &ek->partition_graphs.emplace_back());
-
-    // One executor runs every partition of a step while the devices share
-    // host memory (CheckNoCopiesBetweenDeviceMemories): the placed graph
-    // as a whole, the _Send/_Recv pairs being plain edges there.
+    ek->fetch_names = fetches;
+    ek->targets = targets;
     KernelProvider provider = [this](const Node& n, Device* d, const KernelRegistration** reg, void** kernel,
                                      bool* owned) { return GetKernel(n, d, reg, kernel, owned); };
     DeviceOfNode device_of = [this](const Node& n) { return DeviceNamed(n.assigned_device()); };
     AllocatorOfDevice allocator_of = [this](Device* d) { return AllocatorFor(d); };
     GR_RETURN_IF_ERROR(Executor::Create(g, device_of, allocator_of, provider, &ek->executor));
     *out = std::move(ek);
+    return Status::OK();
+  }
+
+  // The partition graphs of `ek`'s step, built (the same stages again, then
+  // Partition) the first time they are asked for.
+  Status PartitionGraphsOf(ExecutorsAndKeys& ek, const std::vector<proto::GraphDef>** out) {
+    std::lock_guard<std::mutex> lock(ek.partitions_mu);
+    if (!ek.has_partitions) {
+      std::lock_guard<std::mutex> graph_lock(graph_mu_);
+      if (!graph_)
+        return errors::FailedPrecondition("Session has been finalized: the graph is released, and this step's "
+                                          "partition graphs were not asked for before");
+      Graph g(&Runtime::Global().ops());
+      ClientGraphFeeds feed_info;
+      GR_RETURN_IF_ERROR(BuildStepGraph(ek.feed_names, ek.fetch_names, ek.targets, &g, &feed_info));
+      std::map<std::string, std::unique_ptr<Graph>> partitions;
+      GR_RETURN_IF_ERROR(Partition(PartitionOptionsOf(), g, &partitions));
+      for (const auto& [device, partition] : partitions)
+        PartitionToGraphDef(*partition, &ek.partition_graphs.emplace_back());
+      ek.has_partitions = true;
+    }
+    *out = &ek.partition_graphs;
     return Status::OK();
   }
 
