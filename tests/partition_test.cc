@@ -348,12 +348,18 @@ node { name: 'y' op: 'MatMul' input: 'a' input: 'x' device: '/cpu:0' attr { key:
 node { name: 'y_neg' op: 'Neg' input: 'y' device: '/cpu:1' attr { key: 'T' value { type: DT_FLOAT } } }
 )";
 
-TEST(SessionPartitionGraphs, ReportedPerDeviceWithTheTransfers) {
+std::unique_ptr<Session> TwoCpuSession() {
   testing::LoadStandardPlugins();
   SessionOptions opts;
   (*opts.config.mutable_device_count())["CPU"] = 2;
   std::unique_ptr<Session> s;
-  ASSERT_TRUE(NewSession(opts, &s).ok());
+  EXPECT_TRUE(NewSession(opts, &s).ok());
+  return s;
+}
+
+TEST(SessionPartitionGraphs, ReportedPerDeviceWithTheTransfers) {
+  std::unique_ptr<Session> s = TwoCpuSession();
+  ASSERT_NE(s, nullptr);
   ASSERT_TRUE(s->Create(testing::ParseGraph(kTwoCpuMinusAX)).ok());
   proto::RunOptions run_options;
   run_options.set_output_partition_graphs(true);
@@ -399,11 +405,8 @@ std::string PinnedLoop() {
 }
 
 TEST(SessionPartitionGraphs, ALoopAcrossCpusRunsButCannotBePartitioned) {
-  testing::LoadStandardPlugins();
-  SessionOptions opts;
-  (*opts.config.mutable_device_count())["CPU"] = 2;
-  std::unique_ptr<Session> s;
-  ASSERT_TRUE(NewSession(opts, &s).ok());
+  std::unique_ptr<Session> s = TwoCpuSession();
+  ASSERT_NE(s, nullptr);
   std::string g = PinnedLoop();
   // The increment on CPU:0, the rest of the loop on CPU:1.
   for (const std::string name : {"'B_add'", "'B_one'"}) {
@@ -424,11 +427,8 @@ TEST(SessionPartitionGraphs, ALoopAcrossCpusRunsButCannotBePartitioned) {
 }
 
 TEST(SessionPartitionGraphs, ALoopOnOneCpuIsPartitioned) {
-  testing::LoadStandardPlugins();
-  SessionOptions opts;
-  (*opts.config.mutable_device_count())["CPU"] = 2;
-  std::unique_ptr<Session> s;
-  ASSERT_TRUE(NewSession(opts, &s).ok());
+  std::unique_ptr<Session> s = TwoCpuSession();
+  ASSERT_NE(s, nullptr);
   ASSERT_TRUE(s->Create(testing::ParseGraph(PinnedLoop())).ok());
   proto::RunOptions run_options;
   run_options.set_output_partition_graphs(true);
