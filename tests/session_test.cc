@@ -276,6 +276,112 @@ TEST(Placement, UnknownDeviceNeedsSoftPlacement) {
   EXPECT_NE(st.message().find("Malformed device specification '/foo:bar'"), std::string::npos);
 }
 
+// Callables (direct_session_test's RunSimpleNetwork_Callable and friends).
+proto::CallableOptions CallableFor(const std::vector<std::string>& feeds, const std::vector<std::string>& fetches,
+                                   const std::vector<std::string>& targets) {
+  proto::CallableOptions o;
+  for (const auto& f : feeds) o.add_feed(f);
+  for (const auto& f : fetches) o.add_fetch(f);
+  for (const auto& t : targets) o.add_target(t);
+  return o;
+}
+
+TEST_F(SessionTest, CallableRunsItsSignatureRepeatedly) {
+  Session::CallableHandle h;
+  ASSERT_TRUE(session_->MakeCallable(CallableFor({}, {"y:0"}, {"y_neg"}), &h).ok());
+  for (int i = 0; i < 2; ++i) {
+    std::vector<Tensor> out;
+    ASSERT_TRUE(session_->RunCallable(h, {}, &out, nullptr).ok());
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(ToVector<float>(out[0]), (std::vector<float>{5, -1}));
+  }
+}
+
+TEST_F(SessionTest, CallableFeedsAndFetchesFollowItsOwnOrder) {
+  // Feeds and fetches deliberately out of sorted order.
+  Session::CallableHandle h;
+  ASSERT_TRUE(session_->MakeCallable(CallableFor({"x:0", "a:0"}, {"z:0", "y:0"}, {}), &h).ok());
+  std::vector<Tensor> out;
+  ASSERT_TRUE(session_
+                  ->RunCallable(h, {MakeTensor<float>(GR_FLOAT, {2, 1}, {5, 6}),
+                                    MakeTensor<float>(GR_FLOAT, {2, 2}, {1, 2, 3, 4})},
+                                &out, nullptr)
+                  .ok());
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(ToVector<float>(out[0]), (std::vector<float>{-17, -39}));
+  EXPECT_EQ(ToVector<float>(out[1]), (std::vector<float>{17, 39}));
+  // A feed of the wrong dtype names the feed; a wrong count is refused.
+  Status st = session_->RunCallable(h, {MakeTensor<int32_t>(GR_INT32, {2, 1}, {5, 6}),
+                                        MakeTensor<float>(GR_FLOAT, {2, 2}, {1, 2, 3, 4})},
+                                    &out, nullptr);
+  EXPECT_EQ(st.code(), Code::kInvalidArgument);
+  EXPECT_NE(st.message().find("Feed 'x:0'"), std::string::npos) << st;
+  st = session_->RunCallable(h, {MakeTensor<float>(GR_FLOAT, {2, 1}, {5, 6})}, &out, nullptr);
+  EXPECT_EQ(st.code(), Code::kInvalidArgument);
+  EXPECT_NE(st.message().find("Invalid number of feed tensors"), std::string::npos) << st;
+}
+
+TEST_F(SessionTest, CallableErrors) {
+  Session::CallableHandle h;
+  ASSERT_TRUE(session_->MakeCallable(CallableFor({}, {"y:0"}, {}), &h).ok());
+  Status st = session_->RunCallable(h, {}, nullptr, nullptr);
+  EXPECT_EQ(st.code(), Code::kInvalidArgument);
+  EXPECT_NE(st.message().find("`fetch_tensors` must be provided"), std::string::npos) << st;
+  std::vector<Tensor> out;
+  st = session_->RunCallable(h + 100, {}, &out, nullptr);
+  EXPECT_EQ(st.code(), Code::kInvalidArgument);
+  EXPECT_NE(st.message().find("No such callable handle"), std::string::npos) << st;
+  ASSERT_TRUE(session_->ReleaseCallable(h).ok());
+  st = session_->RunCallable(h, {}, &out, nullptr);
+  EXPECT_EQ(st.code(), Code::kInvalidArgument);
+  EXPECT_NE(st.message().find("Attempted to run callable after handle was released"), std::string::npos) << st;
+  EXPECT_EQ(session_->ReleaseCallable(h + 100).code(), Code::kInvalidArgument);
+  // Bad signatures fail at MakeCallable, as Run would.
+  st = session_->MakeCallable(CallableFor({}, {"nope:0"}, {}), &h);
+  EXPECT_EQ(st.code(), Code::kNotFound) << st;
+  st = session_->MakeCallable(CallableFor({}, {}, {}), &h);
+  EXPECT_EQ(st.code(), Code::kInvalidArgument) << st;
+  // A callable made before Close is cancelled after it.
+  ASSERT_TRUE(session_->MakeCallable(CallableFor({}, {"y:0"}, {}), &h).ok());
+  ASSERT_TRUE(session_->Close().ok());
+  st = session_->RunCallable(h, {}, &out, nullptr);
+  EXPECT_EQ(st.code(), Code::kCancelled);
+  EXPECT_NE(st.message().find("Session has been closed."), std::string::npos) << st;
+}
+
+TEST_F(SessionTest, CallableHonoursItsRunOptions) {
+  proto::CallableOptions o = CallableFor({}, {"y:0"}, {});
+  o.mutable_run_options()->set_output_partition_graphs(true);
+  o.mutable_run_options()->set_trace_level(proto::RunOptions::SOFTWARE_TRACE);
+  Session::CallableHandle h;
+  ASSERT_TRUE(session_->MakeCallable(o, &h).ok());
+  std::vector<Tensor> out;
+  proto::RunMetadata md;
+  ASSERT_TRUE(session_->RunCallable(h, {}, &out, &md).ok());
+  EXPECT_EQ(md.partition_graphs_size(), 1);
+  EXPECT_GT(md.step_stats().dev_stats_size(), 0);
+}
+
+TEST_F(SessionTest, FinalizeKeepsBuiltSignaturesAndRefusesNewOnes) {
+  std::vector<Tensor> out;
+  ASSERT_TRUE(session_->Run({}, {"y:0"}, {"y_neg"}, &out).ok());
+  Session::CallableHandle h;
+  ASSERT_TRUE(session_->MakeCallable(CallableFor({}, {"z:0"}, {}), &h).ok());
+  ASSERT_TRUE(session_->Finalize().ok());
+  ASSERT_TRUE(session_->Run({}, {"y:0"}, {"y_neg"}, &out).ok());  // the same signature again
+  EXPECT_FLOAT_EQ(out[0].data<float>()[0], 5.0f);
+  ASSERT_TRUE(session_->RunCallable(h, {}, &out, nullptr).ok());
+  EXPECT_FLOAT_EQ(out[0].data<float>()[0], -5.0f);
+  ASSERT_TRUE(session_->Run({}, {"z:0"}, {}, &out).ok());  // the callable's signature, built
+  Status st = session_->Run({}, {"a:0"}, {}, &out);       // a new signature
+  EXPECT_EQ(st.code(), Code::kFailedPrecondition);
+  EXPECT_NE(st.message().find("Session has been finalized."), std::string::npos) << st;
+  st = session_->Extend(testing::ParseGraph("node { name: 'n' op: 'NoOp' }"));
+  EXPECT_EQ(st.code(), Code::kFailedPrecondition) << st;
+  st = session_->MakeCallable(CallableFor({}, {"x:0"}, {}), &h);
+  EXPECT_EQ(st.code(), Code::kFailedPrecondition) << st;
+}
+
 // TensorFlow's MinusAX fixture as direct_session_test.cc builds it: a and y
 // on cpu:0; x, y_neg and z on cpu:1 of a session with device_count {CPU: 2}.
 std::string TwoCpuMinusAX(const std::string& x_device) {

@@ -49,15 +49,8 @@ int32_t ScalarShape(GR_ShapeContext* sc, void*) {
   return GR_OK;
 }
 
-struct PrimitiveSpec {
-  const char* name;
-  std::vector<const char*> inputs, outputs, attrs;
-  uint32_t flags;
-  GR_ShapeFn shape_fn;
-};
-
-const std::vector<PrimitiveSpec>& Primitives() {
-  static const std::vector<PrimitiveSpec> kSpecs = {
+const std::vector<CoreOpSpec>& Primitives() {
+  static const std::vector<CoreOpSpec> kSpecs = {
       {"Switch", {"data: T", "pred: bool"}, {"output_false: T", "output_true: T"}, {"T: type"}, 0, ForwardShape},
       {"RefSwitch",
        {"data: Ref(T)", "pred: bool"},
@@ -120,9 +113,11 @@ ControlFlowOp ControlFlowOpOf(const std::string& op) {
   return it == kOps.end() ? ControlFlowOp::kNone : it->second;
 }
 
-Status RegisterControlFlowOps(OpRegistry* ops) {
+Status RegisterControlFlowOps(OpRegistry* ops) { return RegisterCoreOps(Primitives(), ops); }
+
+Status RegisterCoreOps(const std::vector<CoreOpSpec>& specs, OpRegistry* ops) {
   std::vector<std::unique_ptr<OpRegistrationData>> defs;
-  for (const PrimitiveSpec& p : Primitives()) {
+  for (const CoreOpSpec& p : specs) {
     GR_OpSpec spec{};
     spec.struct_size = sizeof(GR_OpSpec);
     spec.name = p.name;

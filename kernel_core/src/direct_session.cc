@@ -8,6 +8,7 @@
 #include <condition_variable>
 #include <list>
 #include <numeric>
+#include <random>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -18,8 +19,11 @@
 #include "core_api_internal.h"
 #include <graphrt/shape_limits.h>
 
+#include "client_graph.h"
 #include "executor.h"
 #include "executor_internal.h"
+#include "graph_passes.h"
+#include "graphrt/core/partition.h"
 #include "memory_budget.h"
 #include "resource_mgr.h"
 #include "graphrt/core/graph.h"
@@ -33,14 +37,28 @@
 namespace graphrt {
 namespace {
 
-std::string CanonicalTensorName(const std::string& name, int index) { return name + ":" + std::to_string(index); }
-
 // One cached executor. Its feeds and fetches are in the sorted order of
 // the signature it was built for; each Run maps its own order onto them.
 struct ExecutorsAndKeys {
   std::unique_ptr<Executor> executor;
   std::vector<DataType> feed_types;
   std::vector<std::string> feed_names;
+  // The sorted signature, from which the partitions are built when first
+  // asked for (RunOptions.output_partition_graphs): kept as GraphDefs
+  // always, they would double the memory of graphs with large constants.
+  std::vector<std::string> fetch_names, targets;
+  std::mutex partitions_mu;
+  bool has_partitions = false;  // under partitions_mu
+  std::vector<proto::GraphDef> partition_graphs;  // one per device, once has_partitions
+};
+
+// A callable: its executor, held (not looked up) by every RunCallable.
+struct Callable {
+  std::shared_ptr<ExecutorsAndKeys> ek;
+  std::vector<int> feeds;    // feeds[k]: the caller's index of sorted feed k
+  std::vector<int> fetches;  // likewise for fetches
+  std::vector<std::string> feed_names, fetch_names;  // the caller's order
+  proto::RunOptions run_options;
 };
 
 // A Run's feeds, fetches and targets in sorted order: the cache key (as
@@ -51,11 +69,13 @@ struct SortedSignature {
   std::vector<int> fetches;  // likewise for fetches
   std::string key;
 
-  SortedSignature(const std::vector<std::pair<std::string, Tensor>>& inputs,
-                  const std::vector<std::string>& outputs, const std::vector<std::string>& targets)
-      : feeds(inputs.size()), fetches(outputs.size()) {
+  // feed_name(i): the caller's feed i.
+  template <typename FeedName>
+  SortedSignature(size_t num_feeds, FeedName feed_name, const std::vector<std::string>& outputs,
+                  const std::vector<std::string>& targets)
+      : feeds(num_feeds), fetches(outputs.size()) {
     std::iota(feeds.begin(), feeds.end(), 0);
-    std::sort(feeds.begin(), feeds.end(), [&](int a, int b) { return inputs[a].first < inputs[b].first; });
+    std::sort(feeds.begin(), feeds.end(), [&](int a, int b) { return feed_name(a) < feed_name(b); });
     std::iota(fetches.begin(), fetches.end(), 0);
     std::stable_sort(fetches.begin(), fetches.end(), [&](int a, int b) { return outputs[a] < outputs[b]; });
     std::vector<const std::string*> sorted_targets;
@@ -64,7 +84,7 @@ struct SortedSignature {
     std::sort(sorted_targets.begin(), sorted_targets.end(),
               [](const std::string* a, const std::string* b) { return *a < *b; });
     // Names cannot contain '\0', so it separates them unambiguously.
-    for (int i : feeds) key.append(inputs[i].first).push_back('\0');
+    for (int i : feeds) key.append(feed_name(i)).push_back('\0');
     key.push_back('\1');
     for (int i : fetches) key.append(outputs[i]).push_back('\0');
     key.push_back('\1');
@@ -73,6 +93,16 @@ struct SortedSignature {
 };
 
 constexpr int kDefaultExecutorCacheCapacity = 64;
+
+// A device's incarnation in rendezvous keys: fixed for the process, unlike
+// any other process's (a restarted worker's stale transfers are told apart).
+uint64_t DeviceIncarnation(const std::string& device) {
+  static const uint64_t process_seed = [] {
+    std::random_device rd;
+    return (static_cast<uint64_t>(rd()) << 32) ^ rd();
+  }();
+  return std::hash<std::string>{}(device) ^ process_seed;
+}
 
 struct SharedKernel {
   const KernelRegistration* reg = nullptr;
@@ -121,20 +151,39 @@ class DirectSession final : public Session {
   Status Run(const proto::RunOptions& run_options, const std::vector<std::pair<std::string, Tensor>>& inputs,
              const std::vector<std::string>& output_names, const std::vector<std::string>& target_nodes,
              std::vector<Tensor>* outputs, proto::RunMetadata* run_metadata) override {
-    // Runs that start after Close never count themselves, so Close cannot be
-    // kept waiting by callers that keep calling.
-    if (closed_.load()) return errors::Cancelled("Session has been closed.");
-    // Counted before closed_ is read again (both sequentially consistent):
-    // Close either sees this Run and waits for it, or this Run sees closed_.
-    active_runs_.fetch_add(1);
-    struct EndRun {
-      DirectSession* self;
-      ~EndRun() { self->FinishRun(); }
-    } end_run{this};
-    if (closed_.load()) return errors::Cancelled("Session has been closed.");
-    return StatusFromExceptions("Session::Run", [&] {
+    return CountedRun("Session::Run", [&] {
       return RunImpl(run_options, inputs, output_names, target_nodes, outputs, run_metadata);
     });
+  }
+
+  Status MakeCallable(const proto::CallableOptions& options, CallableHandle* out_handle) override {
+    if (closed_.load()) return errors::Cancelled("Session has been closed.");
+    return StatusFromExceptions("Session::MakeCallable", [&] { return MakeCallableImpl(options, out_handle); });
+  }
+
+  Status RunCallable(CallableHandle handle, const std::vector<Tensor>& feed_tensors, std::vector<Tensor>* fetch_tensors,
+                     proto::RunMetadata* run_metadata) override {
+    return CountedRun("Session::RunCallable", [&] {
+      return RunCallableImpl(handle, feed_tensors, fetch_tensors, run_metadata);
+    });
+  }
+
+  Status ReleaseCallable(CallableHandle handle) override {
+    std::lock_guard<std::mutex> lock(callables_mu_);
+    if (handle < 0 || handle >= next_callable_)
+      return errors::InvalidArgument("No such callable handle: ", handle);
+    callables_.erase(handle);  // releasing twice is harmless, as in TensorFlow
+    return Status::OK();
+  }
+
+  // TensorFlow's Finalize: the graph is released; signatures already built
+  // keep running, nothing new can be built or added.
+  Status Finalize() override {
+    std::lock_guard<std::mutex> lock(graph_mu_);
+    if (closed_) return errors::Cancelled("Session has been closed.");
+    finalized_ = true;
+    graph_.reset();
+    return Status::OK();
   }
 
   // Stops new Runs, ends the Runs in progress early (their remaining nodes
@@ -150,6 +199,10 @@ class DirectSession final : public Session {
       cache_.clear();
       cache_index_.clear();
     }
+    {
+      std::lock_guard<std::mutex> lock(callables_mu_);
+      callables_.clear();
+    }
     // No Run can start any more: the session's state goes now (variables
     // with their memory), not when the object is destroyed.
     {
@@ -162,6 +215,23 @@ class DirectSession final : public Session {
   }
 
  private:
+  // Runs `step` as a Run that Close waits for.
+  template <typename Step>
+  Status CountedRun(const char* what, Step step) {
+    // Runs that start after Close never count themselves, so Close cannot be
+    // kept waiting by callers that keep calling.
+    if (closed_.load()) return errors::Cancelled("Session has been closed.");
+    // Counted before closed_ is read again (both sequentially consistent):
+    // Close either sees this Run and waits for it, or this Run sees closed_.
+    active_runs_.fetch_add(1);
+    struct EndRun {
+      DirectSession* self;
+      ~EndRun() { self->FinishRun(); }
+    } end_run{this};
+    if (closed_.load()) return errors::Cancelled("Session has been closed.");
+    return StatusFromExceptions(what, step);
+  }
+
   void FinishRun() {
     if (active_runs_.fetch_sub(1) == 1 && closed_.load()) {
       std::lock_guard<std::mutex> lock(run_mu_);
@@ -172,6 +242,7 @@ class DirectSession final : public Session {
   Status CreateImpl(const proto::GraphDef& def) {
     std::lock_guard<std::mutex> lock(graph_mu_);
     if (closed_) return errors::Cancelled("Session has been closed.");
+    if (finalized_) return errors::FailedPrecondition("Session has been finalized.");
     if (graph_) return errors::AlreadyExists("Session already has a graph; use Extend() to add nodes.");
     GR_RETURN_IF_ERROR(InitDevices());
     auto g = std::make_unique<Graph>(&Runtime::Global().ops());
@@ -184,6 +255,7 @@ class DirectSession final : public Session {
   Status ExtendImpl(const proto::GraphDef& def) {
     std::lock_guard<std::mutex> lock(graph_mu_);
     if (closed_) return errors::Cancelled("Session has been closed.");
+    if (finalized_) return errors::FailedPrecondition("Session has been finalized.");
     if (!graph_) {
       GR_RETURN_IF_ERROR(InitDevices());
       graph_ = std::make_unique<Graph>(&Runtime::Global().ops());
@@ -205,14 +277,80 @@ class DirectSession final : public Session {
                  std::vector<Tensor>* outputs, proto::RunMetadata* run_metadata) {
     if (output_names.empty() && target_nodes.empty())
       return errors::InvalidArgument("Must specify at least one target to fetch or execute.");
-    const SortedSignature sig(inputs, output_names, target_nodes);
+    const SortedSignature sig(
+        inputs.size(), [&](int i) -> const std::string& { return inputs[i].first; }, output_names, target_nodes);
     std::shared_ptr<ExecutorsAndKeys> ek;
-    GR_RETURN_IF_ERROR(GetOrCreateExecutor(sig, inputs, output_names, target_nodes, &ek));
+    GR_RETURN_IF_ERROR(GetOrCreateExecutor(
+        sig, [&](int i) -> const std::string& { return inputs[i].first; }, output_names, target_nodes, &ek));
+    std::vector<const Tensor*> feeds(inputs.size());
+    for (size_t k = 0; k < inputs.size(); ++k) feeds[k] = &inputs[sig.feeds[k]].second;
+    return RunExecutor(
+        run_options, *ek, feeds, [&](int k) -> const std::string& { return inputs[sig.feeds[k]].first; }, sig.fetches,
+        output_names, outputs, run_metadata);
+  }
 
+  Status MakeCallableImpl(const proto::CallableOptions& options, CallableHandle* out_handle) {
+    if (options.tensor_connection_size() > 0 || options.feed_devices_size() > 0 || options.fetch_devices_size() > 0)
+      return errors::Unimplemented("MakeCallable: CallableOptions.tensor_connection, feed_devices and fetch_devices "
+                                   "are not supported yet");
+    auto c = std::make_shared<Callable>();
+    c->feed_names.assign(options.feed().begin(), options.feed().end());
+    c->fetch_names.assign(options.fetch().begin(), options.fetch().end());
+    const std::vector<std::string> targets(options.target().begin(), options.target().end());
+    if (c->fetch_names.empty() && targets.empty())
+      return errors::InvalidArgument("Must specify at least one target to fetch or execute.");
+    auto feed_name = [&](int i) -> const std::string& { return c->feed_names[i]; };
+    SortedSignature sig(c->feed_names.size(), feed_name, c->fetch_names, targets);
+    GR_RETURN_IF_ERROR(GetOrCreateExecutor(sig, feed_name, c->fetch_names, targets, &c->ek));
+    c->feeds = std::move(sig.feeds);
+    c->fetches = std::move(sig.fetches);
+    c->run_options = options.run_options();
+    if (c->run_options.output_partition_graphs()) {
+      // Built now, while the graph is there (Finalize releases it).
+      const std::vector<proto::GraphDef>* partitions;
+      GR_RETURN_IF_ERROR(PartitionGraphsOf(*c->ek, &partitions));
+    }
+    std::lock_guard<std::mutex> lock(callables_mu_);
+    *out_handle = next_callable_++;
+    callables_.emplace(*out_handle, std::move(c));
+    return Status::OK();
+  }
+
+  Status RunCallableImpl(CallableHandle handle, const std::vector<Tensor>& feed_tensors,
+                         std::vector<Tensor>* fetch_tensors, proto::RunMetadata* run_metadata) {
+    if (fetch_tensors == nullptr) return errors::InvalidArgument("`fetch_tensors` must be provided.");
+    std::shared_ptr<Callable> c;
+    {
+      std::lock_guard<std::mutex> lock(callables_mu_);
+      if (handle < 0 || handle >= next_callable_) return errors::InvalidArgument("No such callable handle: ", handle);
+      auto it = callables_.find(handle);
+      if (it == callables_.end())
+        return errors::InvalidArgument("Attempted to run callable after handle was released: ", handle);
+      c = it->second;
+    }
+    if (feed_tensors.size() != c->feed_names.size())
+      return errors::InvalidArgument("Invalid number of feed tensors specified: got ", feed_tensors.size(),
+                                     ", expected ", c->feed_names.size(), " for callable ", handle);
+    std::vector<const Tensor*> feeds(feed_tensors.size());
+    for (size_t k = 0; k < feeds.size(); ++k) feeds[k] = &feed_tensors[c->feeds[k]];
+    return RunExecutor(
+        c->run_options, *c->ek, feeds, [&](int k) -> const std::string& { return c->feed_names[c->feeds[k]]; },
+        c->fetches, c->fetch_names, fetch_tensors, run_metadata);
+  }
+
+  // Runs one step of `ek`. feeds[k] is the tensor for its sorted feed k,
+  // named feed_name(k) in errors; fetches[k] is the caller's index of its
+  // sorted fetch k, named fetch_names[i]; outputs follow the caller's order.
+  template <typename FeedName>
+  Status RunExecutor(const proto::RunOptions& run_options, ExecutorsAndKeys& ek,
+                     const std::vector<const Tensor*>& sorted_feeds, FeedName feed_name,
+                     const std::vector<int>& fetch_order, const std::vector<std::string>& fetch_names,
+                     std::vector<Tensor>* outputs, proto::RunMetadata* run_metadata) {
     std::vector<Tensor> feeds;
-    feeds.reserve(inputs.size());
-    for (size_t k = 0; k < inputs.size(); ++k) {
-      const auto& [name, t] = inputs[sig.feeds[k]];
+    feeds.reserve(sorted_feeds.size());
+    for (size_t k = 0; k < sorted_feeds.size(); ++k) {
+      const std::string& name = feed_name(static_cast<int>(k));
+      const Tensor& t = *sorted_feeds[k];
       if (!t.IsInitialized()) return errors::InvalidArgument("Feed '", name, "' is an uninitialized tensor");
       // A handle holds pointers only the session's own kernels make.
       if (t.dtype() == GR_RESOURCE)
@@ -222,12 +360,15 @@ class DirectSession final : public Session {
       if (gr_shape_num_elements(t.shape().data(), t.dims(), &elements) != GR_OK)
         return errors::InvalidArgument("Feed '", name, "' has shape ", t.shape().DebugString(),
                                        ", more than 2^58 elements or a negative dimension");
-      if (t.dtype() != ek->feed_types[k])
+      if (t.dtype() != ek.feed_types[k])
         return errors::InvalidArgument("Feed '", name, "' has dtype ", DataTypeString(t.dtype()),
-                                       " but the graph expects ", DataTypeString(ek->feed_types[k]));
+                                       " but the graph expects ", DataTypeString(ek.feed_types[k]));
       feeds.push_back(t);
     }
-    std::vector<Tensor> fetched(output_names.size());
+    const std::vector<proto::GraphDef>* partition_graphs = nullptr;
+    if (run_options.output_partition_graphs() && run_metadata != nullptr)
+      GR_RETURN_IF_ERROR(PartitionGraphsOf(ek, &partition_graphs));  // before the step: it may fail
+    std::vector<Tensor> fetched(fetch_names.size());
     RunArgs args;
     args.feeds = &feeds;
     args.fetches = &fetched;
@@ -243,19 +384,21 @@ class DirectSession final : public Session {
     proto::StepStats step_stats;
     const bool trace = run_options.trace_level() != proto::RunOptions::NO_TRACE && run_metadata != nullptr;
     if (trace) args.stats = &step_stats;
-    GR_RETURN_IF_ERROR(ek->executor->Run(args));
-    std::vector<Tensor> results(output_names.size());
+    GR_RETURN_IF_ERROR(ek.executor->Run(args));
+    std::vector<Tensor> results(fetch_names.size());
     for (size_t k = 0; k < fetched.size(); ++k) {
-      const int i = sig.fetches[k];
+      const int i = fetch_order[k];
       if (!fetched[k].IsInitialized())
         // TensorFlow's code for a dead fetch ("Retval does not have value").
-        return errors::Internal("Fetch '", output_names[i], "' has no value: it is dead (on the untaken branch of a ",
+        return errors::Internal("Fetch '", fetch_names[i], "' has no value: it is dead (on the untaken branch of a ",
                                 "Switch, e.g. inside a cond) in this step");
       results[i] = std::move(fetched[k]);
     }
     if (run_metadata) {
       run_metadata->Clear();
       if (trace) *run_metadata->mutable_step_stats() = std::move(step_stats);
+      if (partition_graphs != nullptr)
+        for (const proto::GraphDef& p : *partition_graphs) *run_metadata->add_partition_graphs() = p;
     }
     if (outputs) *outputs = std::move(results);
     return Status::OK();
@@ -281,14 +424,15 @@ class DirectSession final : public Session {
       GR_RETURN_IF_ERROR(ComputeFrameLayout(*g, &frames));
     }
     if (!options_.config.graph_options().place_pruned_graph())
-      GR_RETURN_IF_ERROR(PlaceGraph(devices_, options_.config.allow_soft_placement(), g));
+      GR_RETURN_IF_ERROR(PlaceGraph(devices_, PlacementOptionsOf(options_.config), g));
     std::vector<std::vector<PartialTensorShape>> shapes;
     return InferShapes(*g, &shapes, host_allocator_);
   }
 
-  Status GetOrCreateExecutor(const SortedSignature& sig, const std::vector<std::pair<std::string, Tensor>>& inputs,
-                             const std::vector<std::string>& outputs, const std::vector<std::string>& targets,
-                             std::shared_ptr<ExecutorsAndKeys>* out) {
+  // feed_name(i): the caller's feed i.
+  template <typename FeedName>
+  Status GetOrCreateExecutor(const SortedSignature& sig, FeedName feed_name, const std::vector<std::string>& outputs,
+                             const std::vector<std::string>& targets, std::shared_ptr<ExecutorsAndKeys>* out) {
     {
       std::lock_guard<std::mutex> lock(cache_mu_);
       auto it = cache_index_.find(sig.key);
@@ -299,11 +443,12 @@ class DirectSession final : public Session {
       }
     }
     std::vector<std::string> feed_names, fetch_names;
-    for (int i : sig.feeds) feed_names.push_back(inputs[i].first);
+    for (int i : sig.feeds) feed_names.push_back(feed_name(i));
     for (int i : sig.fetches) fetch_names.push_back(outputs[i]);
     std::shared_ptr<ExecutorsAndKeys> ek;
     {
       std::lock_guard<std::mutex> lock(graph_mu_);
+      if (finalized_) return errors::FailedPrecondition("Session has been finalized.");
       if (!graph_) return errors::InvalidArgument("Session was not created with a graph before Run()!");
       GR_RETURN_IF_ERROR(BuildExecutor(feed_names, fetch_names, targets, &ek));
     }
@@ -324,155 +469,30 @@ class DirectSession final : public Session {
     return Status::OK();
   }
 
+  // A step's stages, each in its own file: the client graph (feeds,
+  // fetches, targets, pruning), placement, the graph passes; then executor
+  // construction here. Partitioning (PartitionGraphsOf) is not needed to
+  // run: one executor runs all of a step while its devices share host
+  // memory (CheckNoCopiesBetweenDeviceMemories).
+  Status BuildStepGraph(const std::vector<std::string>& feeds, const std::vector<std::string>& fetches,
+                        const std::vector<std::string>& targets, Graph* g, ClientGraphFeeds* feed_info) {
+    GR_RETURN_IF_ERROR(BuildClientGraph(*graph_, feeds, fetches, targets, g, feed_info));
+    GR_RETURN_IF_ERROR(PlaceClientGraph(devices_, PlacementOptionsOf(options_.config), g));
+    GR_RETURN_IF_ERROR(CheckNoCopiesBetweenDeviceMemories(*g));
+    return RunGraphPasses(options_.config.graph_options(), [this](const std::string& d) { return DeviceNamed(d); },
+                          g);
+  }
+
   Status BuildExecutor(const std::vector<std::string>& feeds, const std::vector<std::string>& fetches,
                        const std::vector<std::string>& targets, std::shared_ptr<ExecutorsAndKeys>* out) {
     auto ek = std::make_shared<ExecutorsAndKeys>();
     Graph g(&Runtime::Global().ops());
-    CopyGraph(*graph_, &g);
-    auto index = g.BuildNameIndex();
-    std::vector<Node*> keep;  // roots of the reverse traversal
-    std::unordered_set<std::string> fed;
-    std::unordered_map<std::string, Node*> arg_nodes;
-
-    for (size_t i = 0; i < feeds.size(); ++i) {
-      std::string name;
-      int slot;
-      bool control;
-      if (!ParseTensorName(feeds[i], &name, &slot, &control) || control)
-        return errors::InvalidArgument("Malformed feed name '", feeds[i], "'");
-      const std::string canonical = CanonicalTensorName(name, slot);
-      if (!fed.insert(canonical).second)
-        return errors::InvalidArgument("Endpoint \"", canonical, "\" fed more than once.");
-      auto it = index.find(name);
-      if (it == index.end() || !it->second->IsOp())
-        return errors::NotFound("FeedInputs: unable to find feed output ", canonical);
-      Node* n = it->second;
-      if (slot >= n->num_outputs())
-        return errors::InvalidArgument("FeedInputs: ", canonical, " should have output index < ", n->num_outputs());
-      const DataType type = BaseType(n->output_type(slot));
-      proto::NodeDef d;
-      d.set_name("_arg_" + name + "_" + std::to_string(slot));
-      d.set_op(kArgOp);
-      (*d.mutable_attr())["index"].set_i(static_cast<int64_t>(i));
-      (*d.mutable_attr())["T"].set_type(static_cast<proto::DataType>(type));
-      d.set_device(n->requested_device());
-      Node* arg = g.AddInternalNode(std::move(d), {}, {type});
-      arg->set_assigned_device(n->assigned_device());
-      std::vector<const Edge*> rewire;
-      for (const Edge* e : n->out_edges())
-        if (e->src_output() == slot || (e->IsControlEdge() && (n->op() == "Placeholder" || n->op() == "PlaceholderV2"))) rewire.push_back(e);
-      for (const Edge* e : rewire) {
-        Node* dst = e->dst();
-        const int dst_input = e->dst_input();
-        const bool is_control = e->IsControlEdge();
-        g.RemoveEdge(e);
-        if (is_control) g.AddControlEdge(arg, dst);
-        else g.AddEdge(arg, 0, dst, dst_input);
-      }
-      g.AddControlEdge(g.source_node(), arg);
-      arg_nodes[canonical] = arg;
-      ek->feed_types.push_back(type);
-      ek->feed_names.push_back(canonical);
-    }
-    for (size_t i = 0; i < fetches.size(); ++i) {
-      std::string name;
-      int slot;
-      bool control;
-      if (!ParseTensorName(fetches[i], &name, &slot, &control) || control)
-        return errors::InvalidArgument("Malformed fetch name '", fetches[i], "'");
-      const std::string canonical = CanonicalTensorName(name, slot);
-      auto it = index.find(name);
-      if (it == index.end() || !it->second->IsOp())
-        return errors::NotFound("FetchOutputs node ", canonical, ": not found");
-      Node* n = it->second;
-      if (n->num_outputs() == 0)
-        return errors::InvalidArgument(
-            "Tried to fetch data for '", fetches[i], "', which produces no output.  To run to a node but not fetch "
-            "any data, pass '", fetches[i], "' as an argument to the 'target_node_names' argument of the "
-            "Session::Run API.");
-      if (slot >= n->num_outputs())
-        return errors::InvalidArgument("FetchOutputs ", canonical, ": output index too large, must be < ",
-                                       n->num_outputs());
-      Node* src = n;
-      int src_slot = slot;
-      if (auto a = arg_nodes.find(canonical); a != arg_nodes.end()) {
-        // A fed tensor is fetched straight back from its _Arg.
-        src = a->second;
-        src_slot = 0;
-      }
-      const DataType type = BaseType(src->output_type(src_slot));
-      proto::NodeDef d;
-      d.set_name("_retval_" + name + "_" + std::to_string(slot) + "_" + std::to_string(i));
-      d.set_op(kRetvalOp);
-      (*d.mutable_attr())["index"].set_i(static_cast<int64_t>(i));
-      (*d.mutable_attr())["T"].set_type(static_cast<proto::DataType>(type));
-      Node* ret = g.AddInternalNode(std::move(d), {type}, {});
-      g.AddEdge(src, src_slot, ret, 0);
-      g.AddControlEdge(ret, g.sink_node());
-      keep.push_back(ret);
-    }
-    std::string missing;
-    for (const std::string& t : targets) {
-      auto it = index.find(t);
-      if (it == index.end() || !it->second->IsOp()) {
-        missing += (missing.empty() ? "" : ", ") + t;
-        continue;
-      }
-      keep.push_back(it->second);
-      // A target's edge to the sink keeps it live through graph rewrites
-      // that drop nodes nothing reads any more.
-      g.AddControlEdge(it->second, g.sink_node());
-    }
-    if (!missing.empty()) return errors::NotFound("PruneForTargets: Some target nodes not found: ", missing);
-
-    // Prune to what the fetches and targets need.
-    std::vector<bool> live(g.num_node_ids(), false);
-    std::vector<Node*> stack = keep;
-    for (Node* n : keep) live[n->id()] = true;
-    while (!stack.empty()) {
-      Node* n = stack.back();
-      stack.pop_back();
-      for (const Edge* e : n->in_edges()) {
-        Node* src = e->src();
-        if (!src->IsOp() || live[src->id()]) continue;
-        live[src->id()] = true;
-        stack.push_back(src);
-      }
-    }
-    for (Node* n : g.op_nodes())
-      if (!live[n->id()]) g.RemoveNode(n);
-
-    GR_RETURN_IF_ERROR(PlaceClientGraph(&g));
-
-    // Rewrites: stateless nodes only waited for dropped, NHWC for CPU
-    // convolution chains, fusions the nodes' devices have kernels for,
-    // constant-weights hints. OptimizerOptions.opt_level L0 ("no
-    // optimizations") turns them all off; RewriterConfig's
-    // dependency_optimization, layout_optimizer and remapping toggles, set
-    // OFF, the first three.
-    GraphOptimizerOptions opt;
-    const proto::GraphOptions& graph_options = options_.config.graph_options();
-    const proto::RewriterConfig& rewrites = graph_options.rewrite_options();
-    if (rewrites.layout_optimizer() != proto::RewriterConfig::OFF)
-      opt.prefers_nhwc = [this](const std::string& assigned_device) {
-        Device* d = DeviceNamed(assigned_device);
-        return d != nullptr && d->type() == "CPU";
-      };
-    if (rewrites.remapping() == proto::RewriterConfig::OFF) opt.fuse_bias_activation = opt.fuse_conv_pool = false;
-    if (rewrites.dependency_optimization() == proto::RewriterConfig::OFF) opt.remove_control_only_nodes = false;
-    if (graph_options.optimizer_options().opt_level() == proto::OptimizerOptions::L0) {
-      opt.prefers_nhwc = nullptr;
-      opt.fuse_bias_activation = opt.fuse_conv_pool = opt.mark_constant_weights = false;
-      opt.remove_control_only_nodes = false;
-    }
-    GR_RETURN_IF_ERROR(OptimizeGraph(
-        opt,
-        [this](const proto::NodeDef& n, const std::string& assigned_device) {
-          const KernelRegistration* reg;
-          Device* d = DeviceNamed(assigned_device);
-          return d != nullptr && Runtime::Global().kernels().FindKernel(n, d->type(), &reg).ok();
-        },
-        &g));
+    ClientGraphFeeds feed_info;
+    GR_RETURN_IF_ERROR(BuildStepGraph(feeds, fetches, targets, &g, &feed_info));
+    ek->feed_types = std::move(feed_info.types);
+    ek->feed_names = std::move(feed_info.names);
+    ek->fetch_names = fetches;
+    ek->targets = targets;
     KernelProvider provider = [this](const Node& n, Device* d, const KernelRegistration** reg, void** kernel,
                                      bool* owned) { return GetKernel(n, d, reg, kernel, owned); };
     DeviceOfNode device_of = [this](const Node& n) { return DeviceNamed(n.assigned_device()); };
@@ -482,26 +502,57 @@ class DirectSession final : public Session {
     return Status::OK();
   }
 
-  // Assigns every node of a pruned client graph a device: op nodes not yet
-  // placed by PlaceGraph; a feed's _Arg on the device of the node it
-  // replaces, a fetch's _Retval on its producer's. Nodes of one step may
-  // span devices as long as the tensors crossing between them need no copy
-  // (host-memory devices, such as several CPU devices).
-  Status PlaceClientGraph(Graph* g) {
-    GR_RETURN_IF_ERROR(PlaceGraph(devices_, options_.config.allow_soft_placement(), g));
-    for (Node* n : g->op_nodes()) {
-      if (n->op() != kArgOp) continue;
-      std::string device = n->assigned_device();
-      for (const Edge* e : n->out_edges())
-        if (device.empty() && e->dst()->IsOp()) device = e->dst()->assigned_device();
-      n->set_assigned_device(device.empty() ? devices_.front()->name() : device);
+  // The partition graphs of `ek`'s step, built (the same stages again, then
+  // Partition) the first time they are asked for.
+  Status PartitionGraphsOf(ExecutorsAndKeys& ek, const std::vector<proto::GraphDef>** out) {
+    std::lock_guard<std::mutex> lock(ek.partitions_mu);
+    if (!ek.has_partitions) {
+      std::lock_guard<std::mutex> graph_lock(graph_mu_);
+      if (!graph_)
+        return errors::FailedPrecondition("Session has been finalized: the graph is released, and this step's "
+                                          "partition graphs were not asked for before");
+      Graph g(&Runtime::Global().ops());
+      ClientGraphFeeds feed_info;
+      GR_RETURN_IF_ERROR(BuildStepGraph(ek.feed_names, ek.fetch_names, ek.targets, &g, &feed_info));
+      std::map<std::string, std::unique_ptr<Graph>> partitions;
+      GR_RETURN_IF_ERROR(Partition(PartitionOptionsOf(), g, &partitions));
+      for (const auto& [device, partition] : partitions)
+        PartitionToGraphDef(*partition, &ek.partition_graphs.emplace_back());
+      ek.has_partitions = true;
     }
-    for (Node* n : g->op_nodes()) {
-      if (n->op() != kRetvalOp) continue;
-      const Edge* in = n->input_edge(0);
-      n->set_assigned_device(in ? in->src()->assigned_device() : devices_.front()->name());
-    }
-    for (Node* n : g->op_nodes()) {
+    *out = &ek.partition_graphs;
+    return Status::OK();
+  }
+
+  static PlacementOptions PlacementOptionsOf(const proto::ConfigProto& config) {
+    PlacementOptions p;
+    p.allow_soft_placement = config.allow_soft_placement();
+    p.log_device_placement = config.log_device_placement();
+    return p;
+  }
+
+  PartitionOptions PartitionOptionsOf() {
+    PartitionOptions p;
+    p.get_incarnation = [](const std::string& device) { return DeviceIncarnation(device); };
+    p.input_on_host = [this](const Node& n, int slot) { return ArgInHostMemory(n, slot, /*input=*/true); };
+    p.output_on_host = [this](const Node& n, int slot) { return ArgInHostMemory(n, slot, /*input=*/false); };
+    return p;
+  }
+
+  // Whether the kernel `n` runs with on its device declares input (or
+  // output) `slot` HostMemory.
+  bool ArgInHostMemory(const Node& n, int slot, bool input) {
+    Device* d = DeviceNamed(n.assigned_device());
+    const KernelRegistration* reg;
+    if (d == nullptr || !Runtime::Global().kernels().FindKernel(n.def(), d->type(), &reg).ok()) return false;
+    return IsHostMemoryArg(*reg, n, slot, input);
+  }
+
+  // Until partitions on devices with their own memory can run (their
+  // executors exchange tensors through the rendezvous), a step's tensors
+  // may cross only between devices that share host memory.
+  Status CheckNoCopiesBetweenDeviceMemories(const Graph& g) {
+    for (Node* n : g.op_nodes()) {
       Device* dst = DeviceNamed(n->assigned_device());
       for (const Edge* e : n->in_edges()) {
         if (e->IsControlEdge() || !e->src()->IsOp()) continue;
@@ -584,6 +635,11 @@ class DirectSession final : public Session {
 
   std::mutex graph_mu_;  // graph_ and executor construction
   std::unique_ptr<Graph> graph_;
+  bool finalized_ = false;  // under graph_mu_
+
+  std::mutex callables_mu_;
+  std::unordered_map<CallableHandle, std::shared_ptr<Callable>> callables_;
+  CallableHandle next_callable_ = 0;  // handles below it were issued
 
   // LRU cache of executors by SortedSignature key, most recent first.
   std::mutex cache_mu_;

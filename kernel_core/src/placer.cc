@@ -1,60 +1,23 @@
 #include "placer.h"
 
 #include <algorithm>
-#include <cctype>
+#include <cstdio>
 #include <numeric>
 #include <unordered_map>
 
+#include "executor.h"
+#include "graphrt/core/device_name.h"
 #include "graphrt/core/kernel_registry.h"
 #include "graphrt/core/runtime.h"
 #include "node_def_util.h"
 
 namespace graphrt {
 
-Status ParseDeviceSpec(const std::string& s, DeviceSpec* out) {
-  *out = DeviceSpec();
-  if (s.empty()) return Status::OK();
-  auto malformed = [&] { return errors::InvalidArgument("Malformed device specification '", s, "'"); };
-  size_t pos = 0;
-  std::string rest = s;
-  if (rest[0] != '/') rest = "/" + rest;
-  while (pos < rest.size()) {
-    if (rest[pos] != '/') return malformed();
-    size_t next = rest.find('/', pos + 1);
-    std::string part = rest.substr(pos + 1, next == std::string::npos ? std::string::npos : next - pos - 1);
-    pos = next == std::string::npos ? rest.size() : next;
-    size_t c = part.find(':');
-    if (c == std::string::npos) return malformed();
-    std::string key = part.substr(0, c), val = part.substr(c + 1);
-    if (key == "job" || key == "replica" || key == "task") continue;
-    std::string type, id;
-    if (key == "device") {
-      size_t c2 = val.find(':');
-      type = val.substr(0, c2);
-      id = c2 == std::string::npos ? "*" : val.substr(c2 + 1);
-    } else if (key == "cpu" || key == "gpu" || key == "CPU" || key == "GPU") {
-      type = key;
-      id = val;
-    } else {
-      return malformed();
-    }
-    for (char& ch : type) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
-    out->type = type;
-    if (id == "*" || id.empty()) {
-      out->id = -1;
-    } else if (std::all_of(id.begin(), id.end(), ::isdigit) && id.size() < 9) {
-      out->id = std::stoi(id);
-    } else {
-      return malformed();
-    }
-  }
-  return Status::OK();
-}
-
 namespace {
 
-bool Matches(const DeviceSpec& spec, const Device& d) {
-  return (spec.type.empty() || spec.type == d.type()) && (spec.id < 0 || spec.id == d.ordinal());
+// Job, replica and task are checked (IsLocalProcess) before matching.
+bool Matches(const DeviceNameParts& spec, const Device& d) {
+  return (!spec.has_type || spec.type == d.type()) && (!spec.has_id || spec.id == d.ordinal());
 }
 
 class UnionFind {
@@ -74,25 +37,27 @@ class UnionFind {
 // member whose spec set each field (for error messages).
 struct Group {
   std::vector<Node*> members;
-  DeviceSpec spec;
+  DeviceNameParts spec;
   const Node* type_from = nullptr;
   const Node* id_from = nullptr;
   Device* assigned = nullptr;
 };
 
-Status MergeSpec(Node* n, const DeviceSpec& s, Group* g) {
+Status MergeSpec(Node* n, const DeviceNameParts& s, Group* g) {
   auto conflict = [&](const Node* other) {
     return errors::InvalidArgument(NodePrefix(n->def()), ": cannot be colocated with '", other->name(),
                                    "': their device specifications '", n->requested_device(), "' and '",
                                    other->requested_device(), "' are incompatible");
   };
-  if (!s.type.empty()) {
-    if (!g->spec.type.empty() && g->spec.type != s.type) return conflict(g->type_from);
+  if (s.has_type) {
+    if (g->spec.has_type && g->spec.type != s.type) return conflict(g->type_from);
+    g->spec.has_type = true;
     g->spec.type = s.type;
     g->type_from = n;
   }
-  if (s.id >= 0) {
-    if (g->spec.id >= 0 && g->spec.id != s.id) return conflict(g->id_from);
+  if (s.has_id) {
+    if (g->spec.has_id && g->spec.id != s.id) return conflict(g->id_from);
+    g->spec.has_id = true;
     g->spec.id = s.id;
     g->id_from = n;
   }
@@ -111,7 +76,8 @@ bool Supports(const Device& d, const Group& g) {
 
 }  // namespace
 
-Status PlaceGraph(const std::vector<Device*>& devices, bool allow_soft_placement, Graph* g) {
+Status PlaceGraph(const std::vector<Device*>& devices, const PlacementOptions& options, Graph* g) {
+  const bool allow_soft_placement = options.allow_soft_placement;
   if (devices.empty()) return errors::FailedPrecondition("No devices are registered");
   std::unordered_map<std::string, Device*> by_name;
   for (Device* d : devices) by_name[d->name()] = d;
@@ -138,6 +104,7 @@ Status PlaceGraph(const std::vector<Device*>& devices, bool allow_soft_placement
   }
 
   std::unordered_map<int, Group> groups;
+  std::vector<Node*> placed;  // by this call, for the log
   for (Node* n : nodes) {
     Group& grp = groups[uf.Find(n->id())];
     grp.members.push_back(n);
@@ -149,9 +116,20 @@ Status PlaceGraph(const std::vector<Device*>& devices, bool allow_soft_placement
       grp.assigned = it->second;
       continue;
     }
-    DeviceSpec spec;
-    Status s = ParseDeviceSpec(n->requested_device(), &spec);
+    placed.push_back(n);
+    DeviceNameParts spec;
+    Status s = ParseDeviceName(n->requested_device(), &spec);
     if (!s.ok()) return Status(s.code(), NodePrefix(n->def()) + ": " + s.message());
+    if (!IsLocalProcess(spec)) {
+      // Another process's device: this one cannot run the node (a distributed
+      // target would route it there). TensorFlow's soft placement ignores it.
+      if (!allow_soft_placement)
+        return errors::InvalidArgument(
+            NodePrefix(n->def()), ": Could not satisfy explicit device specification '", n->requested_device(),
+            "' because it names a job, replica or task other than this process's (/job:localhost/replica:0/task:0). "
+            "Set allow_soft_placement to place it here.");
+      spec.has_job = spec.has_replica = spec.has_task = false;
+    }
     // Under soft placement colocation wins over a conflicting device spec.
     Status merged = MergeSpec(n, spec, &grp);
     if (!merged.ok() && !allow_soft_placement) return merged;
@@ -184,6 +162,29 @@ Status PlaceGraph(const std::vector<Device*>& devices, bool allow_soft_placement
     }
     for (Node* n : grp.members)
       if (n->assigned_device().empty()) n->set_assigned_device(chosen->name());
+  }
+  if (options.log_device_placement) {
+    // One write, so that lines of concurrent placements do not interleave.
+    std::string log;
+    for (const Node* n : placed) log += n->name() + ": (" + n->op() + "): " + n->assigned_device() + "\n";
+    std::fputs(log.c_str(), stderr);
+  }
+  return Status::OK();
+}
+
+Status PlaceClientGraph(const std::vector<Device*>& devices, const PlacementOptions& options, Graph* g) {
+  GR_RETURN_IF_ERROR(PlaceGraph(devices, options, g));
+  for (Node* n : g->op_nodes()) {
+    if (n->op() != kArgOp) continue;
+    std::string device = n->assigned_device();
+    for (const Edge* e : n->out_edges())
+      if (device.empty() && e->dst()->IsOp()) device = e->dst()->assigned_device();
+    n->set_assigned_device(device.empty() ? devices.front()->name() : device);
+  }
+  for (Node* n : g->op_nodes()) {
+    if (n->op() != kRetvalOp) continue;
+    const Edge* in = n->input_edge(0);
+    n->set_assigned_device(in ? in->src()->assigned_device() : devices.front()->name());
   }
   return Status::OK();
 }

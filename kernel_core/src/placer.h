@@ -11,25 +11,35 @@
 
 namespace graphrt {
 
-// A parsed device spec ("/job:x/replica:0/task:0/device:GPU:1", "/cpu:0",
-// "GPU:1"); empty fields match anything.
-struct DeviceSpec {
-  std::string type;  // "CPU", "GPU"
-  int id = -1;
+struct PlacementOptions {
+  // A group whose spec no device meets goes where its kernels are; a spec
+  // that names another job, replica or task is ignored.
+  bool allow_soft_placement = false;
+  // Each node placed is written to stderr as TensorFlow writes it:
+  // "name: (Op): /job:localhost/replica:0/task:0/device:CPU:0".
+  bool log_device_placement = false;
 };
-Status ParseDeviceSpec(const std::string& s, DeviceSpec* out);
 
 // Places the op nodes of `g` that have no assigned device yet on `devices`
 // (highest placement priority first). Nodes are placed in colocation
 // groups: a node with `_class: "loc:@x"` goes where x goes, and so does a
 // node that consumes another's ref output. A group goes to the first device
-// that matches every member's device spec and has kernels for every member
-// (ops with no kernel anywhere do not constrain it: their error comes when
-// the kernel is created); a member already assigned fixes the group's
-// device. With `allow_soft_placement`, a group whose spec no device meets
-// goes to the first device with kernels for it instead, and a member whose
-// spec conflicts with its group's follows the group. Errors name the node.
-Status PlaceGraph(const std::vector<Device*>& devices, bool allow_soft_placement, Graph* g);
+// that matches every member's device spec (device_name.h: full, partial,
+// legacy, wildcards; the fields members set are merged) and has kernels for
+// every member (ops with no kernel anywhere do not constrain it: their error
+// comes when the kernel is created); a member already assigned fixes the
+// group's device. A spec naming a job, replica or task other than this
+// process's (/job:localhost/replica:0/task:0) is InvalidArgument naming the
+// node and the spec. With soft placement such a spec is ignored, a group
+// whose spec no device meets goes to the first device with kernels for it
+// instead, and a member whose spec conflicts with its group's follows the
+// group. Errors name the node.
+Status PlaceGraph(const std::vector<Device*>& devices, const PlacementOptions& options, Graph* g);
+
+// The placement stage of a step: PlaceGraph for the op nodes not placed
+// yet, then a feed's _Arg on the device of the node it replaces (its first
+// consumer's) and a fetch's _Retval on its producer's device.
+Status PlaceClientGraph(const std::vector<Device*>& devices, const PlacementOptions& options, Graph* g);
 
 }  // namespace graphrt
 

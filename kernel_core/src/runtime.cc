@@ -12,6 +12,7 @@
 #include <set>
 
 #include "control_flow_ops.h"
+#include "graphrt/core/partition.h"
 #include "core_api_internal.h"
 #include "graphrt/core/device.h"
 #include "graphrt/core/kernel_registry.h"
@@ -38,6 +39,7 @@ Runtime::Runtime() : impl_(std::make_unique<Impl>()) {
   // The control-flow primitives are the executor's own: defined before any
   // plugin can claim their names.
   Status s = RegisterControlFlowOps(&impl_->ops);
+  if (s.ok()) s = RegisterSendRecvOps(&impl_->ops);  // the transfers between partitions, likewise
   if (!s.ok()) std::abort();  // static specs: only a bug here fails
 }
 // The global runtime lives for the process; plugins stay mapped until exit.
