@@ -27,6 +27,7 @@ struct KernelRegistration {
   void* user_data = nullptr;
   void* (*create)(GR_KernelConstruction*, void*) = nullptr;
   void (*compute)(void*, GR_KernelContext*) = nullptr;
+  void (*compute_async)(void*, GR_KernelContext*) = nullptr;  // ABI 1.3; set instead of compute
   void (*destroy)(void*) = nullptr;
   std::string plugin;
 
