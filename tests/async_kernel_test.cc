@@ -11,6 +11,9 @@
 #include <thread>
 #include <vector>
 
+// The core's registry (header-only) behind ctx_on_cancel, tested directly
+// for the header's contract.
+#include "../kernel_core/src/cancellation.h"
 #include "graphrt/core/runtime.h"
 #include "graphrt/core/session.h"
 #include "test_util.h"
@@ -255,6 +258,73 @@ TEST(AsyncCancellation, TimeoutInsideAWhileLoop) {
     std::vector<Tensor> out;
     EXPECT_EQ(s->Run(options, {}, {"w/Exit:0"}, {}, &out, nullptr).code(), Code::kDeadlineExceeded);
   }
+}
+
+// ---------------------------------------------------- cancellation registry
+
+TEST(CancellationRegistry, CallbacksRunOnceAndNotAfterRemove) {
+  CancellationRegistry r;
+  int runs[2] = {0, 0};
+  auto count = [](void* arg) { ++*static_cast<int*>(arg); };
+  int64_t t0 = -1, t1 = -1;
+  ASSERT_TRUE(r.Add(count, &runs[0], &t0));
+  ASSERT_TRUE(r.Add(count, &runs[1], &t1));
+  EXPECT_NE(t0, t1);
+  EXPECT_TRUE(r.Remove(t1));  // had not run, never will
+  EXPECT_FALSE(r.cancelled());
+  r.Cancel();
+  r.Cancel();
+  EXPECT_TRUE(r.cancelled());
+  EXPECT_EQ(runs[0], 1);
+  EXPECT_EQ(runs[1], 0);
+  EXPECT_FALSE(r.Remove(t0));  // ran
+  int64_t t2 = -1;
+  EXPECT_FALSE(r.Add(count, &runs[1], &t2));  // cancelled already: not kept
+  r.Reset();
+  EXPECT_FALSE(r.cancelled());
+  EXPECT_TRUE(r.Add(count, &runs[1], &t2));
+}
+
+TEST(CancellationRegistry, RemoveWaitsForACallbackRunningOnAnotherThread) {
+  CancellationRegistry r;
+  struct State {
+    std::atomic<bool> started{false}, finished{false};
+  } st;
+  int64_t token = -1;
+  ASSERT_TRUE(r.Add(
+      [](void* arg) {
+        auto* s = static_cast<State*>(arg);
+        s->started = true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        s->finished = true;
+      },
+      &st, &token));
+  std::thread canceller([&] { r.Cancel(); });
+  while (!st.started) std::this_thread::yield();
+  EXPECT_FALSE(r.Remove(token));
+  EXPECT_TRUE(st.finished.load());  // Remove returned only after the callback
+  canceller.join();
+}
+
+TEST(CancellationRegistry, ACallbackMayRemoveAnotherThatHasNotRun) {
+  CancellationRegistry r;
+  struct State {
+    CancellationRegistry* r;
+    int64_t other = -1;
+    int other_runs = 0;
+    bool removed = false;
+  } st{&r};
+  auto first = [](void* arg) {
+    auto* s = static_cast<State*>(arg);
+    s->removed = s->r->Remove(s->other);  // on the cancelling thread: no wait
+  };
+  auto second = [](void* arg) { ++static_cast<State*>(arg)->other_runs; };
+  int64_t t = -1;
+  ASSERT_TRUE(r.Add(first, &st, &t));
+  ASSERT_TRUE(r.Add(second, &st, &st.other));  // a later token: runs after `first`
+  r.Cancel();
+  EXPECT_TRUE(st.removed);
+  EXPECT_EQ(st.other_runs, 0);
 }
 
 // ------------------------------------------------------------- registration

@@ -33,27 +33,29 @@ class CancellationRegistry {
   bool Remove(int64_t token) {
     std::unique_lock<std::mutex> lock(mu_);
     if (callbacks_.erase(token) > 0) return true;
-    // A callback that removes itself (or another) on the cancelling thread
-    // must not wait for itself.
+    // On the cancelling thread (a callback removing another's) there is
+    // nothing to wait for: the one running is this thread's.
     if (cancelling_ && canceller_ != std::this_thread::get_id())
       done_cv_.wait(lock, [this] { return !cancelling_; });
     return false;
   }
 
-  // Runs every callback once, outside the lock, on this thread. Later calls
-  // (and callbacks added later) do nothing.
+  // Runs every callback once, in token order, each outside the lock, on
+  // this thread. Later calls (and callbacks added later) do nothing. A
+  // callback removed before its turn does not run.
   void Cancel() {
-    std::map<int64_t, std::pair<Fn, void*>> run;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (cancelled_) return;
-      cancelled_ = true;
-      cancelling_ = true;
-      canceller_ = std::this_thread::get_id();
-      run.swap(callbacks_);
+    std::unique_lock<std::mutex> lock(mu_);
+    if (cancelled_) return;
+    cancelled_ = true;
+    cancelling_ = true;
+    canceller_ = std::this_thread::get_id();
+    while (!callbacks_.empty()) {
+      const auto [fn, arg] = callbacks_.begin()->second;
+      callbacks_.erase(callbacks_.begin());
+      lock.unlock();
+      fn(arg);
+      lock.lock();
     }
-    for (auto& [token, cb] : run) cb.first(cb.second);
-    std::lock_guard<std::mutex> lock(mu_);
     cancelling_ = false;
     done_cv_.notify_all();
   }

@@ -121,12 +121,6 @@ Status RunTarget(Session* s, const std::string& target) {
   return s->Run({}, {}, {target}, &out);
 }
 
-// Until `s` has `n` elements (another Run is filling it).
-void WaitForSize(Session* s, int32_t n) {
-  for (int i = 0; i < 5000 && Size(s) != n; ++i) std::this_thread::sleep_for(1ms);
-  EXPECT_EQ(Size(s), n);
-}
-
 std::unique_ptr<Session> Open(const std::string& g, int threads = 1) { return CreateSession(ParseGraph(g), threads); }
 
 // ------------------------------------------------------------------ FIFO
@@ -460,6 +454,13 @@ TEST(FifoQueue, EnqueueChecksTypesAndShapes) {
   st = s->Run({{"x", MakeTensor<int32_t>(GR_INT32, {2, 3}, {1, 2, 3, 4, 5, 6})}}, {}, {"enq_many"}, &out);
   EXPECT_EQ(st.code(), Code::kInvalidArgument) << st;
   EXPECT_EQ(Size(s.get()), 0);  // nothing of a refused enqueue got in
+  // A huge batch of empty elements is refused, not allocated.
+  const std::string g2 = Fifo("q", 5, {{0}}) + PlaceholderNode("x", "DT_INT32") +
+                         Enqueue("enq_many", "q", {"x"}, {"DT_INT32"}, true);
+  auto s2 = Open(g2);
+  st = s2->Run({{"x", Tensor(GR_INT32, TensorShape({int64_t{1} << 40, 0}))}}, {}, {"enq_many"}, &out);
+  EXPECT_EQ(st.code(), Code::kInvalidArgument) << st;
+  EXPECT_TRUE(Contains(st.message(), "empty elements")) << st;
 }
 
 TEST(FifoQueue, SharedNameIsOneQueueAcrossNodes) {

@@ -555,6 +555,12 @@ class EnqueueOp : public AsyncOpKernel {
       GR_RETURN_IF_ERROR_SDK(q.CheckElementShape(c, std::vector<int64_t>(v.dims_data() + 1, v.dims_data() + v.rank())));
       if (!array::Copyable(v.dtype())) return array::UnsupportedDtype("QueueEnqueueManyV2", v.dtype());
     }
+    // Each element costs its tensors' bookkeeping even when empty: a batch of
+    // empty elements is bounded by that, not by the input's (zero) bytes.
+    int64_t input_elements = 0;
+    for (size_t c = 0; c < n; ++c) input_elements += ctx->input(static_cast<int>(c) + 1).NumElements();
+    if (input_elements == 0 && batch > (int64_t{1} << 20))
+      return errors::InvalidArgument("EnqueueMany of ", batch, " empty elements: at most 2^20 are supported");
     r->elements.assign(static_cast<size_t>(batch), Tuple(n));
     for (size_t c = 0; c < n; ++c) {
       const TensorView v = ctx->input(static_cast<int>(c) + 1);
