@@ -10,6 +10,8 @@
 #include <graphrt/sdk/sdk.h>
 #include <graphrt/sdk/shape_fns.h>
 
+#include <initializer_list>
+
 namespace graphrt {
 namespace sdk {
 namespace {
@@ -22,41 +24,35 @@ Status HandleInput(InferenceContext* c) {
   return sf::WithRank(c->input(0), 0, &unused);
 }
 
-REGISTER_OP("FIFOQueueV2")
-    .Output("handle: resource")
-    .Attr("component_types: list(type) >= 1")
-    .Attr("shapes: list(shape) >= 0 = []")
-    .Attr("capacity: int = -1")
-    .Attr("container: string = ''")
-    .Attr("shared_name: string = ''")
-    .SetIsStateful()
-    .SetShapeFn(sf::ScalarShape)
-    .Doc("A queue that produces elements in first-in first-out order.");
+// What every queue-making op has; `extra` adds the kind's own attrs
+// between capacity and container, where TensorFlow lists them.
+OpDefBuilder& QueueOp(const char* name, const char* doc, std::initializer_list<const char*> extra = {}) {
+  OpDefBuilder& b = detail::AddOp(name)
+                        .Output("handle: resource")
+                        .Attr("component_types: list(type) >= 1")
+                        .Attr("shapes: list(shape) >= 0 = []")
+                        .Attr("capacity: int = -1");
+  for (const char* a : extra) b.Attr(a);
+  return b.Attr("container: string = ''")
+      .Attr("shared_name: string = ''")
+      .SetIsStateful()
+      .SetShapeFn(sf::ScalarShape)
+      .Doc(doc);
+}
 
-REGISTER_OP("PaddingFIFOQueueV2")
-    .Output("handle: resource")
-    .Attr("component_types: list(type) >= 1")
-    .Attr("shapes: list(shape) >= 0 = []")
-    .Attr("capacity: int = -1")
-    .Attr("container: string = ''")
-    .Attr("shared_name: string = ''")
-    .SetIsStateful()
-    .SetShapeFn(sf::ScalarShape)
-    .Doc("A FIFO queue whose DequeueMany pads each component to the batch's largest shape.");
+[[maybe_unused]] const OpDefBuilder& kFifo =
+    QueueOp("FIFOQueueV2", "A queue that produces elements in first-in first-out order.");
+[[maybe_unused]] const OpDefBuilder& kPadding =
+    QueueOp("PaddingFIFOQueueV2", "A FIFO queue whose DequeueMany pads each component to the batch's largest shape.");
+[[maybe_unused]] const OpDefBuilder& kRandom =
+    QueueOp("RandomShuffleQueueV2", "A queue that dequeues elements in a random order.",
+            {"min_after_dequeue: int = 0", "seed: int = 0", "seed2: int = 0"});
 
-REGISTER_OP("RandomShuffleQueueV2")
-    .Output("handle: resource")
-    .Attr("component_types: list(type) >= 1")
-    .Attr("shapes: list(shape) >= 0 = []")
-    .Attr("capacity: int = -1")
-    .Attr("min_after_dequeue: int = 0")
-    .Attr("seed: int = 0")
-    .Attr("seed2: int = 0")
-    .Attr("container: string = ''")
-    .Attr("shared_name: string = ''")
-    .SetIsStateful()
-    .SetShapeFn(sf::ScalarShape)
-    .Doc("A queue that dequeues elements in a random order.");
+// A scalar output about the queue (its size, whether it is closed).
+Status ScalarOfHandle(InferenceContext* c) {
+  GR_RETURN_IF_ERROR_SDK(HandleInput(c));
+  return sf::ScalarShape(c);
+}
 
 REGISTER_OP("QueueEnqueueV2")
     .Input("handle: resource")
@@ -119,19 +115,13 @@ REGISTER_OP("QueueCloseV2")
 REGISTER_OP("QueueIsClosedV2")
     .Input("handle: resource")
     .Output("is_closed: bool")
-    .SetShapeFn([](InferenceContext* c) {
-      GR_RETURN_IF_ERROR_SDK(HandleInput(c));
-      return sf::ScalarShape(c);
-    })
+    .SetShapeFn(ScalarOfHandle)
     .Doc("True when the queue is closed.");
 
 REGISTER_OP("QueueSizeV2")
     .Input("handle: resource")
     .Output("size: int32")
-    .SetShapeFn([](InferenceContext* c) {
-      GR_RETURN_IF_ERROR_SDK(HandleInput(c));
-      return sf::ScalarShape(c);
-    })
+    .SetShapeFn(ScalarOfHandle)
     .Doc("The number of elements in the queue.");
 
 }  // namespace

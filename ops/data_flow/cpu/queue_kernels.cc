@@ -643,28 +643,21 @@ class QueueCloseOp : public OpKernel {
   bool cancel_pending_enqueues_ = false;
 };
 
-class QueueSizeOp : public OpKernel {
+// QueueSizeV2 (int32) and QueueIsClosedV2 (bool).
+class QueueStateOp : public OpKernel {
  public:
-  using OpKernel::OpKernel;
+  explicit QueueStateOp(OpKernelConstruction* c) : OpKernel(c), size_(std::string(c->op()) == "QueueSizeV2") {}
   void Compute(OpKernelContext* ctx) override {
     ResourceRef<Queue> q;
     OP_REQUIRES_OK(ctx, LookupQueue(ctx, &q));
     TensorView out;
     OP_REQUIRES_OK(ctx, ctx->allocate_output(0, std::vector<int64_t>{}, &out));
-    *out.data<int32_t>() = static_cast<int32_t>(q->size());
+    if (size_) *out.data<int32_t>() = static_cast<int32_t>(q->size());
+    else *out.data<bool>() = q->closed();
   }
-};
 
-class QueueIsClosedOp : public OpKernel {
- public:
-  using OpKernel::OpKernel;
-  void Compute(OpKernelContext* ctx) override {
-    ResourceRef<Queue> q;
-    OP_REQUIRES_OK(ctx, LookupQueue(ctx, &q));
-    TensorView out;
-    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, std::vector<int64_t>{}, &out));
-    *out.data<bool>() = q->closed();
-  }
+ private:
+  const bool size_;
 };
 
 REGISTER_KERNEL(Name("FIFOQueueV2").Device(DEVICE_CPU), QueueOp);
@@ -676,8 +669,8 @@ REGISTER_KERNEL(Name("QueueDequeueV2").Device(DEVICE_CPU), DequeueOp);
 REGISTER_KERNEL(Name("QueueDequeueManyV2").Device(DEVICE_CPU), DequeueOp);
 REGISTER_KERNEL(Name("QueueDequeueUpToV2").Device(DEVICE_CPU), DequeueOp);
 REGISTER_KERNEL(Name("QueueCloseV2").Device(DEVICE_CPU), QueueCloseOp);
-REGISTER_KERNEL(Name("QueueSizeV2").Device(DEVICE_CPU), QueueSizeOp);
-REGISTER_KERNEL(Name("QueueIsClosedV2").Device(DEVICE_CPU), QueueIsClosedOp);
+REGISTER_KERNEL(Name("QueueSizeV2").Device(DEVICE_CPU), QueueStateOp);
+REGISTER_KERNEL(Name("QueueIsClosedV2").Device(DEVICE_CPU), QueueStateOp);
 
 }  // namespace
 }  // namespace sdk
