@@ -107,6 +107,27 @@ TEST(AsyncKernel, ErrorFailsTheStepNamingTheNodeAndTheSessionGoesOn) {
   }
 }
 
+TEST(AsyncKernel, StepStatsCoverTheWholeAsynchronousCall) {
+  for (int threads : {1, 2}) {
+    auto s = Open(FanGraph(20), threads);
+    proto::RunOptions options;
+    options.set_trace_level(proto::RunOptions::SOFTWARE_TRACE);
+    proto::RunMetadata md;
+    std::vector<Tensor> out;
+    ASSERT_TRUE(s->Run(options, {}, {"sum2:0"}, {}, &out, &md).ok());
+    int found = 0;
+    for (const auto& dev : md.step_stats().dev_stats())
+      for (const auto& ns : dev.node_stats()) {
+        if (ns.node_name() != "d1" && ns.node_name() != "d2") continue;
+        ++found;
+        EXPECT_GE(ns.all_end_rel_nanos(), 20'000'000) << ns.node_name();  // until done, not until return
+        ASSERT_EQ(ns.output_size(), 1);
+        EXPECT_EQ(ns.output(0).tensor_description().shape().dim(0).size(), 3);
+      }
+    EXPECT_EQ(found, 2);
+  }
+}
+
 TEST(AsyncKernel, ManyConcurrentRuns) {
   auto s = Open(FanGraph(0), 2);
   std::atomic<int> ok{0};
