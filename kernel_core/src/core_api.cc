@@ -43,9 +43,13 @@ int32_t RegisterOp(GR_Registrar* reg, const GR_OpSpec* spec) {
 int32_t RegisterKernel(GR_Registrar* reg, const GR_KernelSpec* spec) {
   if (spec == nullptr || spec->struct_size < GR_SIZE_THROUGH(GR_KernelSpec, destroy))
     return Fail(reg, errors::InvalidArgument("register_kernel: GR_KernelSpec is null or too small"));
-  if (spec->op_name == nullptr || spec->device_type == nullptr || !spec->create || !spec->compute || !spec->destroy)
-    return Fail(reg, errors::InvalidArgument("register_kernel: op_name, device_type, create, compute and destroy "
-                                             "are required (op ",
+  // ABI 1.3: an asynchronous kernel sets compute_async instead of compute.
+  const auto compute_async =
+      spec->struct_size >= GR_SIZE_THROUGH(GR_KernelSpec, compute_async) ? spec->compute_async : nullptr;
+  if (spec->op_name == nullptr || spec->device_type == nullptr || !spec->create || !spec->destroy ||
+      (spec->compute == nullptr) == (compute_async == nullptr))
+    return Fail(reg, errors::InvalidArgument("register_kernel: op_name, device_type, create, destroy and exactly "
+                                             "one of compute and compute_async are required (op ",
                                              spec->op_name ? spec->op_name : "<null>", ")"));
   auto k = std::make_unique<KernelRegistration>();
   k->op = spec->op_name;
@@ -74,6 +78,7 @@ int32_t RegisterKernel(GR_Registrar* reg, const GR_KernelSpec* spec) {
   k->user_data = spec->user_data;
   k->create = spec->create;
   k->compute = spec->compute;
+  k->compute_async = compute_async;
   k->destroy = spec->destroy;
   k->plugin = reg->plugin;
   reg->kernels.push_back(std::move(k));
@@ -708,6 +713,18 @@ int32_t CtxDeleteResource(GR_KernelContext* ctx, const char* container, const ch
 namespace {
 int64_t CtxStepId(const GR_KernelContext* ctx) { return StepIdOf(ctx->call.step); }
 int32_t CtxNumThreads(const GR_KernelContext* ctx) { return NumThreadsOf(ctx->call.step); }
+void CtxAsyncDone(GR_KernelContext* ctx) { AsyncKernelDone(ctx); }
+int32_t CtxCancelled(const GR_KernelContext* ctx) { return StepCancelled(ctx->call.step) ? 1 : 0; }
+int32_t CtxOnCancel(GR_KernelContext* ctx, void (*fn)(void*), void* arg, int64_t* token) {
+  if (fn == nullptr || token == nullptr) {
+    SetCallError(ctx->call, errors::InvalidArgument("ctx_on_cancel: fn and token are required"));
+    return GR_INVALID_ARGUMENT;
+  }
+  return StepOnCancel(ctx->call.step, fn, arg, token) ? GR_OK : GR_CANCELLED;
+}
+int32_t CtxRemoveOnCancel(GR_KernelContext* ctx, int64_t token) {
+  return StepRemoveOnCancel(ctx->call.step, token) ? 1 : 0;
+}
 void CtxParallelFor(GR_KernelContext* ctx, int64_t total, int64_t cost_per_unit, GR_ParallelForFn fn, void* arg) {
   if (total <= 0) return;
   const int threads = NumThreadsOf(ctx->call.step);
@@ -730,9 +747,7 @@ const GR_CoreApi* CoreApi() {
   static const GR_CoreApi api = [] {
     GR_CoreApi a;
     std::memset(&a, 0, sizeof(a));
-    // Interim: the 1.3 functions (asynchronous kernels, cancellation) are
-    // not offered until the executor runs asynchronous kernels.
-    a.struct_size = GR_SIZE_THROUGH(GR_CoreApi, attr_shape_list_item);
+    a.struct_size = sizeof(a);
     a.abi_major = GR_ABI_MAJOR;
     a.abi_minor = GR_ABI_MINOR;
     a.register_op = RegisterOp;
@@ -815,6 +830,10 @@ const GR_CoreApi* CoreApi() {
     a.ctx_delete_resource = CtxDeleteResource;
     a.sc_graph_def_version = ScGraphDefVersion;
     a.attr_shape_list_item = AttrShapeListItem;
+    a.ctx_async_done = CtxAsyncDone;
+    a.ctx_cancelled = CtxCancelled;
+    a.ctx_on_cancel = CtxOnCancel;
+    a.ctx_remove_on_cancel = CtxRemoveOnCancel;
     return a;
   }();
   return &api;

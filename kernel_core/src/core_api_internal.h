@@ -58,7 +58,8 @@ namespace graphrt {
 struct StepState;
 struct NodeItem;
 
-// Owned by one executing step; one per node invocation (on the stack).
+// Owned by one executing step; one per node invocation (on the stack; an
+// asynchronous kernel's on the heap until it is done).
 class Var;
 struct KernelCall {
   const NodeItem* item;
@@ -82,6 +83,12 @@ int32_t NumThreadsOf(const StepState* s);
 ResourceMgr* ResourcesOf(const StepState* s);
 // The step's resource container ("__per_step_<id>"), emptied when it ends.
 const char* StepContainerOf(StepState* s);
+// ABI 1.3 (executor.cc): ends an asynchronous kernel's call; the step's
+// cancellation state and callbacks (GR_CoreApi.ctx_on_cancel's contract).
+void AsyncKernelDone(GR_KernelContext* ctx);
+bool StepCancelled(const StepState* s);
+bool StepOnCancel(StepState* s, void (*fn)(void*), void* arg, int64_t* token);
+bool StepRemoveOnCancel(StepState* s, int64_t token);
 
 }  // namespace graphrt
 

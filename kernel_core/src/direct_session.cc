@@ -190,6 +190,9 @@ class DirectSession final : public Session {
   // do not run; they return CANCELLED) and waits for them to return.
   Status Close() override {
     closed_.store(true);
+    // Steps waiting for asynchronous kernels (a dequeue on an empty queue)
+    // stop waiting.
+    cancellation_.Cancel();
     {
       std::unique_lock<std::mutex> lock(run_mu_);
       runs_done_.wait(lock, [this] { return active_runs_.load() == 0; });
@@ -376,6 +379,7 @@ class DirectSession final : public Session {
     args.num_threads = num_threads_;
     args.arena = arena_.get();
     args.cancelled = &closed_;
+    args.session_cancellation = &cancellation_;
     args.resources = &resources_;
     // TensorFlow's rule: the Run's own timeout, else the session's default.
     const int64_t timeout_ms = run_options.timeout_in_ms() > 0 ? run_options.timeout_in_ms()
@@ -625,6 +629,7 @@ class DirectSession final : public Session {
   std::unique_ptr<tbb::task_arena> arena_;
   std::vector<Device*> devices_;
   std::atomic<bool> closed_{false};
+  CancellationRegistry cancellation_;  // cancelled by Close
   std::atomic<int64_t> next_step_id_{1};
   std::atomic<int64_t> active_runs_{0};
   std::mutex run_mu_;  // with runs_done_: Close waiting for active_runs_ == 0

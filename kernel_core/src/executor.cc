@@ -42,18 +42,47 @@ class StepRunner {
   // Runs `id` and, depth-first on this thread, whatever it makes ready;
   // expensive extra work goes to the pool when there is one.
   void Process(int id) {
-    // Small explicit stack: no recursion, no allocation for typical fan-out.
-    int stack_buf[64];
-    std::vector<int> overflow;
+    Stack stack;
+    stack.Push(id);
+    Drain(&stack);
+  }
+
+  // Hands on the outputs of an asynchronous kernel that has completed,
+  // then runs what that makes ready.
+  void Resume(AsyncNode* n) {
+    const NodeItem& item = items_[n->item];
+    Tensor* outs = &s_->outputs[item.output_start];
+    const bool ok = node_runner_.FinishAsync(item, n);
+    delete n;
+    if (!ok || s_->failed.load(std::memory_order_relaxed)) {
+      ClearOutputs(item, outs);
+      return;
+    }
+    Stack stack;
+    Propagate(item, outs, &stack);
+    Drain(&stack);
+  }
+
+ private:
+  // Small explicit stack: no recursion, no allocation for typical fan-out.
+  struct Stack {
+    int buf[64];
     int top = 0;
-    stack_buf[top++] = id;
-    while (top > 0 || !overflow.empty()) {
+    std::vector<int> overflow;
+    void Push(int id) {
+      if (top < 64) buf[top++] = id;
+      else overflow.push_back(id);
+    }
+  };
+
+  void Drain(Stack* stack) {
+    while (stack->top > 0 || !stack->overflow.empty()) {
       int cur;
-      if (!overflow.empty()) {
-        cur = overflow.back();
-        overflow.pop_back();
+      if (!stack->overflow.empty()) {
+        cur = stack->overflow.back();
+        stack->overflow.pop_back();
       } else {
-        cur = stack_buf[--top];
+        cur = stack->buf[--stack->top];
       }
       if (s_->failed.load(std::memory_order_relaxed)) continue;
       if (Cancelled()) {
@@ -62,36 +91,64 @@ class StepRunner {
       }
       const NodeItem& item = items_[cur];
       Tensor* outs = &s_->outputs[item.output_start];
-      if (!node_runner_.Run(item, &s_->slots[item.input_start], outs)) {
+      if (item.is_async) [[unlikely]] {
+        if (!RunAsync(cur)) continue;
+      } else if (!node_runner_.Run(item, &s_->slots[item.input_start], outs)) {
         ClearOutputs(item, outs);
         continue;
       }
-      // Propagate outputs and find newly ready nodes.
-      int expensive_kept = -1;
-      for (const OutEdge& e : item.out) {
-        if (e.dst_slot >= 0) {
-          if (e.ref) [[unlikely]] s_->ref_slots[e.dst_slot] = s_->ref_outputs[item.output_start + e.src_output];
-          else if (e.last_use) s_->slots[e.dst_slot] = std::move(outs[e.src_output]);
-          else s_->slots[e.dst_slot] = outs[e.src_output];
-        }
-        if (!DecrementPending(e.dst_item)) continue;
-        const NodeItem& ready = items_[e.dst_item];
-        if (ready.inexpensive || s_->group == nullptr) {
-          Push(stack_buf, &top, &overflow, e.dst_item);
-        } else if (expensive_kept < 0) {
-          expensive_kept = e.dst_item;
-        } else {
-          const int next = e.dst_item;
-          // The task outlives this runner (a stack object): capture what it needs by value.
-          s_->group->run([items = &items_, step = s_, next] { StepRunner(*items, step).Process(next); });
-        }
-      }
-      if (expensive_kept >= 0) Push(stack_buf, &top, &overflow, expensive_kept);
-      if (item.has_unconsumed_outputs) ClearOutputs(item, outs);
+      Propagate(item, outs, stack);
     }
   }
 
- private:
+  // Hands the node's outputs to its consumers and pushes those now ready.
+  [[gnu::always_inline]] void Propagate(const NodeItem& item, Tensor* outs, Stack* stack) {
+    int expensive_kept = -1;
+    for (const OutEdge& e : item.out) {
+      if (e.dst_slot >= 0) {
+        if (e.ref) [[unlikely]] s_->ref_slots[e.dst_slot] = s_->ref_outputs[item.output_start + e.src_output];
+        else if (e.last_use) s_->slots[e.dst_slot] = std::move(outs[e.src_output]);
+        else s_->slots[e.dst_slot] = outs[e.src_output];
+      }
+      if (!DecrementPending(e.dst_item)) continue;
+      const NodeItem& ready = items_[e.dst_item];
+      if (ready.inexpensive || s_->group == nullptr) {
+        stack->Push(e.dst_item);
+      } else if (expensive_kept < 0) {
+        expensive_kept = e.dst_item;
+      } else {
+        const int next = e.dst_item;
+        // The task outlives this runner (a stack object): capture what it needs by value.
+        s_->group->run([items = &items_, step = s_, next] { StepRunner(*items, step).Process(next); });
+      }
+    }
+    if (expensive_kept >= 0) stack->Push(expensive_kept);
+    if (item.has_unconsumed_outputs) ClearOutputs(item, outs);
+  }
+
+  // Starts an asynchronous kernel (its inputs and outputs stay in the
+  // step's arrays, each node running once per step). True when it
+  // completed at once and its outputs are to be handed on now.
+  [[gnu::noinline]] bool RunAsync(int id) {
+    const NodeItem& item = items_[id];
+    Tensor* outs = &s_->outputs[item.output_start];
+    auto* n = new AsyncNode;
+    n->item = id;
+    bool ok = false;
+    switch (node_runner_.StartAsync(item, &s_->slots[item.input_start], outs, n)) {
+      case NodeRunner<StepRefs>::AsyncStart::kPending:
+        return false;  // the driver resumes it
+      case NodeRunner<StepRefs>::AsyncStart::kFailed:
+        break;
+      case NodeRunner<StepRefs>::AsyncStart::kDone:
+        ok = node_runner_.FinishAsync(item, n);
+        break;
+    }
+    delete n;
+    if (!ok) ClearOutputs(item, outs);
+    return ok;
+  }
+
   // True when `id` became ready. A step without a pool runs on this thread
   // alone: no locked read-modify-write needed.
   bool DecrementPending(int id) {
@@ -109,11 +166,6 @@ class StepRunner {
   static void ClearOutputs(const NodeItem& item, Tensor* outs) {
     for (int i = 0; i < item.num_outputs; ++i)
       if (outs[i].IsInitialized()) outs[i] = Tensor();
-  }
-
-  static void Push(int* buf, int* top, std::vector<int>* overflow, int id) {
-    if (*top < 64) buf[(*top)++] = id;
-    else overflow->push_back(id);
   }
 
   const std::vector<NodeItem>& items_;
@@ -174,6 +226,7 @@ Status Executor::Create(const Graph& graph, const DeviceOfNode& device_of, const
     Status s = provider(*n, device, &item.reg, &item.kernel, &item.owns_kernel);
     if (!s.ok()) return s;
     item.inexpensive = (item.reg->flags & GR_KERNEL_INEXPENSIVE) != 0;
+    item.is_async = item.reg->compute_async != nullptr;
   }
   for (Node* n : order) {
     if (!n->IsOp()) continue;
@@ -260,24 +313,24 @@ Status Executor::Run(const RunArgs& args) {
   if (!frames_)
     for (size_t i = 0; i < items_.size(); ++i) s->pending[i].store(items_[i].initial_pending, std::memory_order_relaxed);
 
-  auto run_roots = [&] {
-    StepRunner runner(items_, s);
-    for (int r : roots_) runner.Process(r);
-  };
   if (frames_) {
     RunFrames(s);
-  } else if (args.num_threads > 1 && args.arena != nullptr) {
-    tbb::task_group group;
-    s->group = &group;
-    args.arena->execute([&] {
-      run_roots();
-      group.wait();
-    });
   } else {
-    s->group = nullptr;
-    run_roots();
+    DriveStep(
+        s,
+        [&] {
+          StepRunner runner(items_, s);
+          for (int r : roots_) runner.Process(r);
+        },
+        [&](AsyncNode* n) { StepRunner(items_, s).Resume(n); });
   }
-  s->group = nullptr;
+  if (s->session_joined.load(std::memory_order_relaxed)) {
+    // Waits for a Close that is cancelling this step right now.
+    if (args.session_cancellation != nullptr) args.session_cancellation->Remove(s->session_token);
+    s->session_joined.store(false, std::memory_order_relaxed);
+  }
+  // The next step starts uncancelled, without this one's callbacks.
+  s->cancellation.Reset();
   if (s->used_step_container.load(std::memory_order_acquire)) {
     args.resources->Cleanup(s->step_container);
     s->used_step_container.store(false, std::memory_order_relaxed);
@@ -296,6 +349,91 @@ Status Executor::Run(const RunArgs& args) {
 }  // namespace graphrt
 
 namespace graphrt {
+
+namespace {
+// TensorFlow's DirectSession words a Run past its timeout "Timed out waiting
+// for notification".
+Status DeadlineError() {
+  return errors::DeadlineExceeded("Timed out waiting for notification: the step ran past its deadline ",
+                                  "(RunOptions.timeout_in_ms or ConfigProto.operation_timeout_in_ms) while waiting ",
+                                  "for an asynchronous kernel");
+}
+bool PastDeadline(const RunArgs& args) { return args.deadline_nanos != 0 && NowNanos() > args.deadline_nanos; }
+}  // namespace
+
+void JoinSessionCancellation(StepState* s) {
+  if (s->session_joined.exchange(true, std::memory_order_acq_rel)) return;
+  CancellationRegistry* session = s->args->session_cancellation;
+  if (session == nullptr) return;
+  auto cancel = [](void* arg) { RecordError(static_cast<StepState*>(arg), errors::Cancelled("Session has been closed.")); };
+  if (!session->Add(cancel, s, &s->session_token)) {
+    s->session_token = -1;  // Remove finds nothing
+    cancel(s);
+  }
+}
+
+bool AwaitAsyncSlow(StepState* s, std::vector<AsyncNode*>* batch) {
+  const int64_t deadline = s->args->deadline_nanos;
+  std::unique_lock<std::mutex> lock(s->async_mu);
+  while (s->completed.empty()) {
+    if (s->async_outstanding.load(std::memory_order_acquire) == 0) return false;
+    if (deadline != 0 && !s->cancellation.cancelled()) {
+      const auto when = std::chrono::steady_clock::time_point(std::chrono::nanoseconds(deadline));
+      if (s->async_cv.wait_until(lock, when) == std::cv_status::timeout && s->completed.empty()) {
+        lock.unlock();
+        RecordError(s, DeadlineError());
+        lock.lock();
+      }
+    } else {
+      s->async_cv.wait(lock);
+    }
+  }
+  batch->swap(s->completed);
+  s->async_outstanding.fetch_sub(static_cast<int>(batch->size()), std::memory_order_acq_rel);
+  return true;
+}
+
+void AsyncKernelDone(GR_KernelContext* ctx) {
+  const KernelRegistration* reg = ctx->call.item->reg;
+  if (reg == nullptr || reg->compute_async == nullptr) {
+    // A synchronous kernel's context lives on the executor's stack: ignore.
+    if (ctx->call.status.ok())
+      ctx->call.status = errors::Internal("ctx_async_done called by a kernel without compute_async");
+    return;
+  }
+  auto* n = static_cast<AsyncNode*>(ctx);
+  // Before compute_async returned: the thread running it finishes the node.
+  if (n->phase.exchange(AsyncNode::kDone, std::memory_order_acq_rel) != AsyncNode::kReturned) return;
+  StepState* s = n->call.step;
+  std::lock_guard<std::mutex> lock(s->async_mu);
+  s->completed.push_back(n);
+  // Under the lock: once it is released the step may end and its executor go.
+  s->async_cv.notify_one();
+}
+
+bool StepCancelled(const StepState* s) {
+  const RunArgs& args = *s->args;
+  return s->cancellation.cancelled() || (args.cancelled != nullptr && args.cancelled->load()) || PastDeadline(args);
+}
+
+// Runs no callback itself: a kernel may call it holding a lock that its
+// other callbacks take. (An asynchronous kernel's step has joined the
+// session's cancellation before compute_async.)
+bool StepOnCancel(StepState* s, void (*fn)(void*), void* arg, int64_t* token) {
+  if (PastDeadline(*s->args)) {
+    // The step ends with that error, not the kernel's CANCELLED; the
+    // driver, waking at the deadline, cancels the rest.
+    std::lock_guard<std::mutex> lock(s->mu);
+    if (s->error.ok()) s->error = DeadlineError();
+    s->failed.store(true, std::memory_order_release);
+    return false;
+  }
+  if (StepCancelled(s)) return false;
+  return s->cancellation.Add(fn, arg, token);
+}
+
+bool StepRemoveOnCancel(StepState* s, int64_t token) { return s->cancellation.Remove(token); }
+
 int64_t StepIdOf(const StepState* s) { return s->args->step_id; }
 int32_t NumThreadsOf(const StepState* s) { return s->args->num_threads; }
 ResourceMgr* ResourcesOf(const StepState* s) { return s->args->resources; }

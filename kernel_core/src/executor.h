@@ -34,6 +34,7 @@ struct OutEdge {
 
 class Var;
 class ResourceMgr;
+class CancellationRegistry;
 
 struct NodeItem {
   // Hot: what the per-node path reads, together at the front.
@@ -47,6 +48,7 @@ struct NodeItem {
   int index = 0;  // feed/fetch index for _Arg/_Retval
   bool has_unconsumed_outputs = false;  // some output has no data consumer
   bool inexpensive = false;
+  bool is_async = false;  // its kernel has compute_async (ABI 1.3)
   // Inputs fed by ref outputs: kDeref reads the variable's value when the
   // node runs (TensorFlow's semantics: after its control dependencies);
   // kRef passes the variable itself to a Ref(T) input.
@@ -99,8 +101,12 @@ struct RunArgs {
   ResourceMgr* resources = nullptr;
   // steady_clock nanoseconds after which the step ends DEADLINE_EXCEEDED
   // (RunOptions.timeout_in_ms); 0: none. Checked where a step can run
-  // unbounded: each new loop iteration.
+  // unbounded: each new loop iteration; and while the step waits for
+  // asynchronous kernels, which it then cancels.
   int64_t deadline_nanos = 0;
+  // The session's: cancelled by Session::Close, it cancels the steps that
+  // wait for asynchronous kernels. May be null.
+  CancellationRegistry* session_cancellation = nullptr;
 };
 
 struct StepState;

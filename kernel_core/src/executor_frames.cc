@@ -131,10 +131,34 @@ class FrameRunner {
   // expensive extra work goes to the pool when there is one.
   void Process(Tagged first) {
     std::vector<Tagged> stack{first};
+    Drain(&stack);
+  }
+
+  // Hands on the outputs of an asynchronous kernel that has completed,
+  // then runs what that makes ready.
+  void Resume(AsyncNode* node) {
+    std::vector<Tagged> ready, stack;
+    if (!Complete(static_cast<TaggedAsyncNode*>(node), &ready)) return;
+    Schedule(ready, &stack);
+    Drain(&stack);
+  }
+
+ private:
+  // An asynchronous kernel's call in a frame: where it runs, and its own
+  // outputs (the runner's are reused by the next node).
+  struct TaggedAsyncNode : AsyncNode {
+    TaggedAsyncNode(const Tagged& t, int num_outputs)
+        : tag(t), outs(std::make_unique<Tensor[]>(num_outputs)), refs(std::make_unique<Var*[]>(num_outputs)) {}
+    Tagged tag;
+    std::unique_ptr<Tensor[]> outs;
+    std::unique_ptr<Var*[]> refs;
+  };
+
+  void Drain(std::vector<Tagged>* stack) {
     std::vector<Tagged> ready;
-    while (!stack.empty()) {
-      const Tagged cur = stack.back();
-      stack.pop_back();
+    while (!stack->empty()) {
+      const Tagged cur = stack->back();
+      stack->pop_back();
       // A failed step abandons its frames; the step's end frees them.
       if (s_->failed.load(std::memory_order_relaxed)) continue;
       const std::atomic<bool>* cancelled = s_->args->cancelled;
@@ -144,21 +168,58 @@ class FrameRunner {
       }
       ready.clear();
       if (!RunTagged(cur, &ready)) continue;
-      bool kept_expensive = false;
-      for (const Tagged& t : ready) {
-        if (items_[t.item].inexpensive || s_->group == nullptr || !kept_expensive) {
-          kept_expensive |= !items_[t.item].inexpensive;
-          stack.push_back(t);
-        } else {
-          s_->group->run([items = &items_, plan = &plan_, has_refs = has_refs_, s = s_, t] {
-            FrameRunner(*items, *plan, has_refs, s).Process(t);
-          });
-        }
+      Schedule(ready, stack);
+    }
+  }
+
+  // Keeps the inexpensive nodes and one expensive one for this thread.
+  void Schedule(const std::vector<Tagged>& ready, std::vector<Tagged>* stack) {
+    bool kept_expensive = false;
+    for (const Tagged& t : ready) {
+      if (items_[t.item].inexpensive || s_->group == nullptr || !kept_expensive) {
+        kept_expensive |= !items_[t.item].inexpensive;
+        stack->push_back(t);
+      } else {
+        s_->group->run([items = &items_, plan = &plan_, has_refs = has_refs_, s = s_, t] {
+          FrameRunner(*items, *plan, has_refs, s).Process(t);
+        });
       }
     }
   }
 
- private:
+  // Starts an asynchronous kernel; true when it completed at once and its
+  // outputs were handed on.
+  [[gnu::noinline]] bool RunAsync(const Tagged& cur, std::vector<Tagged>* ready) {
+    const NodeItem& item = items_[cur.item];
+    const FramePlan::Item& p = plan_.items[cur.item];
+    IterationState* it = cur.iter;
+    auto* n = new TaggedAsyncNode(cur, item.num_outputs);
+    n->item = cur.item;
+    Var** ref_inputs = has_refs_ ? &it->ref_slots[p.local_input_start] : nullptr;
+    NodeRunner<IterationRefs> runner(s_, IterationRefs{ref_inputs, n->refs.get()});
+    switch (runner.StartAsync(item, &it->slots[p.local_input_start], n->outs.get(), n)) {
+      case NodeRunner<IterationRefs>::AsyncStart::kPending:
+        return false;  // the step's driver resumes it
+      case NodeRunner<IterationRefs>::AsyncStart::kFailed:
+        delete n;
+        return false;
+      case NodeRunner<IterationRefs>::AsyncStart::kDone:
+        break;
+    }
+    return Complete(n, ready);
+  }
+
+  // Ends an asynchronous kernel's call (frees `n`); true when its outputs
+  // were handed on.
+  bool Complete(TaggedAsyncNode* n, std::vector<Tagged>* ready) {
+    std::unique_ptr<TaggedAsyncNode> owned(n);
+    const NodeItem& item = items_[n->tag.item];
+    Var** ref_inputs = has_refs_ ? &n->tag.iter->ref_slots[plan_.items[n->tag.item].local_input_start] : nullptr;
+    NodeRunner<IterationRefs> runner(s_, IterationRefs{ref_inputs, n->refs.get()});
+    if (!runner.FinishAsync(item, n) || s_->failed.load(std::memory_order_relaxed)) return false;
+    Propagate(n->tag, n->outs.get(), n->refs.get(), false, -1, ready);
+    return true;
+  }
   // Runs (or, dead, skips) one node and hands its outputs on.
   bool RunTagged(const Tagged& cur, std::vector<Tagged>* ready) {
     const NodeItem& item = items_[cur.item];
@@ -175,6 +236,8 @@ class FrameRunner {
     if (dead) {
       // Inputs that arrived live before a dead one.
       ClearInputs(item, inputs, ref_inputs);
+    } else if (item.is_async) [[unlikely]] {
+      return RunAsync(cur, ready);
     } else if (item.kind == NodeItem::Kind::kKernel || item.kind == NodeItem::Kind::kArg ||
                item.kind == NodeItem::Kind::kRetval) {
       if (!runner.Run(item, inputs, values)) {
@@ -523,21 +586,10 @@ Status Executor::PlanFrames(const Graph& graph, const std::vector<int>& item_of)
 
 void Executor::RunFrames(StepState* s) {
   FrameState root(&frames_->frames[0], 0, nullptr, nullptr);
-  const RunArgs& args = *s->args;
-  auto start = [&] { FrameRunner(items_, *frames_, has_refs_, s).Start(&root, roots_); };
-  if (args.num_threads > 1 && args.arena != nullptr) {
-    tbb::task_group group;
-    s->group = &group;
-    args.arena->execute([&] {
-      start();
-      group.wait();
-    });
-  } else {
-    s->group = nullptr;
-    start();
-  }
-  s->group = nullptr;
-  // `root` frees what a failed or cancelled step left: frames, iterations
+  DriveStep(
+      s, [&] { FrameRunner(items_, *frames_, has_refs_, s).Start(&root, roots_); },
+      [&](AsyncNode* n) { FrameRunner(items_, *frames_, has_refs_, s).Resume(n); });
+  // Every asynchronous kernel has completed: `root` frees what a failed or cancelled step left: frames, iterations
   // and the tensors in their slots.
 }
 

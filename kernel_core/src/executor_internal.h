@@ -9,17 +9,21 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
 #include <string>
 #include <vector>
 
+#include "cancellation.h"
 #include "core_api_internal.h"
 #include "executor.h"
 #include "resource_mgr.h"
 
 namespace graphrt {
+
+struct AsyncNode;
 
 struct StepState {
   StepState(int num_slots, int num_outputs, int num_items, bool has_refs)
@@ -47,6 +51,32 @@ struct StepState {
   std::atomic<bool> failed{false};
   std::mutex mu;  // guards error and stats
   Status error;
+
+  // Asynchronous kernels (ABI 1.3). Started and not yet handed back to the
+  // step's driving thread; those done, waiting for it (under async_mu).
+  std::atomic<int> async_outstanding{0};
+  std::mutex async_mu;
+  std::condition_variable async_cv;
+  std::vector<AsyncNode*> completed;
+  // The step's cancellation: fired by the first error, the deadline, or
+  // (through the session's registry, joined when the first asynchronous
+  // kernel starts) Session::Close.
+  CancellationRegistry cancellation;
+  std::atomic<bool> session_joined{false};
+  int64_t session_token = -1;
+};
+
+// An asynchronous kernel's call, alive until ctx_async_done and the step's
+// driver has handed its outputs on. phase: who finishes the call, the
+// thread that ran compute_async (done came before it returned) or the
+// driver (done came later, from anywhere).
+struct AsyncNode : GR_KernelContext {
+  enum : int { kRunning, kReturned, kDone };
+  AsyncNode() : GR_KernelContext{KernelCall{}} {}
+  virtual ~AsyncNode() = default;
+  std::atomic<int> phase{kRunning};
+  int64_t start = 0;  // for step stats
+  int item = 0;
 };
 
 inline int64_t NowNanos() {
@@ -54,10 +84,63 @@ inline int64_t NowNanos() {
       .count();
 }
 
+// The step's first error wins; it cancels the step (kernels waiting on
+// something stop waiting). Called with no lock a cancellation callback may
+// take.
 inline void RecordError(StepState* s, Status st) {
-  std::lock_guard<std::mutex> lock(s->mu);
-  if (s->error.ok()) s->error = std::move(st);
-  s->failed.store(true, std::memory_order_release);
+  {
+    std::lock_guard<std::mutex> lock(s->mu);
+    if (s->error.ok()) s->error = std::move(st);
+    s->failed.store(true, std::memory_order_release);
+  }
+  s->cancellation.Cancel();
+}
+
+// Joins the session's cancellation (once per step, when the step first may
+// wait for an asynchronous kernel), and on the way back out.
+void JoinSessionCancellation(StepState* s);
+// Waits until an asynchronous kernel of the step is done (moving the done
+// ones to `batch`) or none is outstanding (false). Wakes at the step's
+// deadline and cancels the step.
+bool AwaitAsyncSlow(StepState* s, std::vector<AsyncNode*>* batch);
+inline bool AwaitAsync(StepState* s, std::vector<AsyncNode*>* batch) {
+  if (s->async_outstanding.load(std::memory_order_acquire) == 0) return false;
+  return AwaitAsyncSlow(s, batch);
+}
+
+// Runs a step: start() on this thread (and the pool), then resume(node) for
+// each asynchronous kernel as it completes, until none is outstanding. On
+// the pool, resume() runs inside the arena too, so it may spawn; without a
+// pool everything runs on this thread, which keeps the single-threaded
+// runners' lock-free bookkeeping valid (kernels completing elsewhere only
+// queue their nodes).
+template <typename Start, typename Resume>
+void DriveStep(StepState* s, Start&& start, Resume&& resume) {
+  const RunArgs& args = *s->args;
+  std::vector<AsyncNode*> batch;
+  if (args.num_threads > 1 && args.arena != nullptr) {
+    tbb::task_group group;
+    s->group = &group;
+    args.arena->execute([&] {
+      start();
+      group.wait();
+    });
+    while (AwaitAsync(s, &batch)) {
+      args.arena->execute([&] {
+        for (AsyncNode* n : batch) resume(n);
+        group.wait();
+      });
+      batch.clear();
+    }
+  } else {
+    s->group = nullptr;
+    start();
+    while (AwaitAsync(s, &batch)) {
+      for (AsyncNode* n : batch) resume(n);
+      batch.clear();
+    }
+  }
+  s->group = nullptr;
 }
 
 // Runs one _Arg, _Retval or kernel node. `Refs` says where the node's ref
@@ -97,23 +180,46 @@ class NodeRunner {
         } catch (...) {
           ctx.call.status = StatusFromCurrentException("compute");
         }
-        for (int i = 0; i < item.num_inputs; ++i) inputs[i] = Tensor();
-        if (!ctx.call.status.ok()) {
-          RecordError(s_, Status(ctx.call.status.code(), item.error_prefix + ": " + ctx.call.status.message()));
-          ok = false;
-          break;
-        }
-        for (int i = 0; i < item.num_outputs; ++i) {
-          if (!outs[i].IsInitialized() && !(item.has_ref_outputs && RefOutputSet(item, i))) {
-            RecordError(s_, errors::Internal(item.error_prefix, ": kernel did not set output ", i));
-            ok = false;
-            break;
-          }
-        }
+        ok = Finished(item, ctx.call.status, inputs, outs);
         break;
       }
     }
     if (args.stats) RecordStats(item, start, outs);
+    return ok;
+  }
+
+  enum class AsyncStart { kPending, kDone, kFailed };
+
+  // Starts an asynchronous kernel on `n` (its call: inputs, outputs, ref
+  // outputs from this runner's Refs). kDone: done came before
+  // compute_async returned, so the caller finishes the node now;
+  // kPending: the step's driver resumes it; kFailed: it did not start.
+  [[gnu::noinline]] AsyncStart StartAsync(const NodeItem& item, Tensor* inputs, Tensor* outs, AsyncNode* n) {
+    n->start = s_->args->stats ? NowNanos() : 0;
+    if (item.has_ref_inputs && !ReadRefInputs(item, inputs)) return AsyncStart::kFailed;
+    Var** ref_outputs = item.has_ref_outputs ? ClearRefOutputs(item) : nullptr;
+    n->call = KernelCall{&item, inputs, outs, s_, item.has_ref_inputs ? refs_.in(item) : nullptr, ref_outputs,
+                         Status()};
+    if (!s_->session_joined.load(std::memory_order_relaxed)) JoinSessionCancellation(s_);
+    s_->async_outstanding.fetch_add(1, std::memory_order_relaxed);
+    try {
+      item.reg->compute_async(item.kernel, n);
+    } catch (...) {
+      // (The SDK catches for its kernels; a raw C-ABI kernel that throws
+      // is taken not to have called done.)
+      n->call.status = StatusFromCurrentException("compute_async");
+      n->phase.store(AsyncNode::kDone, std::memory_order_relaxed);
+    }
+    if (n->phase.exchange(AsyncNode::kReturned, std::memory_order_acq_rel) != AsyncNode::kDone)
+      return AsyncStart::kPending;
+    s_->async_outstanding.fetch_sub(1, std::memory_order_relaxed);
+    return AsyncStart::kDone;
+  }
+
+  // The end of an asynchronous kernel's call: as a synchronous kernel's.
+  [[gnu::noinline]] bool FinishAsync(const NodeItem& item, AsyncNode* n) {
+    const bool ok = Finished(item, n->call.status, n->call.inputs, n->call.outputs);
+    if (s_->args->stats) RecordStats(item, n->start, n->call.outputs);
     return ok;
   }
 
@@ -173,6 +279,23 @@ class NodeRunner {
     Var** refs = refs_.out(item);
     for (int i = 0; i < item.num_outputs; ++i) refs[i] = nullptr;
     return refs;
+  }
+
+  // After a kernel's call: its inputs go; its error or a missing output
+  // fails the step.
+  [[gnu::always_inline]] bool Finished(const NodeItem& item, const Status& status, Tensor* inputs, Tensor* outs) {
+    for (int i = 0; i < item.num_inputs; ++i) inputs[i] = Tensor();
+    if (!status.ok()) {
+      RecordError(s_, Status(status.code(), item.error_prefix + ": " + status.message()));
+      return false;
+    }
+    for (int i = 0; i < item.num_outputs; ++i) {
+      if (!outs[i].IsInitialized() && !(item.has_ref_outputs && RefOutputSet(item, i))) {
+        RecordError(s_, errors::Internal(item.error_prefix, ": kernel did not set output ", i));
+        return false;
+      }
+    }
+    return true;
   }
 
   [[gnu::noinline]] bool RefOutputSet(const NodeItem& item, int i) {

@@ -64,11 +64,12 @@ Status CreateResource(OpKernelContext* ctx, const std::string& container, const 
 }
 
 // The resource named by the scalar handle in input `index`, which must be
-// of `type` ("TensorArray", "Stack"). Per-step resources are gone once
-// their step ends.
+// of `type` ("TensorArray", "Stack", "Queue"). `missing` says why one may be
+// gone: per-step resources are once their step ends.
 template <typename T>
 Status LookupHandle(OpKernelContext* ctx, int index, const char* type, ResourceRef<T>* out,
-                    const GR_ResourceHandle** handle_out = nullptr) {
+                    const GR_ResourceHandle** handle_out = nullptr,
+                    const char* missing = "it lives only for the step that made it") {
   const TensorView h = ctx->input(index);
   if (h.dtype() != GR_RESOURCE || h.NumElements() != 1 || !state::IsSet(*h.data<GR_ResourceHandle>()))
     return errors::InvalidArgument("input ", index, " must be one ", type, " handle, got shape ", h.ShapeString());
@@ -78,7 +79,7 @@ Status LookupHandle(OpKernelContext* ctx, int index, const char* type, ResourceR
   const int32_t code = Api().ctx_lookup_resource(ctx->raw(), handle->container, handle->name, type, nullptr, nullptr,
                                                  nullptr, out->out());
   if (code == GR_NOT_FOUND)
-    return errors::NotFound(type, " ", handle->name, " does not exist (it lives only for the step that made it)");
+    return errors::NotFound(type, " ", handle->name, " does not exist (", missing, ")");
   if (code != GR_OK) return Status(code, std::string("looking up ") + type + " " + handle->name + " failed");
   if (handle_out) *handle_out = handle;
   return Status();
