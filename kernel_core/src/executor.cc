@@ -47,6 +47,15 @@ class StepRunner {
     Drain(&stack);
   }
 
+  // Runs the step's roots as one stack, so that an expensive node a root
+  // makes ready goes to the pool while other roots wait here: independent
+  // chains then run at once instead of one after the other.
+  void ProcessRoots(const std::vector<int>& roots) {
+    Stack stack;
+    for (auto r = roots.rbegin(); r != roots.rend(); ++r) stack.Push(*r);  // roots[0] runs first
+    Drain(&stack);
+  }
+
   // Hands on the outputs of an asynchronous kernel that has completed,
   // then runs what that makes ready.
   void Resume(AsyncNode* n) {
@@ -117,13 +126,21 @@ class StepRunner {
       } else if (expensive_kept < 0) {
         expensive_kept = e.dst_item;
       } else {
-        const int next = e.dst_item;
-        // The task outlives this runner (a stack object): capture what it needs by value.
-        s_->group->run([items = &items_, step = s_, next] { StepRunner(*items, step).Process(next); });
+        Spawn(e.dst_item);
       }
     }
-    if (expensive_kept >= 0) stack->Push(expensive_kept);
+    if (expensive_kept >= 0) {
+      // Kept on this thread only when nothing else waits here; otherwise the
+      // pool takes it and this thread goes on with what it holds.
+      if (stack->top == 0 && stack->overflow.empty()) stack->Push(expensive_kept);
+      else Spawn(expensive_kept);
+    }
     if (item.has_unconsumed_outputs) ClearOutputs(item, outs);
+  }
+
+  void Spawn(int next) {
+    // The task outlives this runner (a stack object): capture what it needs by value.
+    s_->group->run([items = &items_, step = s_, next] { StepRunner(*items, step).Process(next); });
   }
 
   // Starts an asynchronous kernel (its inputs and outputs stay in the
@@ -319,8 +336,7 @@ Status Executor::Run(const RunArgs& args) {
     DriveStep(
         s,
         [&] {
-          StepRunner runner(items_, s);
-          for (int r : roots_) runner.Process(r);
+          StepRunner(items_, s).ProcessRoots(roots_);
         },
         [&](AsyncNode* n) { StepRunner(items_, s).Resume(n); });
   }
