@@ -324,6 +324,56 @@ typedef void (*GR_ParallelForFn)(void* arg, int64_t begin, int64_t end);
 
 enum { GR_LOG_DEBUG = 0, GR_LOG_INFO = 1, GR_LOG_WARNING = 2, GR_LOG_ERROR = 3 };
 
+/* ------------------------------------------- graph passes (ABI 1.3) */
+
+/* One run of a plugin graph pass: what the core offers the pass while it
+ * runs (GR_CoreApi.pass_*). Valid only during the pass's `run` call. */
+typedef struct GR_GraphPassContext GR_GraphPassContext;
+
+/* Which ConfigProto.graph_options switch turns a pass off (besides
+ * OptimizerOptions.opt_level L0, which turns every plugin pass off).
+ * A RewriterConfig toggle turns a pass off only when set to OFF. */
+typedef enum GR_GraphPassToggle {
+  GR_PASS_TOGGLE_NONE = 0,             /* only opt_level L0 */
+  GR_PASS_TOGGLE_LAYOUT_OPTIMIZER = 1, /* RewriterConfig.layout_optimizer */
+  GR_PASS_TOGGLE_REMAPPING = 2         /* RewriterConfig.remapping (fusions) */
+} GR_GraphPassToggle;
+
+/* A device graph pass (as TensorFlow's pluggable TP_Optimizer): a rewrite
+ * that knows particular ops and what one device type prefers (its layouts,
+ * its fused kernels). The core runs it on each pruned, placed client graph
+ * once per executor build (never per Run), after its own generic passes and
+ * before partitioning, and only when some node is assigned a device of
+ * `device_type`. Passes run in ascending `order`, ties by name.
+ *
+ * The graph crosses as a serialized GraphDef (TensorFlow's wire format,
+ * graph.proto): every NodeDef's `device` is the full name of the device the
+ * node was assigned; the core's own nodes (_Arg, _Retval) are in it too.
+ * A plugin parses it with protobuf classes of its own (a lite copy of the
+ * messages under a C++ package of its own, hidden visibility: the core's
+ * graphrt::proto classes must not be linked twice).
+ *
+ * `run` returns GR_OK after GR_CoreApi.pass_set_output (the rewritten
+ * graph), or GR_OK without it (nothing to change), or an error code after
+ * pass_set_error; the session then fails the Run with an error naming the
+ * pass and its plugin, and the next Run tries again. The pass may change,
+ * add and remove only nodes assigned to devices of `device_type` (new nodes
+ * name such a device); it may rewire the inputs of other nodes. Nodes the
+ * step runs as targets (pass_is_target) must stay. The core checks all of
+ * this and validates the result as it validates a client's GraphDef.
+ * `run` may be called from several threads at once (one session per
+ * thread): it keeps no state across calls. */
+typedef struct GR_GraphPassSpec {
+  size_t struct_size;
+  const char* name;        /* unique in the process ("nn.nhwc_layout") */
+  const char* device_type; /* "CPU", "GPU", ... */
+  int32_t toggle;          /* GR_GraphPassToggle */
+  int32_t order;           /* lower runs first */
+  void* user_data;
+  int32_t (*run)(void* user_data, GR_GraphPassContext* ctx, const char* graph_def,
+                 uint64_t size);
+} GR_GraphPassSpec;
+
 typedef struct GR_CoreApi {
   size_t struct_size;
   uint32_t abi_major;
@@ -553,6 +603,35 @@ typedef struct GR_CoreApi {
   /* Drops a registration: 1 when fn had not run and never will, 0 when it
    * ran (if it is running on another thread, after it has returned). */
   int32_t (*ctx_remove_on_cancel)(GR_KernelContext* ctx, int64_t token);
+
+  /* ---- ABI 1.3: plugin graph passes. A core without them has a smaller
+   * struct_size: a plugin then registers no pass (its kernels still work).
+   * GR_GraphPassSpec says when a pass runs and what it may change. */
+
+  /* Registration (valid only during the plugin's init call). The spec's
+   * strings are copied. */
+  int32_t (*register_graph_pass)(GR_Registrar* reg, const GR_GraphPassSpec* spec);
+  /* The pass's result: a serialized GraphDef (copied). A later call
+   * replaces an earlier one. */
+  int32_t (*pass_set_output)(GR_GraphPassContext* ctx, const char* graph_def, uint64_t size);
+  void (*pass_set_error)(GR_GraphPassContext* ctx, int32_t code, const char* msg);
+  /* The type ("CPU") of the device named `device` as a NodeDef.device of
+   * the graph says it; NULL for a name the session does not have. Valid
+   * during the pass call. */
+  const char* (*pass_device_type)(GR_GraphPassContext* ctx, const char* device);
+  /* 1 when device `device` has a kernel for the serialized NodeDef `node_def`
+   * (its OpDef's attr defaults are filled in first; inputs are not looked
+   * at), 0 when not or when the node is not valid for its op. A rewrite
+   * that makes a node of another op asks this first. */
+  int32_t (*pass_kernel_available)(GR_GraphPassContext* ctx, const char* node_def, uint64_t size,
+                                   const char* device);
+  /* The serialized OpDef (op_def.proto) of op `op`: GR_OK with *data and
+   * *size valid during the pass call, or GR_NOT_FOUND (not recorded) for an
+   * op no plugin defines (the core's _Arg, _Retval). */
+  int32_t (*pass_op_def)(GR_GraphPassContext* ctx, const char* op, const char** data, uint64_t* size);
+  /* 1 when the step runs node `node` as a target (nothing may read it, but
+   * it must stay), else 0. */
+  int32_t (*pass_is_target)(GR_GraphPassContext* ctx, const char* node);
 } GR_CoreApi;
 
 /* --------------------------------------------------------- entry point */

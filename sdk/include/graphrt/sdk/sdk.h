@@ -879,6 +879,8 @@ struct PluginRegistry {
   std::deque<OpDefBuilder> ops;
   std::deque<KernelDefBuilder> kernels;
   std::vector<const GR_DeviceSpec*> devices;
+  // Registrations of other SDK headers (graph_pass.h), run after the above.
+  std::vector<int32_t (*)(GR_PluginInitArgs*)> init_hooks;
 };
 // Defined by GRAPHRT_PLUGIN (one per plugin, hidden).
 PluginRegistry& GetPluginRegistry();
@@ -929,6 +931,10 @@ inline int32_t PluginInit(GR_PluginInitArgs* args, const char* name, const char*
   }
   for (const GR_DeviceSpec* d : r.devices) {
     int32_t code = g_api->register_device(args->registrar, d);
+    if (code != GR_OK) return code;
+  }
+  for (auto hook : r.init_hooks) {
+    int32_t code = hook(args);
     if (code != GR_OK) return code;
   }
   return GR_OK;
