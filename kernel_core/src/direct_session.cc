@@ -444,35 +444,30 @@ class DirectSession final : public Session {
 
     GR_RETURN_IF_ERROR(PlaceClientGraph(&g));
 
-    // Rewrites: stateless nodes only waited for dropped, NHWC for CPU
-    // convolution chains, fusions the nodes' devices have kernels for,
-    // constant-weights hints. OptimizerOptions.opt_level L0 ("no
-    // optimizations") turns them all off; RewriterConfig's
-    // dependency_optimization, layout_optimizer and remapping toggles, set
-    // OFF, the first three.
+    // Rewrites: stateless nodes only waited for dropped (the core's), then
+    // the device passes plugins registered (layouts, fusions, weights
+    // hints). OptimizerOptions.opt_level L0 ("no optimizations") turns them
+    // all off; RewriterConfig's dependency_optimization, and the
+    // layout_optimizer and remapping toggles of plugin passes, set OFF, theirs.
     GraphOptimizerOptions opt;
     const proto::GraphOptions& graph_options = options_.config.graph_options();
     const proto::RewriterConfig& rewrites = graph_options.rewrite_options();
-    if (rewrites.layout_optimizer() != proto::RewriterConfig::OFF)
-      opt.prefers_nhwc = [this](const std::string& assigned_device) {
-        Device* d = DeviceNamed(assigned_device);
-        return d != nullptr && d->type() == "CPU";
-      };
-    if (rewrites.remapping() == proto::RewriterConfig::OFF) opt.fuse_bias_activation = opt.fuse_conv_pool = false;
-    if (rewrites.dependency_optimization() == proto::RewriterConfig::OFF) opt.remove_control_only_nodes = false;
-    if (graph_options.optimizer_options().opt_level() == proto::OptimizerOptions::L0) {
-      opt.prefers_nhwc = nullptr;
-      opt.fuse_bias_activation = opt.fuse_conv_pool = opt.mark_constant_weights = false;
-      opt.remove_control_only_nodes = false;
-    }
-    GR_RETURN_IF_ERROR(OptimizeGraph(
-        opt,
-        [this](const proto::NodeDef& n, const std::string& assigned_device) {
-          const KernelRegistration* reg;
-          Device* d = DeviceNamed(assigned_device);
-          return d != nullptr && Runtime::Global().kernels().FindKernel(n, d->type(), &reg).ok();
-        },
-        &g));
+    opt.layout_optimizer = rewrites.layout_optimizer() != proto::RewriterConfig::OFF;
+    opt.remapping = rewrites.remapping() != proto::RewriterConfig::OFF;
+    opt.remove_control_only_nodes = rewrites.dependency_optimization() != proto::RewriterConfig::OFF;
+    if (graph_options.optimizer_options().opt_level() == proto::OptimizerOptions::L0)
+      opt.plugin_passes = opt.remove_control_only_nodes = false;
+    GraphPassServices services;
+    services.device_type = [this](const std::string& assigned_device) {
+      Device* d = DeviceNamed(assigned_device);
+      return d != nullptr ? d->type() : std::string();
+    };
+    services.kernel_available = [this](const proto::NodeDef& n, const std::string& assigned_device) {
+      const KernelRegistration* reg;
+      Device* d = DeviceNamed(assigned_device);
+      return d != nullptr && Runtime::Global().kernels().FindKernel(n, d->type(), &reg).ok();
+    };
+    GR_RETURN_IF_ERROR(OptimizeGraph(opt, Runtime::Global().graph_passes().Passes(), services, &g));
     KernelProvider provider = [this](const Node& n, Device* d, const KernelRegistration** reg, void** kernel,
                                      bool* owned) { return GetKernel(n, d, reg, kernel, owned); };
     DeviceOfNode device_of = [this](const Node& n) { return DeviceNamed(n.assigned_device()); };

@@ -13,6 +13,7 @@ namespace graphrt {
 class OpRegistry;
 class KernelRegistry;
 class DeviceRegistry;
+class GraphPassRegistry;
 
 struct PluginInfo {
   std::string name;
@@ -23,6 +24,7 @@ struct PluginInfo {
   std::vector<std::string> ops;      // op names it defined
   std::vector<std::string> kernels;  // "Op on CPU"
   std::vector<std::string> devices;  // device types it provides
+  std::vector<std::string> graph_passes;  // "name for CPU"
 };
 
 class Runtime {
@@ -43,6 +45,7 @@ class Runtime {
   std::vector<PluginInfo> Plugins() const;
   const OpRegistry& ops() const;
   const KernelRegistry& kernels() const;
+  const GraphPassRegistry& graph_passes() const;
   DeviceRegistry& devices();
 
   Runtime(const Runtime&) = delete;
