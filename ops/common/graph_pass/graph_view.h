@@ -3,6 +3,11 @@
 // (data edges slot >= 0, control edges slot -1), with what a rewrite asks
 // the core (device types, kernels, OpDefs, targets) cached per run.
 //
+// Its Node/Edge/Graph deliberately mirror the core's graphrt::Graph so that
+// rewrites read the same on both sides of the ABI; it cannot be the core's
+// class: a plugin links nothing of the core (only the C ABI), and this one
+// is over the plugin's own lite protos, without OpDef-derived types.
+//
 // NodeDef.device is the node's assigned device (the form the core gives a
 // pass and takes back). Edges are the truth; NodeDef inputs are rewritten
 // from them when the graph is serialized again.
