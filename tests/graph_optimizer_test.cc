@@ -1,10 +1,16 @@
 // The graph rewrites of graph_optimizer.h on graphs over a private op
 // registry (TensorFlow's signatures for the ops involved), so each rewrite
-// is checked structurally, independently of which plugins are loaded.
-// End-to-end numbers of fused graphs are checked in tests/ops/fusion_test.cc.
+// is checked structurally, independently of the kernels that are loaded:
+// the core's own passes, and the device passes the standard plugins
+// register for CPU (nn: NHWC layout, Conv2D fusions, conv+pool; math:
+// MatMul fusions; both: constant-weights hints), run through the plugin
+// ABI as a session runs them. End-to-end numbers of fused graphs are
+// checked in tests/ops/fusion_test.cc; the ABI's rules in graph_pass_test.cc.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
+#include <tuple>
 #include <map>
 #include <memory>
 #include <string>
@@ -14,6 +20,8 @@
 #include "graphrt/core/graph_def_io.h"
 #include "graphrt/core/graph_optimizer.h"
 #include "graphrt/core/op_registry.h"
+#include "graphrt/core/runtime.h"
+#include "test_util.h"
 
 namespace graphrt {
 namespace {
@@ -81,24 +89,38 @@ class GraphOptimizerTest : public ::testing::Test {
       ops.push_back(std::move(data));
     }
     ASSERT_TRUE(registry_.AddAll(std::move(ops)).ok());
+    testing::LoadStandardPlugins();  // their device passes
   }
 
-  // Imports `text`, optimizes with `available` deciding kernel availability,
-  // and returns the resulting GraphDef's nodes by name.
+  // Imports `text`, places every node on its requested device (else the
+  // CPU), optimizes with `available` deciding kernel availability and
+  // `device_type` naming the devices' types, and returns the resulting
+  // GraphDef's nodes by name.
   std::map<std::string, proto::NodeDef> Optimize(const std::string& text, const KernelAvailableFn& available,
-                                                 GraphOptimizerOptions options = {}) {
+                                                 GraphOptimizerOptions options = {},
+                                                 std::function<std::string(const std::string&)> device_type = CpuOnly) {
     proto::GraphDef def;
     EXPECT_TRUE(ParseGraphDefText(text, &def).ok());
     Graph g(&registry_);
     Status s = ConvertGraphDefToGraph(def, &g);
     EXPECT_TRUE(s.ok()) << s;
-    s = OptimizeGraph(options, available, &g);
+    for (Node* n : g.op_nodes())
+      n->set_assigned_device(n->requested_device().empty() ? kCpu : n->requested_device());
+    GraphPassServices services;
+    services.device_type = device_type;
+    services.kernel_available = available;
+    s = OptimizeGraph(options, Runtime::Global().graph_passes().Passes(), services, &g);
     EXPECT_TRUE(s.ok()) << s;
     proto::GraphDef out;
     g.ToGraphDef(&out);
     std::map<std::string, proto::NodeDef> nodes;
     for (const proto::NodeDef& n : out.node()) nodes[n.name()] = n;
     return nodes;
+  }
+
+  static constexpr const char* kCpu = "/job:localhost/replica:0/task:0/device:CPU:0";
+  static std::string CpuOnly(const std::string& device) {
+    return device.find("CPU") != std::string::npos ? "CPU" : "";
   }
 
   static bool AllKernels(const proto::NodeDef&, const std::string&) { return true; }
@@ -221,7 +243,7 @@ TEST_F(GraphOptimizerTest, FallsBackToWhatTheDeviceHasKernelsFor) {
 
 TEST_F(GraphOptimizerTest, DisabledFusionLeavesTheGraphAlone) {
   GraphOptimizerOptions off;
-  off.fuse_bias_activation = false;
+  off.remapping = false;  // RewriterConfig.remapping OFF
   auto nodes = Optimize(MlpLayer("Relu"), AllKernels, off);
   EXPECT_EQ(nodes["mm"].op(), "MatMul");
   EXPECT_EQ(nodes["act"].op(), "Relu");
@@ -302,26 +324,26 @@ TEST_F(GraphOptimizerTest, FedMatMulWeightsAreNotMarkedConstant) {
 
 TEST_F(GraphOptimizerTest, MarkingConstantWeightsCanBeTurnedOff) {
   GraphOptimizerOptions off;
-  off.mark_constant_weights = false;
+  off.plugin_passes = false;  // OptimizerOptions.opt_level L0
   auto nodes = Optimize(Placeholder("x") + kConstWeights + Node("mm", "MatMul", {"x", "wid"}), AllKernels, off);
   EXPECT_EQ(nodes["mm"].attr().count("_weights_const"), 0u);
 }
 
 TEST_F(GraphOptimizerTest, ConvBiasInAnotherDataFormatDoesNotFuse) {
   GraphOptimizerOptions fuse_only;
-  fuse_only.mark_constant_weights = false;
+  fuse_only.layout_optimizer = false;
   auto nodes = Optimize(ConvLayer(kConstFilter, "NCHW"), AllKernels, fuse_only);
   EXPECT_EQ(nodes["conv"].op(), "Conv2D");
   EXPECT_EQ(nodes["ba"].op(), "BiasAdd");
-  EXPECT_EQ(nodes["conv"].attr().count("_weights_const"), 0u);
+  // Not fused, but its filter is still constant.
+  EXPECT_TRUE(nodes["conv"].attr().at("_weights_const").b());
 }
 
 // ------------------------------------------------------------- layout pass
 
 GraphOptimizerOptions LayoutOnly() {
   GraphOptimizerOptions o;
-  o.prefers_nhwc = [](const std::string&) { return true; };
-  o.fuse_bias_activation = o.fuse_conv_pool = o.mark_constant_weights = o.remove_control_only_nodes = false;
+  o.remapping = o.remove_control_only_nodes = false;
   return o;
 }
 
@@ -537,13 +559,13 @@ TEST_F(GraphOptimizerTest, LayoutPassLeavesWhatItCannotOrNeedNotConvert) {
     const auto it = n.attr().find("data_format");
     return it == n.attr().end() || it->second.s() != "NHWC";
   };
-  GraphOptimizerOptions nchw_device = LayoutOnly();
-  nchw_device.prefers_nhwc = [](const std::string&) { return false; };
   GraphOptimizerOptions off = LayoutOnly();
-  off.prefers_nhwc = nullptr;
-  for (const auto& [options, available] : std::vector<std::pair<GraphOptimizerOptions, KernelAvailableFn>>{
-           {LayoutOnly(), no_nhwc}, {nchw_device, AllKernels}, {off, AllKernels}}) {
-    nodes = Optimize(g, available, options);
+  off.layout_optimizer = false;
+  auto gpu = [](const std::string&) { return std::string("GPU"); };  // no pass for it
+  using Case = std::tuple<GraphOptimizerOptions, KernelAvailableFn, std::function<std::string(const std::string&)>>;
+  for (const auto& [options, available, device_type] :
+       std::vector<Case>{{LayoutOnly(), no_nhwc, CpuOnly}, {LayoutOnly(), AllKernels, gpu}, {off, AllKernels, CpuOnly}}) {
+    nodes = Optimize(g, available, options, device_type);
     EXPECT_EQ(nodes["conv"].attr().at("data_format").s(), "NCHW");
     EXPECT_EQ(Inputs(nodes["conv"]), (std::vector<std::string>{"x", "filt"}));
     EXPECT_EQ(Inputs(nodes["t"]), (std::vector<std::string>{"conv"}));
@@ -554,7 +576,6 @@ TEST_F(GraphOptimizerTest, LayoutPassLeavesWhatItCannotOrNeedNotConvert) {
 
 TEST_F(GraphOptimizerTest, LayoutPassRunsBeforeTheFusionsSoTheyFuseNhwc) {
   GraphOptimizerOptions all;
-  all.prefers_nhwc = [](const std::string&) { return true; };
   const std::string g = Placeholder("x") + Placeholder("filt") + Placeholder("bias") +
                         NchwConv("conv", "x", /*explicit_padding=*/false) +
                         Node("ba", "BiasAdd", {"conv", "bias"}, std::string(kFloat) + Format("NCHW")) +

@@ -10,6 +10,7 @@
 
 #include "core_api_internal.h"
 #include "executor.h"
+#include "graph_pass_context.h"
 #include "node_def_util.h"
 #include "resource_mgr.h"
 
@@ -94,6 +95,28 @@ int32_t RegisterDevice(GR_Registrar* reg, const GR_DeviceSpec* spec) {
   std::memcpy(&copy, spec, std::min(spec->struct_size, sizeof(copy)));
   copy.struct_size = sizeof(copy);
   reg->devices.emplace_back(copy, reg->plugin);
+  return GR_OK;
+}
+
+int32_t RegisterGraphPass(GR_Registrar* reg, const GR_GraphPassSpec* spec) {
+  if (spec == nullptr || spec->struct_size < GR_SIZE_THROUGH(GR_GraphPassSpec, run))
+    return Fail(reg, errors::InvalidArgument("register_graph_pass: GR_GraphPassSpec is null or too small"));
+  const std::string name = spec->name ? spec->name : "";
+  if (name.empty() || spec->device_type == nullptr || spec->device_type[0] == '\0' || spec->run == nullptr)
+    return Fail(reg, errors::InvalidArgument("register_graph_pass: name, device_type and run are required (pass '",
+                                             name, "')"));
+  if (spec->toggle < GR_PASS_TOGGLE_NONE || spec->toggle > GR_PASS_TOGGLE_REMAPPING)
+    return Fail(reg, errors::InvalidArgument("register_graph_pass: pass '", name, "' has an unknown toggle ",
+                                             spec->toggle, " (a GR_GraphPassToggle)"));
+  auto p = std::make_unique<GraphPassRegistration>();
+  p->name = name;
+  p->device_type = spec->device_type;
+  p->plugin = reg->plugin;
+  p->toggle = spec->toggle;
+  p->order = spec->order;
+  p->user_data = spec->user_data;
+  p->run = spec->run;
+  reg->graph_passes.push_back(std::move(p));
   return GR_OK;
 }
 
@@ -741,6 +764,57 @@ void CtxParallelFor(GR_KernelContext* ctx, int64_t total, int64_t cost_per_unit,
       tbb::blocked_range<int64_t>(0, total, grain),
       [&](const tbb::blocked_range<int64_t>& r) { fn(arg, r.begin(), r.end()); }, tbb::simple_partitioner());
 }
+// --------------------------------------------------- graph pass services
+
+int32_t PassSetOutput(GR_GraphPassContext* ctx, const char* graph_def, uint64_t size) {
+  if (graph_def == nullptr && size > 0) {
+    ctx->status = errors::InvalidArgument("pass_set_output: null graph with size ", size);
+    return GR_INVALID_ARGUMENT;
+  }
+  ctx->output.assign(graph_def ? graph_def : "", size);
+  ctx->has_output = true;
+  return GR_OK;
+}
+
+void PassSetError(GR_GraphPassContext* ctx, int32_t code, const char* msg) {
+  ctx->status = Status(static_cast<Code>(code == GR_OK ? GR_INTERNAL : code), msg ? msg : "");
+}
+
+const char* PassDeviceType(GR_GraphPassContext* ctx, const char* device) {
+  if (device == nullptr) return nullptr;
+  auto it = ctx->device_types.find(device);
+  if (it == ctx->device_types.end()) it = ctx->device_types.emplace(device, ctx->services->device_type(device)).first;
+  return it->second.empty() ? nullptr : it->second.c_str();
+}
+
+int32_t PassKernelAvailable(GR_GraphPassContext* ctx, const char* node_def, uint64_t size, const char* device) {
+  proto::NodeDef def;
+  if (node_def == nullptr || device == nullptr || size > static_cast<uint64_t>(INT32_MAX) ||
+      !def.ParseFromArray(node_def, static_cast<int>(size)))
+    return 0;
+  const proto::OpDef* op = nullptr;
+  if (!ctx->ops->LookUpOpDef(def.op(), &op).ok() || !AddDefaultsAndValidate(*op, &def).ok()) return 0;
+  return ctx->services->kernel_available(def, device) ? 1 : 0;
+}
+
+int32_t PassOpDef(GR_GraphPassContext* ctx, const char* op, const char** data, uint64_t* size) {
+  if (op == nullptr || data == nullptr || size == nullptr) return GR_INVALID_ARGUMENT;
+  auto it = ctx->op_defs.find(op);
+  if (it == ctx->op_defs.end()) {
+    const proto::OpDef* def = nullptr;
+    if (!ctx->ops->LookUpOpDef(op, &def).ok()) return GR_NOT_FOUND;
+    it = ctx->op_defs.emplace(op, def->SerializeAsString()).first;
+  }
+  *data = it->second.data();
+  *size = it->second.size();
+  return GR_OK;
+}
+
+int32_t PassIsTarget(GR_GraphPassContext* ctx, const char* node) {
+  return node != nullptr && ctx->targets->count(node) > 0 ? 1 : 0;
+}
+
+
 }  // namespace
 
 const GR_CoreApi* CoreApi() {
@@ -834,6 +908,13 @@ const GR_CoreApi* CoreApi() {
     a.ctx_cancelled = CtxCancelled;
     a.ctx_on_cancel = CtxOnCancel;
     a.ctx_remove_on_cancel = CtxRemoveOnCancel;
+    a.register_graph_pass = RegisterGraphPass;
+    a.pass_set_output = PassSetOutput;
+    a.pass_set_error = PassSetError;
+    a.pass_device_type = PassDeviceType;
+    a.pass_kernel_available = PassKernelAvailable;
+    a.pass_op_def = PassOpDef;
+    a.pass_is_target = PassIsTarget;
     return a;
   }();
   return &api;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "graphrt/core/device.h"
+#include "graphrt/core/graph_optimizer.h"
 #include "graphrt/core/kernel_registry.h"
 #include "graphrt/core/op_registry.h"
 #include "graphrt/core/status.h"
@@ -26,6 +27,7 @@ struct GR_Registrar {
   std::vector<std::unique_ptr<graphrt::OpRegistrationData>> ops;
   std::vector<std::unique_ptr<graphrt::KernelRegistration>> kernels;
   std::vector<std::pair<GR_DeviceSpec, std::string>> devices;
+  std::vector<std::unique_ptr<graphrt::GraphPassRegistration>> graph_passes;
   graphrt::Status error;
 };
 

@@ -1,291 +1,48 @@
 #include "graphrt/core/graph_optimizer.h"
 
+#include <google/protobuf/util/message_differencer.h>
+
 #include <algorithm>
+#include <map>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
+#include "graph_pass_context.h"
 #include "graphrt/core/control_flow.h"
 #include "graphrt/core/op_registry.h"
-#include "layout_pass.h"
 #include "node_def_util.h"
 
 namespace graphrt {
+
+Status GraphPassRegistry::CheckAll(const std::vector<std::unique_ptr<GraphPassRegistration>>& staged) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::unordered_set<std::string> names;
+  for (const auto& p : passes_) names.insert(p->name);
+  for (const auto& p : staged)
+    if (!names.insert(p->name).second)
+      return errors::AlreadyExists("graph pass '", p->name, "' is registered twice (pass names are unique)");
+  return Status::OK();
+}
+
+void GraphPassRegistry::AddAll(std::vector<std::unique_ptr<GraphPassRegistration>> staged) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& p : staged) passes_.push_back(std::move(p));
+  std::stable_sort(passes_.begin(), passes_.end(), [](const auto& a, const auto& b) {
+    return a->order != b->order ? a->order < b->order : a->name < b->name;
+  });
+}
+
+std::vector<const GraphPassRegistration*> GraphPassRegistry::Passes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<const GraphPassRegistration*> v;
+  for (const auto& p : passes_) v.push_back(p.get());
+  return v;
+}
+
 namespace {
-
-// Activations each fused op accepts after its BiasAdd (TensorFlow's
-// remapper patterns).
-bool IsFusableActivation(const std::string& fused_op, const std::string& op) {
-  static const std::unordered_set<std::string> kConv = {"Relu", "Relu6", "Elu", "LeakyRelu"};
-  static const std::unordered_set<std::string> kMatMul = {"Relu", "Relu6", "Elu", "LeakyRelu", "Tanh", "Sigmoid"};
-  return (fused_op == "_FusedConv2D" ? kConv : kMatMul).count(op) > 0;
-}
-
-std::string StringAttr(const Node& n, const char* name) {
-  const proto::AttrValue* v = FindAttr(n.def(), name);
-  return v ? v->s() : std::string();
-}
-
-DataType TypeAttr(const Node& n) {
-  const proto::AttrValue* v = FindAttr(n.def(), "T");
-  return v ? static_cast<DataType>(v->type()) : GR_INVALID;
-}
-
-bool SameDevice(const Node& a, const Node& b) {
-  return a.requested_device() == b.requested_device() && a.assigned_device() == b.assigned_device();
-}
-
-// The one node reading `n`'s only output, if `n` has a single output with a
-// single data consumer at input 0.
-Node* SoleConsumer(const Node& n) {
-  if (n.num_outputs() != 1) return nullptr;
-  Node* consumer = nullptr;
-  for (const Edge* e : n.out_edges()) {
-    if (e->IsControlEdge()) continue;
-    if (consumer != nullptr || e->dst_input() != 0 || !e->dst()->IsOp()) return nullptr;
-    consumer = e->dst();
-  }
-  return consumer;
-}
-
-// One MatMul/Conv2D -> BiasAdd [-> activation] chain to fuse.
-struct FusionChain {
-  Node* contraction = nullptr;
-  Node* bias_add = nullptr;
-  Node* activation = nullptr;  // may be null
-  Node* last() const { return activation ? activation : bias_add; }
-};
-
-bool MatchChain(Node* n, FusionChain* chain) {
-  const std::string& op = n->op();
-  if (op != "MatMul" && op != "Conv2D") return false;
-  const std::string fused_op = op == "MatMul" ? "_FusedMatMul" : "_FusedConv2D";
-  Node* bias = SoleConsumer(*n);
-  if (bias == nullptr || bias->op() != "BiasAdd" || !SameDevice(*n, *bias) || TypeAttr(*bias) != TypeAttr(*n))
-    return false;
-  // A convolution's bias must run along its channel dim; a matrix's is its
-  // last dim whatever BiasAdd's data_format says (both formats agree on rank 2).
-  if (op == "Conv2D" && StringAttr(*bias, "data_format") != StringAttr(*n, "data_format")) return false;
-  *chain = FusionChain{n, bias, nullptr};
-  Node* act = SoleConsumer(*bias);
-  if (act != nullptr && IsFusableActivation(fused_op, act->op()) && SameDevice(*n, *act) &&
-      TypeAttr(*act) == TypeAttr(*n))
-    chain->activation = act;
-  return true;
-}
-
-const char* FusedOpName(const FusionChain& c) {
-  return c.contraction->op() == "MatMul" ? "_FusedMatMul" : "_FusedConv2D";
-}
-
-// Copies the attrs of `from` that `op` declares into `def`.
-void CopyDeclaredAttrs(const Node& from, const proto::OpDef& op, proto::NodeDef* def) {
-  for (const proto::OpDef::AttrDef& a : op.attr()) {
-    auto it = from.def().attr().find(a.name());
-    if (it != from.def().attr().end()) (*def->mutable_attr())[a.name()] = it->second;
-  }
-}
-
-// The fused node: the contraction's attrs that the fused op also has (a
-// newer MatMul's grad_a/grad_b are not _FusedMatMul's), plus the fusion's.
-proto::NodeDef FusedNodeDef(const FusionChain& c, const proto::OpDef& fused_op) {
-  const Node& base = *c.contraction;
-  proto::NodeDef def;
-  def.set_name(c.last()->name());
-  def.set_op(fused_op.name());
-  def.set_device(base.requested_device());
-  CopyDeclaredAttrs(base, fused_op, &def);
-  auto& attrs = *def.mutable_attr();
-  attrs["num_args"].set_i(1);
-  proto::AttrValue::ListValue* ops = attrs["fused_ops"].mutable_list();
-  ops->add_s("BiasAdd");
-  if (c.activation != nullptr) {
-    ops->add_s(c.activation->op());
-    if (c.activation->op() == "LeakyRelu") {
-      const proto::AttrValue* alpha = FindAttr(c.activation->def(), "alpha");
-      if (alpha != nullptr) attrs["leakyrelu_alpha"].set_f(alpha->f());
-    }
-  }
-  return def;
-}
-
-struct Endpoint {
-  Node* node;
-  int slot;
-};
-
-// Replaces `chain` (nodes feeding each other, `last` the one whose output
-// the rest of the graph reads) by one node built from `def` (validated
-// against its OpDef) reading `data_in`. Returns false, leaving `g`
-// unchanged, if the op is not defined or the node is not valid.
-bool ReplaceNodes(const std::vector<Node*>& chain, const Node* last, const std::vector<Endpoint>& data_in,
-                  proto::NodeDef def, Graph* g) {
-  auto in_chain = [&](const Node* n) { return std::find(chain.begin(), chain.end(), n) != chain.end(); };
-
-  std::vector<Node*> control_in, control_out;
-  std::vector<Endpoint> data_out;  // consumers of the last node's output
-  for (Node* n : chain) {
-    for (const Edge* e : n->in_edges())
-      if (e->IsControlEdge() && !in_chain(e->src())) control_in.push_back(e->src());
-    for (const Edge* e : n->out_edges()) {
-      if (e->IsControlEdge()) {
-        if (!in_chain(e->dst())) control_out.push_back(e->dst());
-      } else if (n == last) {
-        data_out.push_back({e->dst(), e->dst_input()});
-      }
-    }
-  }
-  for (const Endpoint& in : data_in) def.add_input(in.node->name() + ":" + std::to_string(in.slot));
-  const std::string assigned = chain.front()->assigned_device();
-
-  // Validate before touching the graph: the fused node must be a node its
-  // OpDef accepts, or nothing changes.
-  const proto::OpDef* op_def = nullptr;
-  if (!g->op_registry()->LookUpOpDef(def.op(), &op_def).ok()) return false;
-  proto::NodeDef checked = def;
-  if (!AddDefaultsAndValidate(*op_def, &checked).ok()) return false;
-
-  for (Node* n : chain) g->RemoveNode(n);
-  Node* fused = nullptr;
-  if (!g->AddNode(std::move(checked), &fused).ok()) std::abort();  // validated above
-  fused->set_assigned_device(assigned);
-  for (size_t i = 0; i < data_in.size(); ++i) g->AddEdge(data_in[i].node, data_in[i].slot, fused, static_cast<int>(i));
-  for (Node* src : control_in) g->AddControlEdge(src, fused);
-  for (const Endpoint& d : data_out) g->AddEdge(fused, 0, d.node, d.slot);
-  for (Node* dst : control_out) g->AddControlEdge(fused, dst);
-  return true;
-}
-
-bool ReplaceChain(const FusionChain& c, proto::NodeDef def, Graph* g) {
-  const Edge* in0 = c.contraction->input_edge(0);
-  const Edge* in1 = c.contraction->input_edge(1);
-  const Edge* bias_in = c.bias_add->input_edge(1);
-  if (in0 == nullptr || in1 == nullptr || bias_in == nullptr) return false;
-  std::vector<Node*> chain = {c.contraction, c.bias_add};
-  if (c.activation) chain.push_back(c.activation);
-  return ReplaceNodes(chain, c.last(),
-                      {{in0->src(), in0->src_output()},
-                       {in1->src(), in1->src_output()},
-                       {bias_in->src(), bias_in->src_output()}},
-                      std::move(def), g);
-}
-
-void FuseBiasActivation(const KernelAvailableFn& kernel_available, Graph* g) {
-  // By id: a fusion deletes nodes later in the order (ids are never reused).
-  std::vector<int> order;
-  for (Node* n : g->TopologicalOrder()) order.push_back(n->id());
-  for (int id : order) {
-    Node* n = g->FindNodeId(id);
-    if (n == nullptr) continue;  // removed by an earlier fusion
-    FusionChain chain;
-    if (!MatchChain(n, &chain)) continue;
-    const proto::OpDef* fused_op = nullptr;
-    if (!g->op_registry()->LookUpOpDef(FusedOpName(chain), &fused_op).ok()) continue;
-    // The kernel lookup needs the OpDef's defaults filled in.
-    auto supported = [&](const proto::NodeDef& def) {
-      proto::NodeDef probe = def;
-      return AddDefaultsAndValidate(*fused_op, &probe).ok() &&
-             kernel_available(probe, chain.contraction->assigned_device());
-    };
-    proto::NodeDef def = FusedNodeDef(chain, *fused_op);
-    if (!supported(def)) {
-      // Without the activation the device may still fuse the bias.
-      if (chain.activation == nullptr) continue;
-      chain.activation = nullptr;
-      def = FusedNodeDef(chain, *fused_op);
-      if (!supported(def)) continue;
-    }
-    ReplaceChain(chain, std::move(def), g);
-  }
-}
-
-// A 4-value pooling list (ksize / strides) that leaves the batch and channel
-// dims alone.
-bool SpatialPoolList(const Node& pool, const char* name, const std::string& format) {
-  const proto::AttrValue* v = FindAttr(pool.def(), name);
-  if (v == nullptr || v->list().i_size() != 4) return false;
-  const int c = format == "NCHW" ? 1 : 3;
-  return v->list().i(0) == 1 && v->list().i(c) == 1;
-}
-
-std::string DataFormat(const Node& n) {
-  const std::string f = StringAttr(n, "data_format");
-  return f.empty() ? "NHWC" : f;
-}
-
-// _FusedConv2D -> MaxPool / AvgPool (SAME or VALID, spatial, same format):
-// graphrt's _FusedConv2DPool, so the kernel can pool rows while they are
-// hot instead of writing the whole convolution output and reading it back.
-void FuseConvPool(const KernelAvailableFn& kernel_available, Graph* g) {
-  const proto::OpDef* fused_op = nullptr;
-  if (!g->op_registry()->LookUpOpDef("_FusedConv2DPool", &fused_op).ok()) return;
-  std::vector<int> order;
-  for (Node* n : g->TopologicalOrder()) order.push_back(n->id());
-  for (int id : order) {
-    Node* conv = g->FindNodeId(id);
-    if (conv == nullptr || conv->op() != "_FusedConv2D") continue;
-    Node* pool = SoleConsumer(*conv);
-    if (pool == nullptr || (pool->op() != "MaxPool" && pool->op() != "AvgPool") || !SameDevice(*conv, *pool) ||
-        TypeAttr(*pool) != TypeAttr(*conv))
-      continue;
-    const std::string format = DataFormat(*conv);
-    const std::string padding = StringAttr(*pool, "padding");
-    if (DataFormat(*pool) != format || (padding != "SAME" && padding != "VALID") ||
-        !SpatialPoolList(*pool, "ksize", format) || !SpatialPoolList(*pool, "strides", format))
-      continue;
-    proto::NodeDef def;
-    def.set_name(pool->name());
-    def.set_op(fused_op->name());
-    def.set_device(conv->requested_device());
-    CopyDeclaredAttrs(*conv, *fused_op, &def);
-    auto& attrs = *def.mutable_attr();
-    attrs["pool_op"].set_s(pool->op());
-    attrs["pool_ksize"] = *FindAttr(pool->def(), "ksize");
-    attrs["pool_strides"] = *FindAttr(pool->def(), "strides");
-    attrs["pool_padding"].set_s(padding);
-    proto::NodeDef probe = def;
-    if (!AddDefaultsAndValidate(*fused_op, &probe).ok() || !kernel_available(probe, conv->assigned_device()))
-      continue;
-    std::vector<Endpoint> data_in;
-    bool inputs_ok = true;
-    for (int i = 0; i < conv->num_inputs(); ++i) {
-      const Edge* e = conv->input_edge(i);
-      if (e == nullptr) {
-        inputs_ok = false;
-        break;
-      }
-      data_in.push_back({e->src(), e->src_output()});
-    }
-    if (inputs_ok) ReplaceNodes({conv, pool}, pool, data_in, std::move(def), g);
-  }
-}
-
-// Whether input `input` of `n` comes from a Const, through any Identity
-// nodes and constant Enters (a loop invariant: the same tensor in every
-// iteration).
-bool ComesFromConst(const Node& n, int input) {
-  const Edge* e = n.input_edge(input);
-  while (e != nullptr) {
-    const Node* src = e->src();
-    if (src->op() == "Const") return true;
-    const proto::AttrValue* constant = FindAttr(src->def(), "is_constant");
-    const bool invariant = src->op() == "Enter" && constant != nullptr && constant->b();
-    if (src->op() != "Identity" && !invariant) return false;
-    e = src->input_edge(0);
-  }
-  return false;
-}
-
-// Input 1 of these ops is the weights: a convolution's filter, a product's
-// B. Marked constant, a kernel may re-lay it out once instead of every Run.
-void MarkConstantWeights(Graph* g) {
-  static const std::unordered_set<std::string> kWeightsOps = {
-      "Conv2D", "_FusedConv2D", "_FusedConv2DPool", "DepthwiseConv2dNative", "MatMul", "_FusedMatMul"};
-  proto::AttrValue yes;
-  yes.set_b(true);
-  for (Node* n : g->op_nodes())
-    if (kWeightsOps.count(n->op()) && ComesFromConst(*n, 1)) n->SetInternalAttr("_weights_const", yes);
-}
 
 // Ops that write through their inputs are not marked stateful in
 // TensorFlow (Assign, ScatterAdd, TensorArrayWriteV3, ...): a ref or a
@@ -331,14 +88,197 @@ void RemoveControlOnlyNodes(Graph* g) {
   }
 }
 
+
+// ------------------------------------------------------ plugin graph passes
+
+bool SameAttrs(const proto::NodeDef& a, const proto::NodeDef& b) {
+  if (a.attr_size() != b.attr_size()) return false;
+  for (const auto& [name, value] : a.attr()) {
+    auto it = b.attr().find(name);
+    if (it == b.attr().end() || !google::protobuf::util::MessageDifferencer::Equals(value, it->second)) return false;
+  }
+  return true;
+}
+
+// Builds the graph a pass returned, checking what it may change (see
+// GR_GraphPassSpec): nodes on devices of other types keep their op, attrs
+// and device; new nodes are on devices of the pass's type; targets stay.
+// The core's own nodes (no OpDef: _Arg, _Retval) come back with their
+// types; every other node is validated as a client's GraphDef is.
+class PassResult {
+ public:
+  PassResult(const GraphPassRegistration& pass, const std::function<std::string(const std::string&)>& type_of,
+             const std::unordered_set<std::string>& targets, const Graph& g)
+      : pass_(pass), type_of_(type_of), targets_(targets), g_(g), old_(g.BuildNameIndex()) {}
+
+  Status Build(const proto::GraphDef& out, Graph* fresh) {
+    fresh->set_versions(g_.versions());
+    proto::GraphDef ops;
+    *ops.mutable_versions() = g_.versions();
+    std::unordered_map<std::string, std::string> assigned;
+    std::vector<std::pair<const proto::NodeDef*, const Node*>> internal_with_inputs;
+    for (const proto::NodeDef& nd : out.node()) {
+      if (!assigned.emplace(nd.name(), nd.device()).second)
+        return errors::InvalidArgument("Node '", nd.name(), "' is defined twice (node names must be unique)");
+      auto it = old_.find(nd.name());
+      const Node* old = it != old_.end() && it->second->IsOp() ? it->second : nullptr;
+      GR_RETURN_IF_ERROR(CheckAllowed(nd, old));
+      proto::NodeDef def = nd;
+      def.set_device(old != nullptr ? old->requested_device() : nd.device());
+      if (old != nullptr && old->op_def() == nullptr) {
+        if (old->op() != nd.op() || !SameAttrs(old->def(), nd))
+          return errors::InvalidArgument(NodePrefix(nd), ": the core's own node was changed");
+        if (nd.input_size() > 0) {
+          internal_with_inputs.emplace_back(&nd, old);
+        } else {
+          fresh->AddInternalNode(std::move(def), old->input_types(), old->output_types());
+        }
+        continue;
+      }
+      *ops.add_node() = std::move(def);
+    }
+    for (Node* n : g_.op_nodes()) {
+      if (assigned.count(n->name())) continue;
+      if (targets_.count(n->name()))
+        return errors::InvalidArgument("it removed node '", n->name(), "', which the step runs as a target");
+      if (type_of_(n->assigned_device()) != pass_.device_type)
+        return errors::InvalidArgument("it removed node '", n->name(), "' on ", n->assigned_device(), ", not a ",
+                                       pass_.device_type, " device");
+    }
+    GR_RETURN_IF_ERROR(ExtendGraph(ops, fresh));
+    std::unordered_map<std::string, Node*> index = fresh->BuildNameIndex();
+    for (const auto& [nd, old] : internal_with_inputs) {
+      Node* n = fresh->AddInternalNode(*nd, old->input_types(), old->output_types());
+      index[nd->name()] = n;
+      GR_RETURN_IF_ERROR(WireInternal(*nd, n, index, fresh));
+    }
+    // ExtendGraph gave the producers of the fetches' _Retvals, unread then,
+    // edges to the sink that only targets have.
+    for (Node* n : fresh->op_nodes()) {
+      if (targets_.count(n->name())) continue;
+      const Edge* to_sink = nullptr;
+      for (const Edge* e : n->out_edges())
+        if (e->dst()->IsSink()) to_sink = e;
+      if (to_sink != nullptr && n->out_edges().size() > 1) fresh->RemoveEdge(to_sink);
+    }
+    for (Node* n : fresh->op_nodes()) {
+      n->set_assigned_device(assigned.at(n->name()));
+      if (n->in_edges().empty()) fresh->AddControlEdge(fresh->source_node(), n);
+      if (targets_.count(n->name()) || n->out_edges().empty()) fresh->AddControlEdge(n, fresh->sink_node());
+    }
+    return Status::OK();
+  }
+
+ private:
+  Status CheckAllowed(const proto::NodeDef& nd, const Node* old) {
+    const std::string type = type_of_(nd.device());
+    if (type.empty())
+      return errors::InvalidArgument(NodePrefix(nd), ": its device '", nd.device(), "' is not a device of the session");
+    if (type == pass_.device_type && (old == nullptr || type_of_(old->assigned_device()) == type)) return Status::OK();
+    if (old == nullptr)
+      return errors::InvalidArgument(NodePrefix(nd), ": a new node on ", nd.device(), ", not a ", pass_.device_type,
+                                     " device");
+    if (old->assigned_device() != nd.device() || old->op() != nd.op() || !SameAttrs(old->def(), nd))
+      return errors::InvalidArgument(NodePrefix(nd), ": it changed this node on ", old->assigned_device(),
+                                     ", not a ", pass_.device_type, " device");
+    return Status::OK();
+  }
+
+  // The inputs of a core node with inputs (a fetch's _Retval).
+  static Status WireInternal(const proto::NodeDef& nd, Node* n, const std::unordered_map<std::string, Node*>& index,
+                             Graph* g) {
+    int data = 0;
+    for (const std::string& in : nd.input()) {
+      std::string src_name;
+      int slot;
+      bool control;
+      auto it = ParseTensorName(in, &src_name, &slot, &control) ? index.find(src_name) : index.end();
+      if (it == index.end()) return errors::InvalidArgument(NodePrefix(nd), ": unknown input '", in, "'");
+      if (control) {
+        g->AddControlEdge(it->second, n);
+        continue;
+      }
+      Node* src = it->second;
+      if (data >= n->num_inputs() || slot >= src->num_outputs() ||
+          BaseType(src->output_type(slot)) != BaseType(n->input_type(data)))
+        return errors::InvalidArgument(NodePrefix(nd), ": input ", data, " '", in, "' does not fit it");
+      g->AddEdge(src, slot, n, data++);
+    }
+    if (data != n->num_inputs())
+      return errors::InvalidArgument(NodePrefix(nd), ": expects ", n->num_inputs(), " inputs but has ", data);
+    return Status::OK();
+  }
+
+  const GraphPassRegistration& pass_;
+  const std::function<std::string(const std::string&)>& type_of_;
+  const std::unordered_set<std::string>& targets_;
+  const Graph& g_;
+  std::unordered_map<std::string, Node*> old_;
+};
+
+Status RunPluginPass(const GraphPassRegistration& pass, const GraphPassServices& services, Graph* g) {
+  std::unordered_map<std::string, std::string> types;
+  std::function<std::string(const std::string&)> type_of = [&](const std::string& device) {
+    auto it = types.find(device);
+    if (it == types.end()) it = types.emplace(device, services.device_type(device)).first;
+    return it->second;
+  };
+  bool applies = false;
+  for (Node* n : g->op_nodes()) applies = applies || type_of(n->assigned_device()) == pass.device_type;
+  if (!applies) return Status::OK();
+
+  // TensorFlow's form for pluggable optimizers: NodeDef.device is the
+  // assigned device.
+  proto::GraphDef in;
+  g->ToGraphDef(&in);
+  std::unordered_map<std::string, Node*> index = g->BuildNameIndex();
+  for (proto::NodeDef& nd : *in.mutable_node()) nd.set_device(index.at(nd.name())->assigned_device());
+  std::unordered_set<std::string> targets;
+  for (const Edge* e : g->sink_node()->in_edges())
+    if (e->src()->IsOp()) targets.insert(e->src()->name());
+
+  GR_GraphPassContext ctx;
+  ctx.pass = &pass;
+  ctx.services = &services;
+  ctx.ops = g->op_registry();
+  ctx.targets = &targets;
+  const std::string bytes = in.SerializeAsString();
+  int32_t rc = GR_INTERNAL;
+  Status thrown = StatusFromExceptions("graph pass", [&] {
+    rc = pass.run(pass.user_data, &ctx, bytes.data(), bytes.size());
+    return Status::OK();
+  });
+  const std::string who = "graph pass '" + pass.name + "' of plugin '" + pass.plugin + "'";
+  if (!thrown.ok()) return Status(thrown.code(), who + " threw: " + thrown.message());
+  if (rc != GR_OK) {
+    Status why = ctx.status.ok() ? Status(static_cast<Code>(rc), "it returned an error without a message") : ctx.status;
+    return Status(why.code(), who + " failed: " + why.message());
+  }
+  if (!ctx.has_output) return Status::OK();
+  proto::GraphDef out;
+  if (ctx.output.size() > static_cast<size_t>(INT32_MAX) ||
+      !out.ParseFromArray(ctx.output.data(), static_cast<int>(ctx.output.size())))
+    return errors::Internal(who, " returned a malformed GraphDef (", ctx.output.size(), " bytes that do not parse)");
+  Graph fresh(g->op_registry());
+  Status s = PassResult(pass, type_of, targets, *g).Build(out, &fresh);
+  if (!s.ok()) return errors::Internal(who, " returned a graph the core refuses: ", s.message());
+  for (Node* n : g->op_nodes()) g->RemoveNode(n);
+  CopyGraph(fresh, g);
+  return Status::OK();
+}
+
 }  // namespace
 
-Status OptimizeGraph(const GraphOptimizerOptions& options, const KernelAvailableFn& kernel_available, Graph* g) {
+Status OptimizeGraph(const GraphOptimizerOptions& options, const std::vector<const GraphPassRegistration*>& passes,
+                     const GraphPassServices& services, Graph* g) {
   if (options.remove_control_only_nodes) RemoveControlOnlyNodes(g);
-  ConvertNchwToNhwc(options.prefers_nhwc, kernel_available, g);
-  if (options.fuse_bias_activation) FuseBiasActivation(kernel_available, g);
-  if (options.fuse_conv_pool) FuseConvPool(kernel_available, g);
-  if (options.mark_constant_weights) MarkConstantWeights(g);
+  if (!options.plugin_passes) return Status::OK();
+  for (const GraphPassRegistration* p : passes) {
+    if ((p->toggle == GR_PASS_TOGGLE_LAYOUT_OPTIMIZER && !options.layout_optimizer) ||
+        (p->toggle == GR_PASS_TOGGLE_REMAPPING && !options.remapping))
+      continue;
+    GR_RETURN_IF_ERROR(RunPluginPass(*p, services, g));
+  }
   return Status::OK();
 }
 

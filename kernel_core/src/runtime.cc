@@ -15,6 +15,7 @@
 #include "graphrt/core/partition.h"
 #include "core_api_internal.h"
 #include "graphrt/core/device.h"
+#include "graphrt/core/graph_optimizer.h"
 #include "graphrt/core/kernel_registry.h"
 #include "graphrt/core/op_registry.h"
 
@@ -26,6 +27,7 @@ struct Runtime::Impl {
   OpRegistry ops;
   KernelRegistry kernels;
   DeviceRegistry devices;
+  GraphPassRegistry graph_passes;
   mutable std::mutex mu;  // serialises loads, guards plugins/libs
   std::vector<PluginInfo> plugins;
   std::vector<std::unique_ptr<boost::dll::shared_library>> libs;  // never unloaded once committed
@@ -110,6 +112,7 @@ Status Runtime::Impl::Load(const std::string& path) {
   for (auto& op : reg.ops) op->plugin = reg.plugin;
   for (auto& k : reg.kernels) k->plugin = reg.plugin;
   for (auto& d : reg.devices) d.second = reg.plugin;
+  for (auto& p : reg.graph_passes) p->plugin = reg.plugin;
 
   // Validate everything before changing anything.
   std::set<std::string> staged_ops;
@@ -120,6 +123,7 @@ Status Runtime::Impl::Load(const std::string& path) {
                                         "' that no loaded plugin defines; load the plugin that defines it first");
   GR_RETURN_IF_ERROR(ops.CheckAll(reg.ops).WithContext("plugin '" + path + "'"));
   GR_RETURN_IF_ERROR(devices.CheckAll(reg.devices).WithContext("plugin '" + path + "'"));
+  GR_RETURN_IF_ERROR(graph_passes.CheckAll(reg.graph_passes).WithContext("plugin '" + path + "'"));
 
   PluginInfo info;
   info.name = reg.plugin;
@@ -130,10 +134,12 @@ Status Runtime::Impl::Load(const std::string& path) {
   for (const auto& op : reg.ops) info.ops.push_back(op->op_def.name());
   for (const auto& k : reg.kernels) info.kernels.push_back(k->op + " on " + k->device_type);
   for (const auto& d : reg.devices) info.devices.push_back(d.first.device_type);
+  for (const auto& p : reg.graph_passes) info.graph_passes.push_back(p->name + " for " + p->device_type);
 
   GR_RETURN_IF_ERROR(ops.AddAll(std::move(reg.ops)));
   kernels.AddAll(std::move(reg.kernels));
   devices.AddAll(std::move(reg.devices));
+  graph_passes.AddAll(std::move(reg.graph_passes));
   plugins.push_back(std::move(info));
   libs.push_back(std::move(lib));
   return Status::OK();
@@ -204,5 +210,6 @@ std::vector<PluginInfo> Runtime::Plugins() const {
 const OpRegistry& Runtime::ops() const { return impl_->ops; }
 const KernelRegistry& Runtime::kernels() const { return impl_->kernels; }
 DeviceRegistry& Runtime::devices() { return impl_->devices; }
+const GraphPassRegistry& Runtime::graph_passes() const { return impl_->graph_passes; }
 
 }  // namespace graphrt

@@ -1,4 +1,4 @@
-// The layout pass end to end (graph_optimizer.h, layout_pass.h): an NCHW
+// The layout pass end to end (the nn plugin's nn.nhwc_layout, ops/nn/cpu/layout_pass.cc): an NCHW
 // network on the CPU runs its convolution chain in NHWC between Transposes
 // and gives the numbers of the same graph run op by op in NCHW (opt_level
 // L0). Its structure is checked in graph_optimizer_test.

@@ -81,7 +81,8 @@ int PluginsCommand(const std::vector<std::string>& args) {
       "usage: graphrt plugins [options]\n"
       "\n"
       "Lists the loaded plugins: name, version, the plugin ABI version it was\n"
-      "built against, its file, and how many ops, kernels and devices it adds.\n" +
+      "built against, its file, and how many ops, kernels and devices it adds\n"
+      "(and the device graph passes it registers).\n" +
       std::string(kPluginNote);
   po::variables_map vm;
   if (!ParsePluginCommand("plugins", args, usage, nullptr, &vm)) return 0;
@@ -96,6 +97,7 @@ int PluginsCommand(const std::vector<std::string>& args) {
               << "  " << p.path << "\n";
     std::cout << "    " << p.ops.size() << " ops, " << p.kernels.size() << " kernels";
     if (!p.devices.empty()) std::cout << ", devices: " << Join(p.devices);
+    if (!p.graph_passes.empty()) std::cout << ", graph passes: " << Join(p.graph_passes);
     std::cout << "\n";
   }
   return 0;

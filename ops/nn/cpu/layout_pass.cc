@@ -1,4 +1,33 @@
-#include "layout_pass.h"
+// The nn family's NHWC layout pass for CPU: oneDNN's convolutions take NHWC
+// activations as they are and reach NCHW only through reorders, so NCHW
+// layers on a CPU device run in NHWC, with Transposes only where the graph
+// enters and leaves such a chain (TensorFlow's grappler does the reverse
+// for GPUs). RewriterConfig.layout_optimizer OFF turns it off.
+//
+// Converts, in topological order:
+//  * Conv2D and DepthwiseConv2dNative with data_format NCHW, always;
+//  * MaxPool, AvgPool, BiasAdd and FusedBatchNorm/V2/V3 (NCHW), elementwise
+//    unary ops, binary ops whose other operand is converted too or a scalar
+//    Const, reductions over Const axes, ConcatV2 of converted tensors along
+//    a Const axis, and Pad/PadV2/MirrorPad with Const paddings, when their
+//    4-d input comes out of a node converted before them or out of the
+//    graph's own Transpose NHWC -> NCHW (they continue a chain; alone, two
+//    Transposes would cost more than the NCHW kernel).
+// A converted node keeps its name and device and gets its attrs in NHWC
+// order. It reads an NCHW input through a Transpose to NHWC, or directly
+// what a converted node or a Transpose NHWC -> NCHW of the graph's own was
+// given. Its 4-d output reaches unconverted consumers (fetches included)
+// through a Transpose back to NCHW, and converted consumers directly. Nodes
+// whose NHWC form has no kernel on their device stay as they are; so do
+// nodes inside while loops (the Transposes and constants the rewrite adds
+// would have to be entered into the loop's frame; cond branches in the
+// root frame are fine: what the rewrite adds there is dead exactly when
+// the branch is).
+// No cost model: a node that continues a chain is converted even when none
+// of its consumers is, which moves a Transpose back rather than saving one,
+// and when its producer is also read by an unconverted op, both outputs
+// get a Transpose back where one would do.
+#include <graphrt/sdk/graph_pass.h>
 
 #include <iterator>
 #include <map>
@@ -8,13 +37,18 @@
 #include <utility>
 #include <vector>
 
-#include "graphrt/core/control_flow.h"
-#include "graphrt/core/op_registry.h"
-#include "graphrt/core/tensor.h"
-#include "node_def_util.h"
+#include "common/graph_pass/graph_view.h"
 
 namespace graphrt {
+namespace sdk {
 namespace {
+
+using passes::AttrMap;
+using passes::Edge;
+using passes::Graph;
+using passes::Node;
+using passes::PassEnv;
+namespace pp = passes::pp;
 
 // Dim i of an NHWC tensor is dim kNchwToNhwc[i] of the NCHW one: the
 // Transpose perm NCHW -> NHWC. kNhwcToNchw is its inverse.
@@ -40,19 +74,12 @@ struct Endpoint {
   int slot;
 };
 
-using AttrMap = google::protobuf::Map<std::string, proto::AttrValue>;
-
-std::string DataFormat(const Node& n) {
-  const proto::AttrValue* v = FindAttr(n.def(), "data_format");
-  return v ? v->s() : std::string();
-}
-
 // A 4-value NCHW-ordered list attr in NHWC order (8 values: pairs per dim,
 // as explicit_paddings). Absent or other lengths stay as they are.
 void PermuteListAttr(AttrMap* attrs, const char* name) {
   auto it = attrs->find(name);
   if (it == attrs->end()) return;
-  proto::AttrValue::ListValue* list = it->second.mutable_list();
+  pp::AttrValue::ListValue* list = it->second.mutable_list();
   const int n = list->i_size();
   if (n != 4 && n != 8) return;
   const int per_dim = n / 4;
@@ -61,65 +88,36 @@ void PermuteListAttr(AttrMap* attrs, const char* name) {
     for (int k = 0; k < per_dim; ++k) list->set_i(d * per_dim + k, old[kNchwToNhwc[d] * per_dim + k]);
 }
 
-// The int values (row-major) of a Const of int32/int64.
-bool ConstInts(const Node& n, std::vector<int64_t>* values, DataType* dtype) {
-  if (n.op() != "Const") return false;
-  const proto::AttrValue* v = FindAttr(n.def(), "value");
-  Tensor t;
-  if (v == nullptr || !Tensor::FromProto(v->tensor(), &t).ok()) return false;
-  values->clear();
-  for (int64_t i = 0; i < t.NumElements(); ++i) {
-    if (t.dtype() == GR_INT32)
-      values->push_back(t.data<int32_t>()[i]);
-    else if (t.dtype() == GR_INT64)
-      values->push_back(t.data<int64_t>()[i]);
-    else
-      return false;
-  }
-  *dtype = t.dtype();
-  return true;
-}
-
 // A Transpose by a Const perm NHWC -> NCHW (as graphs converted from
 // NHWC models hold in front of NCHW layers): its input is the NHWC tensor.
 bool IsTransposeToNchw(const Node& n) {
   if (n.op() != "Transpose") return false;
   const Edge* perm = n.input_edge(1);
   std::vector<int64_t> values;
-  DataType type;
-  return perm != nullptr && n.input_edge(0) != nullptr && ConstInts(*perm->src(), &values, &type) &&
+  return perm != nullptr && n.input_edge(0) != nullptr && passes::ConstInts(*perm->src(), &values) &&
          values == std::vector<int64_t>(std::begin(kNhwcToNchw), std::end(kNhwcToNchw));
 }
 
 bool IsScalarConst(const Node& n) {
   if (n.op() != "Const") return false;
-  const proto::AttrValue* v = FindAttr(n.def(), "value");
+  const pp::AttrValue* v = n.attr("value");
   return v != nullptr && v->tensor().tensor_shape().dim_size() == 0 && !v->tensor().tensor_shape().unknown_rank();
 }
 
 class LayoutPass {
  public:
-  LayoutPass(const std::function<bool(const std::string&)>& prefers_nhwc, const KernelAvailableFn& kernel_available,
-             Graph* g)
-      : prefers_nhwc_(prefers_nhwc), kernel_available_(kernel_available), g_(g) {
-    for (Node* n : g->nodes()) names_.insert(n->name());
-    // Nodes inside while loops stay as they are: the Transposes and
-    // constants the rewrite adds would have to be entered into the loop's
-    // frame. (Cond branches in the root frame are fine: what the rewrite
-    // adds there is dead exactly when the branch is.)
-    FrameLayout frames;
-    if (HasControlFlow(*g) && ComputeFrameLayout(*g, &frames).ok()) frame_of_ = std::move(frames.frame_of);
-  }
+  LayoutPass(PassEnv& env, Graph* g) : env_(env), g_(g), loop_depth_(g->LoopDepths()) {}
 
-  void Run() {
+  bool Run() {
     std::vector<int> order;
     for (Node* n : g_->TopologicalOrder()) order.push_back(n->id());
     for (int id : order) {
       Node* n = g_->FindNodeId(id);
-      if (n == nullptr || !n->IsOp() || InLoop(*n) || !prefers_nhwc_(n->assigned_device())) continue;
+      if (n == nullptr || InLoop(*n) || env_.DeviceType(n->device()) != DEVICE_CPU) continue;
       const std::string& op = n->op();
       if (kConvolutions.count(op) || kChainOps.count(op)) {
-        if (DataFormat(*n) != "NCHW" || (kChainOps.count(op) && !FromConverted(*n, 0))) continue;
+        if (passes::StringAttr(*n, "data_format") != "NCHW" || (kChainOps.count(op) && !FromConverted(*n, 0)))
+          continue;
         AttrMap attrs = n->def().attr();
         attrs["data_format"].set_s("NHWC");
         for (const char* list : {"strides", "dilations", "ksize", "explicit_paddings"}) PermuteListAttr(&attrs, list);
@@ -137,29 +135,30 @@ class LayoutPass {
       }
     }
     RemoveBypassedNodes();
+    return changed_;
   }
 
  private:
   // Removes the nodes that the rewiring left with nothing to feed (a
   // Transpose back to NCHW whose consumers were all converted, the graph's
   // own Transpose to NCHW, old reduction axes), and then what fed only
-  // them. Stateful nodes stay; so do targets, which keep an edge to the sink.
+  // them. Stateful nodes, the core's own (no OpDef: _Arg) and the step's
+  // targets stay.
   void RemoveBypassedNodes() {
     std::vector<int> work = bypassed_;
     while (!work.empty()) {
       Node* n = g_->FindNodeId(work.back());
       work.pop_back();
-      // Core-internal nodes (_Arg, no OpDef) stay too.
-      if (n == nullptr || !n->IsOp() || n->op_def() == nullptr || n->IsStateful() || !n->out_edges().empty())
-        continue;
-      for (const Edge* e : n->in_edges())
-        if (!e->src()->IsSource()) work.push_back(e->src()->id());
+      if (n == nullptr || !n->out_edges().empty() || env_.IsTarget(n->name())) continue;
+      const pp::OpDef* op = env_.OpDef(n->op());
+      if (op == nullptr || op->is_stateful()) continue;
+      for (const Edge* e : n->in_edges()) work.push_back(e->src()->id());
       g_->RemoveNode(n);
     }
   }
 
   bool InLoop(const Node& n) const {
-    return static_cast<size_t>(n.id()) < frame_of_.size() && frame_of_[n.id()] > 0;
+    return static_cast<size_t>(n.id()) < loop_depth_.size() && loop_depth_[n.id()] > 0;
   }
 
   // Whether input `i` of `n` is the NCHW view of an NHWC tensor: a
@@ -188,8 +187,7 @@ class LayoutPass {
   void ConvertReduction(Node* n) {
     const Edge* axes_in = n->input_edge(1);
     std::vector<int64_t> axes;
-    DataType axes_type;
-    if (axes_in == nullptr || !ConstInts(*axes_in->src(), &axes, &axes_type)) return;
+    if (axes_in == nullptr || !passes::ConstInts(*axes_in->src(), &axes)) return;
     bool reduced[4] = {false, false, false, false};
     std::vector<int64_t> nhwc_axes;
     for (int64_t a : axes) {
@@ -198,7 +196,7 @@ class LayoutPass {
       reduced[nchw] = true;
       nhwc_axes.push_back(kNhwcToNchw[nchw]);
     }
-    const proto::AttrValue* keep = FindAttr(n->def(), "keep_dims");
+    const pp::AttrValue* keep = n->attr("keep_dims");
     const bool keep_dims = keep != nullptr && keep->b();
     if (!keep_dims) {
       int last = -1;
@@ -209,7 +207,6 @@ class LayoutPass {
       }
     }
     Node* axes_const = AddIntConstLike(n->name() + "/nhwc_axes", *axes_in->src(), nhwc_axes, *n);
-    if (axes_const == nullptr) return;
     if (!Convert(n, n->def().attr(), {0}, {{1, {axes_const, 0}}}, keep_dims)) g_->RemoveNode(axes_const);
   }
 
@@ -224,13 +221,12 @@ class LayoutPass {
     }
     const Edge* axis_in = n->input_edge(num_values);
     std::vector<int64_t> axis;
-    DataType type;
-    if (values.empty() || axis_in == nullptr || !ConstInts(*axis_in->src(), &axis, &type) || axis.size() != 1 ||
+    if (values.empty() || axis_in == nullptr || !passes::ConstInts(*axis_in->src(), &axis) || axis.size() != 1 ||
         axis[0] < -4 || axis[0] >= 4)
       return;
     Node* c = AddIntConstLike(n->name() + "/nhwc_axis", *axis_in->src(),
                               {kNhwcToNchw[axis[0] < 0 ? axis[0] + 4 : axis[0]]}, *n);
-    if (c != nullptr && !Convert(n, n->def().attr(), values, {{num_values, {c, 0}}}, true)) g_->RemoveNode(c);
+    if (!Convert(n, n->def().attr(), values, {{num_values, {c, 0}}}, true)) g_->RemoveNode(c);
   }
 
   // Pad / PadV2 / MirrorPad of a converted tensor: the paddings' rows (one
@@ -238,8 +234,7 @@ class LayoutPass {
   void ConvertPad(Node* n) {
     const Edge* pad_in = n->input_edge(1);
     std::vector<int64_t> pads;
-    DataType type;
-    if (!FromConverted(*n, 0) || pad_in == nullptr || !ConstInts(*pad_in->src(), &pads, &type) || pads.size() != 8)
+    if (!FromConverted(*n, 0) || pad_in == nullptr || !passes::ConstInts(*pad_in->src(), &pads) || pads.size() != 8)
       return;
     std::vector<int64_t> nhwc(8);
     for (int d = 0; d < 4; ++d) {
@@ -247,39 +242,36 @@ class LayoutPass {
       nhwc[2 * d + 1] = pads[2 * kNchwToNhwc[d] + 1];
     }
     Node* c = AddIntConstLike(n->name() + "/nhwc_paddings", *pad_in->src(), nhwc, *n);
-    if (c != nullptr && !Convert(n, n->def().attr(), {0}, {{1, {c, 0}}}, true)) g_->RemoveNode(c);
+    if (!Convert(n, n->def().attr(), {0}, {{1, {c, 0}}}, true)) g_->RemoveNode(c);
   }
 
   // A Const of `like_const`'s dtype and shape holding `values`, on `user`'s
-  // device; null if the graph refuses it.
+  // device (ConstInts has checked `like_const`).
   Node* AddIntConstLike(const std::string& base, const Node& like_const, const std::vector<int64_t>& values,
                         const Node& user) {
-    const proto::TensorProto& old_value = FindAttr(like_const.def(), "value")->tensor();
+    const pp::TensorProto& old_value = like_const.attr("value")->tensor();
     return AddIntConst(base, old_value.dtype(), old_value.tensor_shape(), values, user);
   }
 
   // A Const of int32 or int64 `dtype` holding `values` in `shape`, on
-  // `user`'s device; null if the graph refuses it.
-  Node* AddIntConst(const std::string& base, proto::DataType dtype, const proto::TensorShapeProto& shape,
+  // `user`'s device.
+  Node* AddIntConst(const std::string& base, pp::DataType dtype, const pp::TensorShapeProto& shape,
                     const std::vector<int64_t>& values, const Node& user) {
-    proto::NodeDef def;
-    def.set_name(UniqueName(base));
+    pp::NodeDef def;
+    def.set_name(g_->UniqueName(base));
     def.set_op("Const");
-    def.set_device(user.requested_device());
+    def.set_device(user.device());
     (*def.mutable_attr())["dtype"].set_type(dtype);
-    proto::TensorProto* value = (*def.mutable_attr())["value"].mutable_tensor();
+    pp::TensorProto* value = (*def.mutable_attr())["value"].mutable_tensor();
     value->set_dtype(dtype);
     *value->mutable_tensor_shape() = shape;
     for (int64_t v : values) {
-      if (dtype == proto::DT_INT32)
+      if (dtype == pp::DT_INT32)
         value->add_int_val(static_cast<int32_t>(v));
       else
         value->add_int64_val(v);
     }
-    Node* c = nullptr;
-    if (!g_->AddNode(std::move(def), &c).ok()) return nullptr;
-    c->set_assigned_device(user.assigned_device());
-    return c;
+    return g_->AddNode(std::move(def), 0);
   }
 
   // Gives `n` the NHWC `attrs`, reads its `layout_inputs` in NHWC and the
@@ -288,14 +280,16 @@ class LayoutPass {
   // with `n` unchanged, when its device has no kernel for the NHWC node.
   bool Convert(Node* n, const AttrMap& attrs, const std::vector<int>& layout_inputs,
                const std::vector<std::pair<int, Endpoint>>& replaced, bool output_needs_transpose) {
-    const std::string& device = n->assigned_device();
-    proto::NodeDef probe = n->def();
+    const std::string device = n->device();
+    // Every op converted has its layout inputs and output 0 of type T.
+    const pp::DataType type = passes::TypeAttr(*n);
+    pp::NodeDef probe = n->def();
+    probe.clear_input();
     *probe.mutable_attr() = attrs;
-    if (!AddDefaultsAndValidate(*n->op_def(), &probe).ok() || !kernel_available_(probe, device) ||
-        !TransposeAvailable(device, n->input_type(layout_inputs.front())))
-      return false;
-    if (!g_->SetAttrs(n, attrs).ok()) return false;
-    for (int i : layout_inputs) Rewire(n, i, NhwcSource(n, i));
+    if (!env_.KernelAvailable(probe, device) || !TransposeAvailable(device, type)) return false;
+    *n->mutable_def()->mutable_attr() = attrs;
+    changed_ = true;
+    for (int i : layout_inputs) Rewire(n, i, NhwcSource(n, i, type));
     for (const auto& [i, src] : replaced) Rewire(n, i, src);
     if (!output_needs_transpose) return true;
     std::vector<Endpoint> consumers;
@@ -307,7 +301,7 @@ class LayoutPass {
     }
     if (edges.empty()) return true;  // nothing reads output 0
     for (const Edge* e : edges) g_->RemoveEdge(e);
-    Node* back = AddTranspose(n->name() + "/output_to_nchw", {n, 0}, kNhwcToNchw, *n);
+    Node* back = AddTranspose(n->name() + "/output_to_nchw", {n, 0}, kNhwcToNchw, *n, type);
     to_nchw_.insert(back->id());
     for (const Endpoint& c : consumers) g_->AddEdge(back, 0, c.node, c.slot);
     return true;
@@ -323,34 +317,33 @@ class LayoutPass {
   // The NHWC form of what feeds input `i` of `n`: the converted producer
   // itself, or (one per producer output and device) a Transpose of it,
   // named after `n` so that a bad input's error names the node it was for.
-  Endpoint NhwcSource(Node* n, int i) {
+  Endpoint NhwcSource(Node* n, int i, pp::DataType type) {
     const Edge* e = n->input_edge(i);
     Node* src = e->src();
     if (to_nchw_.count(src->id()) || IsTransposeToNchw(*src)) {
       const Edge* in = src->input_edge(0);
       return {in->src(), in->src_output()};
     }
-    auto key = std::make_tuple(src->id(), e->src_output(), n->assigned_device());
+    auto key = std::make_tuple(src->id(), e->src_output(), n->device());
     auto it = to_nhwc_.find(key);
     if (it == to_nhwc_.end())
       it = to_nhwc_
-               .emplace(key, AddTranspose(n->name() + "/input_to_nhwc", {src, e->src_output()}, kNchwToNhwc, *n))
+               .emplace(key, AddTranspose(n->name() + "/input_to_nhwc", {src, e->src_output()}, kNchwToNhwc, *n, type))
                .first;
     return {it->second, 0};
   }
 
-  // A Transpose of `in` by `perm` on `like`'s device.
-  Node* AddTranspose(const std::string& base, Endpoint in, const int (&perm)[4], const Node& like) {
+  // A Transpose of `in` (of `type`) by `perm` on `like`'s device.
+  Node* AddTranspose(const std::string& base, Endpoint in, const int (&perm)[4], const Node& like,
+                     pp::DataType type) {
     Node* perm_const = PermConst(perm, like);
-    proto::NodeDef def;
-    def.set_name(UniqueName(base));
+    pp::NodeDef def;
+    def.set_name(g_->UniqueName(base));
     def.set_op("Transpose");
-    def.set_device(like.requested_device());
-    (*def.mutable_attr())["T"].set_type(static_cast<proto::DataType>(in.node->output_type(in.slot)));
-    (*def.mutable_attr())["Tperm"].set_type(proto::DT_INT32);
-    Node* t = nullptr;
-    if (!g_->AddNode(std::move(def), &t).ok()) std::abort();  // checked by TransposeAvailable
-    t->set_assigned_device(like.assigned_device());
+    def.set_device(like.device());
+    (*def.mutable_attr())["T"].set_type(type);
+    (*def.mutable_attr())["Tperm"].set_type(pp::DT_INT32);
+    Node* t = g_->AddNode(std::move(def), 2);
     g_->AddEdge(in.node, in.slot, t, 0);
     g_->AddEdge(perm_const, 0, t, 1);
     return t;
@@ -359,65 +352,55 @@ class LayoutPass {
   // One perm Const per direction and device.
   Node* PermConst(const int (&perm)[4], const Node& like) {
     const bool to_nhwc = perm[1] == kNchwToNhwc[1];
-    auto key = std::make_pair(to_nhwc, like.assigned_device());
+    auto key = std::make_pair(to_nhwc, like.device());
     auto it = perm_consts_.find(key);
     if (it != perm_consts_.end()) return it->second;
-    proto::TensorShapeProto shape;
+    pp::TensorShapeProto shape;
     shape.add_dim()->set_size(4);
-    Node* c = AddIntConst(to_nhwc ? "LayoutPass/nchw_to_nhwc_perm" : "LayoutPass/nhwc_to_nchw_perm", proto::DT_INT32,
+    Node* c = AddIntConst(to_nhwc ? "LayoutPass/nchw_to_nhwc_perm" : "LayoutPass/nhwc_to_nchw_perm", pp::DT_INT32,
                           shape, std::vector<int64_t>(std::begin(perm), std::end(perm)), like);
-    if (c == nullptr) std::abort();  // a valid Const
     return perm_consts_.emplace(key, c).first->second;
   }
 
   // Whether `device` has Transpose (and Const) kernels for `type`.
-  bool TransposeAvailable(const std::string& device, DataType type) {
+  bool TransposeAvailable(const std::string& device, pp::DataType type) {
     auto key = std::make_pair(device, type);
     auto it = transpose_available_.find(key);
     if (it != transpose_available_.end()) return it->second;
-    const proto::OpDef* op = nullptr;
-    bool ok = g_->op_registry()->LookUpOpDef("Transpose", &op).ok() &&
-              g_->op_registry()->LookUpOpDef("Const", &op).ok();
-    if (ok) {
-      proto::NodeDef t;
-      t.set_name("probe");
-      t.set_op("Transpose");
-      (*t.mutable_attr())["T"].set_type(static_cast<proto::DataType>(type));
-      (*t.mutable_attr())["Tperm"].set_type(proto::DT_INT32);
-      proto::NodeDef c;
-      c.set_name("probe");
-      c.set_op("Const");
-      (*c.mutable_attr())["dtype"].set_type(proto::DT_INT32);
-      ok = kernel_available_(t, device) && kernel_available_(c, device);
-    }
+    pp::NodeDef t;
+    t.set_name("probe");
+    t.set_op("Transpose");
+    (*t.mutable_attr())["T"].set_type(type);
+    (*t.mutable_attr())["Tperm"].set_type(pp::DT_INT32);
+    pp::NodeDef c;
+    c.set_name("probe");
+    c.set_op("Const");
+    (*c.mutable_attr())["dtype"].set_type(pp::DT_INT32);
+    (*c.mutable_attr())["value"].mutable_tensor()->set_dtype(pp::DT_INT32);
+    const bool ok = env_.KernelAvailable(t, device) && env_.KernelAvailable(c, device);
     return transpose_available_.emplace(key, ok).first->second;
   }
 
-  std::string UniqueName(const std::string& base) {
-    std::string name = base;
-    for (int k = 1; names_.count(name); ++k) name = base + "_" + std::to_string(k);
-    names_.insert(name);
-    return name;
-  }
-
-  const std::function<bool(const std::string&)>& prefers_nhwc_;
-  const KernelAvailableFn& kernel_available_;
+  PassEnv& env_;
   Graph* g_;
-  std::vector<int> frame_of_;  // by node id; empty without loops
-  std::unordered_set<std::string> names_;
+  std::vector<int> loop_depth_;  // by node id; empty without loops
+  bool changed_ = false;
   std::unordered_set<int> to_nchw_;  // ids of the Transposes back to NCHW
   std::vector<int> bypassed_;        // ids of nodes that lost a consumer
   std::map<std::tuple<int, int, std::string>, Node*> to_nhwc_;
   std::map<std::pair<bool, std::string>, Node*> perm_consts_;
-  std::map<std::pair<std::string, DataType>, bool> transpose_available_;
+  std::map<std::pair<std::string, pp::DataType>, bool> transpose_available_;
 };
+
+Status ConvertNchwToNhwc(GraphPassContext& ctx, const std::string& in, std::string* out, bool* changed) {
+  return passes::RunRewrite(ctx, in, out, changed,
+                            [](PassEnv& env, Graph* g) { return LayoutPass(env, g).Run(); });
+}
 
 }  // namespace
 
-void ConvertNchwToNhwc(const std::function<bool(const std::string& assigned_device)>& prefers_nhwc,
-                       const KernelAvailableFn& kernel_available, Graph* g) {
-  if (!prefers_nhwc) return;
-  LayoutPass(prefers_nhwc, kernel_available, g).Run();
-}
+REGISTER_GRAPH_PASS(GraphPass("nn.nhwc_layout").Device(DEVICE_CPU).Toggle(GR_PASS_TOGGLE_LAYOUT_OPTIMIZER).Order(10),
+                    ConvertNchwToNhwc);
 
+}  // namespace sdk
 }  // namespace graphrt

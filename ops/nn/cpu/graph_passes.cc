@@ -1,0 +1,107 @@
+// The nn family's device graph passes for CPU besides the layout pass
+// (layout_pass.cc): Conv2D + BiasAdd [+ activation] -> _FusedConv2D
+// (oneDNN post-ops: one pass over the output while it is hot), then a
+// _FusedConv2D that alone feeds a MaxPool / AvgPool -> _FusedConv2DPool
+// (the kernel pools rows while they are in cache), and the constant-weights
+// hint the convolution kernels use. Orders: layout 10, fusions 20,
+// conv+pool 30, weights hints 40 (the math family's passes share them).
+#include <graphrt/sdk/graph_pass.h>
+
+#include "common/graph_pass/fusion.h"
+
+namespace graphrt {
+namespace sdk {
+namespace {
+
+using passes::Graph;
+using passes::Node;
+using passes::PassEnv;
+namespace pp = passes::pp;
+
+Status FuseConv(GraphPassContext& ctx, const std::string& in, std::string* out, bool* changed) {
+  return passes::RunRewrite(ctx, in, out, changed, [](PassEnv& env, Graph* g) {
+    // The activations _FusedConv2D takes after its BiasAdd (TensorFlow's
+    // remapper patterns).
+    return passes::FuseBiasActivation(env, g, DEVICE_CPU, "Conv2D", "_FusedConv2D",
+                                      {"Relu", "Relu6", "Elu", "LeakyRelu"}, /*same_data_format=*/true);
+  });
+}
+
+std::string DataFormat(const Node& n) {
+  const std::string f = passes::StringAttr(n, "data_format");
+  return f.empty() ? "NHWC" : f;
+}
+
+// A 4-value pooling list (ksize / strides) that leaves the batch and channel
+// dims alone.
+bool SpatialPoolList(const Node& pool, const char* name, const std::string& format) {
+  const pp::AttrValue* v = pool.attr(name);
+  if (v == nullptr || v->list().i_size() != 4) return false;
+  const int c = format == "NCHW" ? 1 : 3;
+  return v->list().i(0) == 1 && v->list().i(c) == 1;
+}
+
+// _FusedConv2D -> MaxPool / AvgPool (SAME or VALID, spatial, same format).
+bool FuseConvPoolNodes(PassEnv& env, Graph* g) {
+  const pp::OpDef* fused_op = env.OpDef("_FusedConv2DPool");
+  if (fused_op == nullptr) return false;
+  bool changed = false;
+  std::vector<int> order;
+  for (Node* n : g->TopologicalOrder()) order.push_back(n->id());
+  for (int id : order) {
+    Node* conv = g->FindNodeId(id);
+    if (conv == nullptr || conv->op() != "_FusedConv2D" || env.DeviceType(conv->device()) != DEVICE_CPU) continue;
+    Node* pool = passes::SoleConsumer(env, *conv);
+    if (pool == nullptr || (pool->op() != "MaxPool" && pool->op() != "AvgPool") || pool->device() != conv->device() ||
+        passes::TypeAttr(*pool) != passes::TypeAttr(*conv))
+      continue;
+    const std::string format = DataFormat(*conv);
+    const std::string padding = passes::StringAttr(*pool, "padding");
+    if (DataFormat(*pool) != format || (padding != "SAME" && padding != "VALID") ||
+        !SpatialPoolList(*pool, "ksize", format) || !SpatialPoolList(*pool, "strides", format))
+      continue;
+    pp::NodeDef def;
+    def.set_name(pool->name());
+    def.set_op(fused_op->name());
+    def.set_device(conv->device());
+    passes::CopyDeclaredAttrs(*conv, *fused_op, &def);
+    auto& attrs = *def.mutable_attr();
+    attrs["pool_op"].set_s(pool->op());
+    attrs["pool_ksize"] = *pool->attr("ksize");
+    attrs["pool_strides"] = *pool->attr("strides");
+    attrs["pool_padding"].set_s(padding);
+    if (!env.KernelAvailable(def, conv->device())) continue;
+    std::vector<passes::Endpoint> data_in;
+    for (int i = 0; i < conv->num_inputs(); ++i) {
+      const passes::Edge* e = conv->input_edge(i);
+      if (e == nullptr) break;
+      data_in.push_back({e->src(), e->src_output()});
+    }
+    if (static_cast<int>(data_in.size()) != conv->num_inputs()) continue;
+    passes::ReplaceNodes({conv, pool}, pool, data_in, std::move(def), g);
+    changed = true;
+  }
+  return changed;
+}
+
+Status FuseConvPool(GraphPassContext& ctx, const std::string& in, std::string* out, bool* changed) {
+  return passes::RunRewrite(ctx, in, out, changed, FuseConvPoolNodes);
+}
+
+Status MarkConvWeights(GraphPassContext& ctx, const std::string& in, std::string* out, bool* changed) {
+  return passes::RunRewrite(ctx, in, out, changed, [](PassEnv& env, Graph* g) {
+    return passes::MarkConstantWeights(env, g, DEVICE_CPU,
+                                       {"Conv2D", "_FusedConv2D", "_FusedConv2DPool", "DepthwiseConv2dNative"});
+  });
+}
+
+}  // namespace
+
+REGISTER_GRAPH_PASS(GraphPass("nn.fuse_conv_bias_activation").Device(DEVICE_CPU).Toggle(GR_PASS_TOGGLE_REMAPPING).Order(20),
+                    FuseConv);
+REGISTER_GRAPH_PASS(GraphPass("nn.fuse_conv_pool").Device(DEVICE_CPU).Toggle(GR_PASS_TOGGLE_REMAPPING).Order(30),
+                    FuseConvPool);
+REGISTER_GRAPH_PASS(GraphPass("nn.conv_constant_weights").Device(DEVICE_CPU).Order(40), MarkConvWeights);
+
+}  // namespace sdk
+}  // namespace graphrt
