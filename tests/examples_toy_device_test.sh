@@ -54,7 +54,7 @@ if command -v clang++ >/dev/null && [[ -d /usr/lib/llvm-14/include/c++/v1 ]]; th
   echo "== build examples/toy_device with clang++ -stdlib=libc++"
   build libcxx -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_CXX_FLAGS=-stdlib=libc++ \
     -DCMAKE_MODULE_LINKER_FLAGS=-stdlib=libc++
-  ldd "$TMP/libcxx/libtoy_device.so" | grep -q "libc++" || fail "the libc++ build does not use libc++"
+  ldd "$TMP/libcxx/libtoy_device.so" | grep -c "libc++" >/dev/null || fail "the libc++ build does not use libc++"
   check "$TMP/libcxx/libtoy_device.so"
 else
   echo "== clang++ or libc++ not installed: skipping the libc++ build"

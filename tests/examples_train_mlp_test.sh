@@ -53,7 +53,7 @@ for run in u k; do
   "$GRAPHRT" ckpt "$TMP/$run/model.ckpt-$target" --out "$TMP/w$run" >"$TMP/ckpt_$run.txt" 2>&1 ||
     { cat "$TMP/ckpt_$run.txt" >&2; fail "reading run $run's checkpoint"; }
 done
-ls "$TMP"/wu/*.npy | grep -q "global_step" || { ls "$TMP/wu" >&2; fail "no global_step in the checkpoint"; }
+ls "$TMP"/wu/*.npy | grep -c "global_step" >/dev/null || { ls "$TMP/wu" >&2; fail "no global_step in the checkpoint"; }
 echo "killed after checkpoint $saved; compared $(ls "$TMP"/wu/*.npy | wc -l) tensors at step $target"
 for f in "$TMP"/wu/*.npy; do
   cmp -s "$f" "$TMP/wk/$(basename "$f")" || fail "$(basename "$f") after the kill differs from the uninterrupted run"

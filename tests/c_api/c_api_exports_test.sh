@@ -17,5 +17,5 @@ if [[ "$exported" != "$declared" ]]; then
   exit 1
 fi
 # The version node the script names.
-nm -D --defined-only "$lib" | grep -q ' A GRAPHRT_C_1$' || { echo "FAIL: no GRAPHRT_C_1 version node"; exit 1; }
+nm -D --defined-only "$lib" | grep -c ' A GRAPHRT_C_1$' >/dev/null || { echo "FAIL: no GRAPHRT_C_1 version node"; exit 1; }
 echo "$(echo "$exported" | wc -l) symbols exported, all declared in c_client.h"

@@ -33,14 +33,14 @@ PROG="$TMP/c_client/c_client"
 [[ -x "$PROG" ]] || fail "$PROG was not built"
 
 echo "== it links the C library and no C++ ABI"
-readelf -d "$PROG" | grep -q 'NEEDED.*libgraphrt_c\.so' || { readelf -d "$PROG" >&2; fail "not linked to libgraphrt_c"; }
+readelf -d "$PROG" | grep -c 'NEEDED.*libgraphrt_c\.so' >/dev/null || { readelf -d "$PROG" >&2; fail "not linked to libgraphrt_c"; }
 cxx_libs='libgraphrt_core|libgraphrt_client|libstdc\+\+|libprotobuf'
 ((sanitized)) && cxx_libs='libgraphrt_core|libgraphrt_client|libprotobuf'
-if readelf -d "$PROG" | grep -qE "NEEDED.*($cxx_libs)"; then
+if readelf -d "$PROG" | grep -cE "NEEDED.*($cxx_libs)" >/dev/null; then
   readelf -d "$PROG" >&2
   fail "the C program links a C++ library directly"
 fi
-if ((!sanitized)) && nm -D --undefined-only "$PROG" | grep -q ' _Z'; then
+if ((!sanitized)) && nm -D --undefined-only "$PROG" | grep -c ' _Z' >/dev/null; then
   nm -D --undefined-only "$PROG" >&2
   fail "the C program needs C++ symbols"
 fi
