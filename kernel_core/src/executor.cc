@@ -439,9 +439,7 @@ bool StepOnCancel(StepState* s, void (*fn)(void*), void* arg, int64_t* token) {
   if (PastDeadline(*s->args)) {
     // The step ends with that error, not the kernel's CANCELLED; the
     // driver, waking at the deadline, cancels the rest.
-    std::lock_guard<std::mutex> lock(s->mu);
-    if (s->error.ok()) s->error = DeadlineError();
-    s->failed.store(true, std::memory_order_release);
+    SetStepError(s, DeadlineError());
     return false;
   }
   if (StepCancelled(s)) return false;

@@ -84,15 +84,18 @@ inline int64_t NowNanos() {
       .count();
 }
 
-// The step's first error wins; it cancels the step (kernels waiting on
-// something stop waiting). Called with no lock a cancellation callback may
-// take.
+// The step's first error wins. Runs no cancellation callback: safe where a
+// caller may hold a lock that one of them takes.
+inline void SetStepError(StepState* s, Status st) {
+  std::lock_guard<std::mutex> lock(s->mu);
+  if (s->error.ok()) s->error = std::move(st);
+  s->failed.store(true, std::memory_order_release);
+}
+
+// SetStepError, then cancels the step (kernels waiting on something stop
+// waiting). Called with no lock a cancellation callback may take.
 inline void RecordError(StepState* s, Status st) {
-  {
-    std::lock_guard<std::mutex> lock(s->mu);
-    if (s->error.ok()) s->error = std::move(st);
-    s->failed.store(true, std::memory_order_release);
-  }
+  SetStepError(s, std::move(st));
   s->cancellation.Cancel();
 }
 
