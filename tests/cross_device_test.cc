@@ -331,6 +331,39 @@ TEST_P(CrossDeviceTest, CallableAcrossDevices) {
   ASSERT_TRUE(s->ReleaseCallable(h).ok());
 }
 
+TEST_P(CrossDeviceTest, StepStatsReportEachDevicesNodesAndMemory) {
+  const proto::GraphDef g = ParseGraph(Placeholder("x") + Unary("r", "Relu", "x", "/device:XPU:0") +
+                                       Unary("out", "Relu", "r", "/device:CPU:0"));
+  auto s = NewXpuSession(g);
+  proto::RunOptions options;
+  options.set_trace_level(proto::RunOptions::FULL_TRACE);
+  proto::RunMetadata metadata;
+  std::vector<Tensor> got;
+  ASSERT_TRUE(s->Run(options, {{"x", Tensor(GR_FLOAT, TensorShape({1024}))}}, {"out"}, {}, &got, &metadata).ok());
+  const proto::NodeExecStats* relu = nullptr;
+  const proto::NodeExecStats* out = nullptr;
+  for (const auto& dev : metadata.step_stats().dev_stats())
+    for (const auto& ns : dev.node_stats()) {
+      if (ns.node_name() == "r") {
+        EXPECT_EQ(dev.device(), kXpu0);
+        relu = &ns;
+      }
+      if (ns.node_name() == "out") {
+        EXPECT_EQ(dev.device(), kCpu);
+        out = &ns;
+      }
+    }
+  ASSERT_NE(relu, nullptr);
+  ASSERT_NE(out, nullptr);
+  ASSERT_EQ(relu->memory_size(), 1);
+  EXPECT_EQ(relu->memory(0).total_bytes(), 4096);
+  // r's output (x's buffer, forwarded) is live on XPU:0 when r has run.
+  EXPECT_GE(relu->memory(0).allocator_bytes_in_use(), 4096);
+  EXPECT_GE(relu->memory(0).peak_bytes(), relu->memory(0).allocator_bytes_in_use());
+  ASSERT_EQ(out->memory_size(), 1);
+  EXPECT_EQ(out->memory(0).total_bytes(), 4096);
+}
+
 // An XPU node waits for a value from a CPU dequeue that never comes: the
 // deadline ends the step, every wait included; Close ends one that has no
 // deadline.

@@ -47,6 +47,7 @@ check() {
   grep -cF "mm: (MatMul): /job:localhost/replica:0/task:0/device:XPU:1" "$TMP/run.txt" >/dev/null ||
     { cat "$TMP/run.txt" >&2; fail "MatMul was not placed on XPU:1"; }
   grep -cF "device:XPU:0" "$TMP/trace.json" >/dev/null || fail "the trace has no XPU:0 track"
+  grep -cF "\"memory in use\"" "$TMP/trace.json" >/dev/null || fail "the trace has no device memory counter"
 }
 
 echo "== build examples/toy_device against the install (g++)"

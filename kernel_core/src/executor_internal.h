@@ -253,6 +253,12 @@ class NodeRunner {
 
   void RecordStats(const NodeItem& item, int64_t start, const Tensor* outs) {
     const int64_t end = NowNanos();
+    // A device memory's use as this node left it (outside the step's lock:
+    // the backend may take its own). Not asked of host-memory devices,
+    // whose backend may read /proc per call: traced steps must stay cheap.
+    DeviceMemoryStats memory;
+    const bool has_memory = item.kind == NodeItem::Kind::kKernel && item.device != nullptr &&
+                            !item.device->host_memory() && item.device->MemoryStats(&memory).ok();
     std::lock_guard<std::mutex> lock(s_->mu);
     proto::NodeExecStats* ns = s_->args->stats->mutable_dev_stats(item.device_index)->add_node_stats();
     ns->set_node_name(item.name);
@@ -267,6 +273,14 @@ class NodeRunner {
     ns->set_op_end_rel_micros((end - start) / 1000);
     ns->set_all_end_rel_micros((end - start) / 1000);
     if (item.kind == NodeItem::Kind::kKernel && !s_->failed.load()) {
+      int64_t output_bytes = 0;
+      for (int i = 0; i < item.num_outputs; ++i)
+        if (outs[i].IsInitialized()) output_bytes += static_cast<int64_t>(outs[i].TotalBytes());
+      proto::AllocatorMemoryUsed* m = ns->add_memory();
+      m->set_allocator_name(item.allocator != nullptr ? item.allocator->Name() : item.device->name());
+      m->set_total_bytes(output_bytes);
+      if (has_memory && memory.bytes_in_use >= 0) m->set_allocator_bytes_in_use(memory.bytes_in_use);
+      if (has_memory && memory.peak_bytes_in_use >= 0) m->set_peak_bytes(memory.peak_bytes_in_use);
       for (int i = 0; i < item.num_outputs; ++i) {
         if (!outs[i].IsInitialized()) continue;
         proto::NodeOutput* o = ns->add_output();

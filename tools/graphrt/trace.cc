@@ -1,7 +1,8 @@
 // `graphrt run --trace`: step stats as a Chrome trace-event file. The
 // format: https://docs.google.com/document/d/1CvAClvFfyA5R-PhYUmn5OOQtYMH4h6I0nSsKchNAySU
 // (a JSON object with "traceEvents": "M" metadata events name processes and
-// threads, "X" complete events carry ts and dur in microseconds).
+// threads, "X" complete events carry ts and dur in microseconds, "C"
+// counter events a device memory's bytes in use).
 #include <algorithm>
 #include <cerrno>
 #include <cstdint>
@@ -109,6 +110,14 @@ std::string ChromeTraceJson(const proto::StepStats& stats) {
                           {"pid", pid},
                           {"tid", next_tid + lane_of[i]},
                           {"args", {{"op", op}, {"outputs", Outputs(ns)}}}});
+        // A device memory's use after the node: a counter track per device.
+        for (const proto::AllocatorMemoryUsed& m : ns.memory())
+          if (m.allocator_bytes_in_use() > 0)
+            events.push_back({{"name", "memory in use"},
+                              {"ph", "C"},
+                              {"ts", static_cast<double>(ns.all_start_nanos() + DurationNanos(ns) - origin) / 1e3},
+                              {"pid", pid},
+                              {"args", {{"bytes", m.allocator_bytes_in_use()}}}});
       }
       next_tid += static_cast<int>(lane_end.size());
     }
