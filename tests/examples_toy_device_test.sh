@@ -37,7 +37,16 @@ check() {
     grep -qF "$want" "$TMP/devices.txt" || fail "graphrt devices does not show '$want'"
   done
   "$GRAPHRT" ops MatMul --plugin "$plugin" >"$TMP/ops.txt" 2>&1 || { cat "$TMP/ops.txt" >&2; fail "graphrt ops"; }
-  grep -q "kernels:.*XPU" "$TMP/ops.txt" || { cat "$TMP/ops.txt" >&2; fail "MatMul has no XPU kernel"; }
+  grep -c "kernels:.*XPU" "$TMP/ops.txt" >/dev/null || { cat "$TMP/ops.txt" >&2; fail "MatMul has no XPU kernel"; }
+  # A graph over CPU:0 (the constants), XPU:1 and XPU:0, run by the
+  # installed CLI: [[1,2],[3,4]] x [[1,0],[0,-1]] = [[1,-2],[3,-4]], relu'd.
+  "$GRAPHRT" run "$SRC/examples/toy_device/cpu_xpu_chain.pbtxt" --plugin "$plugin" --fetch relu \
+    --log-placement --trace "$TMP/trace.json" >"$TMP/run.txt" 2>&1 || { cat "$TMP/run.txt" >&2; fail "graphrt run on XPUs"; }
+  grep -cF "relu: dtype=float shape=[2,2] values=[1, 0, 3, 0]" "$TMP/run.txt" >/dev/null ||
+    { cat "$TMP/run.txt" >&2; fail "wrong result of the XPU graph"; }
+  grep -cF "mm: (MatMul): /job:localhost/replica:0/task:0/device:XPU:1" "$TMP/run.txt" >/dev/null ||
+    { cat "$TMP/run.txt" >&2; fail "MatMul was not placed on XPU:1"; }
+  grep -cF "device:XPU:0" "$TMP/trace.json" >/dev/null || fail "the trace has no XPU:0 track"
 }
 
 echo "== build examples/toy_device against the install (g++)"

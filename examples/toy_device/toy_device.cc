@@ -94,12 +94,14 @@ Stream::~Stream() {
 }
 
 void Stream::Enqueue(Command c) {
+  bool wake;
   {
     std::lock_guard<std::mutex> lock(state_->mu);
     queue_.push_back(std::move(c));
     ++state_->enqueued;
+    wake = state_->waiters > 0;
   }
-  state_->cv.notify_all();
+  if (wake) state_->cv.notify_all();
 }
 
 void Stream::EnqueueWork(Work work) {
@@ -142,7 +144,7 @@ void Stream::EnqueueCallback(GR_HostCallbackFn fn, void* arg) {
 Error Stream::Sync() {
   std::unique_lock<std::mutex> lock(state_->mu);
   const uint64_t target = state_->enqueued;
-  state_->cv.wait(lock, [&] { return state_->completed >= target; });
+  state_->Wait(lock, [&] { return state_->completed >= target; });
   return state_->error;
 }
 
@@ -157,17 +159,19 @@ void Stream::Run() {
     Command c;
     {
       std::unique_lock<std::mutex> lock(state_->mu);
-      state_->cv.wait(lock, [&] { return stop_ || !queue_.empty(); });
+      state_->Wait(lock, [&] { return stop_ || !queue_.empty(); });
       if (queue_.empty()) return;  // stopping, and everything ran
       c = std::move(queue_.front());
       queue_.pop_front();
     }
     Execute(c);
+    bool wake;
     {
       std::lock_guard<std::mutex> lock(state_->mu);
       ++state_->completed;
+      wake = state_->waiters > 0;
     }
-    state_->cv.notify_all();
+    if (wake) state_->cv.notify_all();
   }
 }
 
@@ -289,24 +293,20 @@ void Arena::Free(void* ptr) {
   ReclaimLocked();
 }
 
+// Each free waits, on every stream, for at least what the frees before it
+// waited for (a stream idle at a later free has passed every earlier
+// target), so the first free that is not reusable yet ends the scan: a
+// free costs O(1), not O(pending), while a stream lags behind.
 void Arena::ReclaimLocked() {
-  for (size_t i = 0; i < pending_.size();) {
-    bool done = true;
-    for (const auto& [stream, target] : pending_[i].waits) {
+  while (!pending_.empty()) {
+    const Pending& p = pending_.front();
+    for (const auto& [stream, target] : p.waits) {
       std::lock_guard<std::mutex> l(stream->mu);
-      if (stream->completed < target) {
-        done = false;
-        break;
-      }
+      if (stream->completed < target) return;
     }
-    if (!done) {
-      ++i;
-      continue;
-    }
-    ReturnLocked(pending_[i].offset, pending_[i].size);
-    in_use_ -= static_cast<int64_t>(pending_[i].size);
-    pending_[i] = std::move(pending_.back());
-    pending_.pop_back();
+    ReturnLocked(p.offset, p.size);
+    in_use_ -= static_cast<int64_t>(p.size);
+    pending_.pop_front();
   }
 }
 
@@ -337,7 +337,7 @@ bool Arena::WaitForPendingFrees() {
     StreamState& stream = *wait.first;
     const uint64_t target = wait.second;
     std::unique_lock<std::mutex> l(stream.mu);
-    stream.cv.wait(l, [&] { return stream.completed >= target; });
+    stream.Wait(l, [&] { return stream.completed >= target; });
   }
   return true;
 }

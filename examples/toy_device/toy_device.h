@@ -56,6 +56,18 @@ struct StreamState {
   uint64_t enqueued = 0;
   uint64_t completed = 0;
   Error error;  // the first failure; sticky
+  // Threads blocked on `cv`. Enqueues and completions signal only when
+  // there are some: a futex wake per command would cost more than the
+  // command on a busy stream.
+  int waiters = 0;
+
+  // cv.wait(lock, done), counted in `waiters`.
+  template <typename Done>
+  void Wait(std::unique_lock<std::mutex>& lock, Done done) {
+    ++waiters;
+    cv.wait(lock, done);
+    --waiters;
+  }
 };
 
 class Device;
@@ -143,7 +155,7 @@ class Arena {
   std::mutex mu_;
   std::map<uint64_t, uint64_t> free_;              // offset -> size, coalesced
   std::map<uint64_t, uint64_t> live_;              // offset -> size handed out
-  std::vector<Pending> pending_;
+  std::deque<Pending> pending_;                    // in the order freed
   int64_t in_use_ = 0, peak_ = 0;                  // live + pending bytes
 };
 

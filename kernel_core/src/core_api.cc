@@ -456,7 +456,9 @@ const char* CtxNodeName(const GR_KernelContext* ctx) { return ctx->call.item->na
 void* CtxDevice(const GR_KernelContext* ctx) {
   return ctx->call.item->device ? ctx->call.item->device->handle() : nullptr;
 }
-void* CtxStream(const GR_KernelContext*) { return nullptr; }
+void* CtxStream(const GR_KernelContext* ctx) {
+  return ctx->call.item->device ? ctx->call.item->device->compute_stream() : nullptr;
+}
 
 struct StepAccess;
 int64_t CtxStepId(const GR_KernelContext* ctx);

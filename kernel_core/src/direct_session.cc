@@ -8,6 +8,7 @@
 #include <condition_variable>
 #include <list>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <map>
 #include <mutex>
@@ -24,6 +25,7 @@
 #include "executor_internal.h"
 #include "graph_passes.h"
 #include "graphrt/core/partition.h"
+#include "graphrt/core/rendezvous.h"
 #include "memory_budget.h"
 #include "resource_mgr.h"
 #include "graphrt/core/graph.h"
@@ -33,6 +35,7 @@
 #include "node_def_util.h"
 #include "placer.h"
 #include "shape_inference.h"
+#include "transfer_kernels.h"
 
 namespace graphrt {
 namespace {
@@ -50,6 +53,12 @@ struct ExecutorsAndKeys {
   std::mutex partitions_mu;
   bool has_partitions = false;  // under partitions_mu
   std::vector<proto::GraphDef> partition_graphs;  // one per device, once has_partitions
+  // _Send/_Recv pairs in the executor's graph: its steps need a rendezvous.
+  int num_transfers = 0;
+  // Devices with their own memory that the step's kernels enqueue work on:
+  // a step ends when their compute streams have run it (TensorFlow's
+  // sync_on_finish), with their errors.
+  std::vector<Device*> streamed_devices;
 };
 
 // A callable: its executor, held (not looked up) by every RunCallable.
@@ -388,7 +397,16 @@ class DirectSession final : public Session {
     proto::StepStats step_stats;
     const bool trace = run_options.trace_level() != proto::RunOptions::NO_TRACE && run_metadata != nullptr;
     if (trace) args.stats = &step_stats;
-    GR_RETURN_IF_ERROR(ek.executor->Run(args));
+    std::optional<LocalRendezvous> rendezvous;
+    if (ek.num_transfers > 0) args.rendezvous = &rendezvous.emplace();
+    Status step = ek.executor->Run(args);
+    for (Device* d : ek.streamed_devices) {
+      // Even after a failure: nothing the step enqueued may outlive it.
+      Status synced = d->SyncStream(d->compute_stream());
+      if (step.ok() && !synced.ok())
+        step = Status(synced.code(), "work the step enqueued on " + d->name() + " failed: " + synced.message());
+    }
+    GR_RETURN_IF_ERROR(step);
     std::vector<Tensor> results(fetch_names.size());
     for (size_t k = 0; k < fetched.size(); ++k) {
       const int i = fetch_order[k];
@@ -474,15 +492,14 @@ class DirectSession final : public Session {
   }
 
   // A step's stages, each in its own file: the client graph (feeds,
-  // fetches, targets, pruning), placement, the graph passes; then executor
-  // construction here. Partitioning (PartitionGraphsOf) is not needed to
-  // run: one executor runs all of a step while its devices share host
-  // memory (CheckNoCopiesBetweenDeviceMemories).
+  // fetches, targets, pruning), placement, the graph passes; then, in
+  // BuildExecutor, the transfers between device memories and executor
+  // construction. One executor runs all devices of a step: the partitions
+  // (PartitionGraphsOf) are what a distributed target would run apart.
   Status BuildStepGraph(const std::vector<std::string>& feeds, const std::vector<std::string>& fetches,
                         const std::vector<std::string>& targets, Graph* g, ClientGraphFeeds* feed_info) {
     GR_RETURN_IF_ERROR(BuildClientGraph(*graph_, feeds, fetches, targets, g, feed_info));
     GR_RETURN_IF_ERROR(PlaceClientGraph(devices_, PlacementOptionsOf(options_.config), g));
-    GR_RETURN_IF_ERROR(CheckNoCopiesBetweenDeviceMemories(*g));
     return RunGraphPasses(options_.config.graph_options(), [this](const std::string& d) { return DeviceNamed(d); },
                           g);
   }
@@ -493,6 +510,16 @@ class DirectSession final : public Session {
     Graph g(&Runtime::Global().ops());
     ClientGraphFeeds feed_info;
     GR_RETURN_IF_ERROR(BuildStepGraph(feeds, fetches, targets, &g, &feed_info));
+    // Devices that share host memory hand tensors over directly; others
+    // get TensorFlow's _Send/_Recv pairs.
+    GR_RETURN_IF_ERROR(InsertTransfers(
+        PartitionOptionsOf(),
+        [this](const std::string& src, const std::string& dst) {
+          Device* a = DeviceNamed(src);
+          Device* b = DeviceNamed(dst);
+          return a == nullptr || b == nullptr || !a->host_memory() || !b->host_memory();
+        },
+        &g, &ek->num_transfers));
     ek->feed_types = std::move(feed_info.types);
     ek->feed_names = std::move(feed_info.names);
     ek->fetch_names = fetches;
@@ -502,6 +529,8 @@ class DirectSession final : public Session {
     DeviceOfNode device_of = [this](const Node& n) { return DeviceNamed(n.assigned_device()); };
     AllocatorOfDevice allocator_of = [this](Device* d) { return AllocatorFor(d); };
     GR_RETURN_IF_ERROR(Executor::Create(g, device_of, allocator_of, provider, &ek->executor));
+    for (Device* d : ek->executor->devices())
+      if (d != nullptr && !d->host_memory() && d->compute_stream() != nullptr) ek->streamed_devices.push_back(d);
     *out = std::move(ek);
     return Status::OK();
   }
@@ -552,24 +581,6 @@ class DirectSession final : public Session {
     return IsHostMemoryArg(*reg, n, slot, input);
   }
 
-  // Until partitions on devices with their own memory can run (their
-  // executors exchange tensors through the rendezvous), a step's tensors
-  // may cross only between devices that share host memory.
-  Status CheckNoCopiesBetweenDeviceMemories(const Graph& g) {
-    for (Node* n : g.op_nodes()) {
-      Device* dst = DeviceNamed(n->assigned_device());
-      for (const Edge* e : n->in_edges()) {
-        if (e->IsControlEdge() || !e->src()->IsOp()) continue;
-        Device* src = DeviceNamed(e->src()->assigned_device());
-        if (src != dst && !(src->host_memory() && dst->host_memory()))
-          return errors::Unimplemented(NodePrefix(n->def()), ": its input from '", e->src()->name(), "' on ",
-                                       src->name(), " would have to be copied to ", dst->name(),
-                                       "; copies between device memories are not supported yet");
-      }
-    }
-    return Status::OK();
-  }
-
   Device* DeviceNamed(const std::string& name) const {
     for (Device* d : devices_)
       if (d->name() == name) return d;
@@ -584,7 +595,8 @@ class DirectSession final : public Session {
   }
 
   Status CreateKernel(const Node& n, Device* device, const KernelRegistration** reg, void** kernel) {
-    GR_RETURN_IF_ERROR(Runtime::Global().kernels().FindKernel(n.def(), device->type(), reg));
+    *reg = TransferKernel(n.op());
+    if (*reg == nullptr) GR_RETURN_IF_ERROR(Runtime::Global().kernels().FindKernel(n.def(), device->type(), reg));
     GR_KernelConstruction kc{GR_Attrs{&n.def(), host_allocator_, nullptr}, &n.def(), &n.input_types(),
                              &n.output_types(), device, Status()};
     kc.attrs.error = &kc.status;
@@ -605,9 +617,10 @@ class DirectSession final : public Session {
   }
 
   // Stateful kernels are created once per session and shared by every
-  // executor, so their state survives across fetch sets.
+  // executor, so their state survives across fetch sets. (Transfers are
+  // stateful only so that no pass merges them: each executor's are its own.)
   Status GetKernel(const Node& n, Device* device, const KernelRegistration** reg, void** kernel, bool* owned) {
-    if (!n.IsStateful()) {
+    if (!n.IsStateful() || TransferKernel(n.op()) != nullptr) {
       *owned = true;
       return CreateKernel(n, device, reg, kernel);
     }

@@ -35,6 +35,7 @@ struct OutEdge {
 class Var;
 class ResourceMgr;
 class CancellationRegistry;
+class Rendezvous;
 
 struct NodeItem {
   // Hot: what the per-node path reads, together at the front.
@@ -67,6 +68,7 @@ struct NodeItem {
   std::string op;
   std::string error_prefix;  // "Node 'x' (op 'Y')"
   bool owns_kernel = false;
+  bool is_send = false;  // a _Send: sends dead values too (frames executor)
   int initial_pending = 0;
   Device* device = nullptr;
   int device_index = 0;  // into Executor::devices()
@@ -107,6 +109,9 @@ struct RunArgs {
   // The session's: cancelled by Session::Close, it cancels the steps that
   // wait for asynchronous kernels. May be null.
   CancellationRegistry* session_cancellation = nullptr;
+  // Where the step's _Send/_Recv pairs meet (InsertTransfers); required
+  // when the graph has any, else null.
+  Rendezvous* rendezvous = nullptr;
 };
 
 struct StepState;
@@ -115,8 +120,10 @@ struct FramePlan;
 class Executor {
  public:
   // Runs every node of `graph` on the device `device_of` gives it. The nodes
-  // of one step may span devices that share host memory; tensors then cross
-  // between them without copies.
+  // of one step may span devices: those that share host memory hand tensors
+  // over directly; others through _Send/_Recv pairs (InsertTransfers).
+  // Kernels of a device with its own memory enqueue their work on its
+  // compute stream and the step does not wait for it between nodes.
   static Status Create(const Graph& graph, const DeviceOfNode& device_of, const AllocatorOfDevice& allocator_of,
                        const KernelProvider& provider, std::unique_ptr<Executor>* out);
   ~Executor();

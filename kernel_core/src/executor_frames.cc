@@ -23,6 +23,7 @@
 #include "graphrt/core/control_flow.h"
 #include "executor_internal.h"
 #include "node_def_util.h"
+#include "transfer_kernels.h"
 
 namespace graphrt {
 namespace {
@@ -216,6 +217,10 @@ class FrameRunner {
     const NodeItem& item = items_[n->tag.item];
     Var** ref_inputs = has_refs_ ? &n->tag.iter->ref_slots[plan_.items[n->tag.item].local_input_start] : nullptr;
     NodeRunner<IterationRefs> runner(s_, IterationRefs{ref_inputs, n->refs.get()});
+    if (n->dead_output) {  // a _Recv of a dead value: its consumers are dead
+      Propagate(n->tag, n->outs.get(), n->refs.get(), true, -1, ready);
+      return true;
+    }
     if (!runner.FinishAsync(item, n) || s_->failed.load(std::memory_order_relaxed)) return false;
     Propagate(n->tag, n->outs.get(), n->refs.get(), false, -1, ready);
     return true;
@@ -236,6 +241,8 @@ class FrameRunner {
     if (dead) {
       // Inputs that arrived live before a dead one.
       ClearInputs(item, inputs, ref_inputs);
+      // Its _Recv's consumers must learn it (and not wait forever).
+      if (item.is_send) [[unlikely]] SendDeadValue(item.kernel, s_);
     } else if (item.is_async) [[unlikely]] {
       return RunAsync(cur, ready);
     } else if (item.kind == NodeItem::Kind::kKernel || item.kind == NodeItem::Kind::kArg ||

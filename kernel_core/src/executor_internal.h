@@ -77,6 +77,9 @@ struct AsyncNode : GR_KernelContext {
   std::atomic<int> phase{kRunning};
   int64_t start = 0;  // for step stats
   int item = 0;
+  // Set instead of the outputs by a _Recv whose value was sent dead (the
+  // frames executor then propagates deadness).
+  bool dead_output = false;
 };
 
 inline int64_t NowNanos() {

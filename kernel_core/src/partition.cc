@@ -111,6 +111,8 @@ class TransferBuilder {
     (*recv_def.mutable_attr())["tensor_type"].set_type(static_cast<proto::DataType>(type));
     common(&recv_def);
     if (recv_on_host) (*recv_def.mutable_attr())[kRecvOnHostAttr].set_b(true);
+    // The receiver must know where the value it gets lives, to copy it.
+    if (send_from_host) (*recv_def.mutable_attr())[kSendFromHostAttr].set_b(true);
     GR_RETURN_IF_ERROR(AddTransferNode(recv_part, std::move(recv_def), recv_device, recv));
     recv_part->AddControlEdge(recv_part->source_node(), *recv);
     return Status::OK();
@@ -215,6 +217,56 @@ Status Partition(const PartitionOptions& options, const Graph& g,
       else
         dst_part->AddEdge(recv, 0, copy[dst->id()], e->dst_input());
     }
+  }
+  return Status::OK();
+}
+
+Status InsertTransfers(const PartitionOptions& options,
+                       const std::function<bool(const std::string& src_device, const std::string& dst_device)>&
+                           needs_transfer,
+                       Graph* g, int* num_transfers) {
+  *num_transfers = 0;
+  std::vector<const Edge*> crossing;
+  for (const Node* dst : g->op_nodes())
+    for (const Edge* e : dst->in_edges())
+      if (!e->IsControlEdge() && e->src()->IsOp() && e->src()->assigned_device() != dst->assigned_device() &&
+          needs_transfer(e->src()->assigned_device(), dst->assigned_device()))
+        crossing.push_back(e);
+  if (crossing.empty()) return Status::OK();
+  if (HasControlFlow(*g)) {
+    FrameLayout frames;
+    GR_RETURN_IF_ERROR(ComputeFrameLayout(*g, &frames));
+    for (const Edge* e : crossing) {
+      const int f = frames.frame_of[e->dst()->id()];
+      if (f > 0 || frames.OutputFrame(*e->src()) > 0)
+        return errors::Unimplemented(
+            "While loop frame '", frames.frames[std::max(f, frames.OutputFrame(*e->src()))].name, "': the edge ",
+            e->src()->name(), ":", e->src_output(), " -> ", e->dst()->name(), " crosses from ",
+            e->src()->assigned_device(), " to ", e->dst()->assigned_device(),
+            ", devices that do not share memory; a transfer inside a loop is not supported: place the loop's nodes "
+            "on one device");
+    }
+  }
+  TransferBuilder builder(options, *g);
+  // (source node id, output, destination device, lands in host memory) -> _Recv
+  std::map<std::tuple<int, int, std::string, bool>, Node*> recvs;
+  for (const Edge* e : crossing) {
+    Node* src = e->src();
+    Node* dst = e->dst();
+    const int slot = e->src_output(), input = e->dst_input();
+    const std::string& src_device = src->assigned_device();
+    const std::string& dst_device = dst->assigned_device();
+    const bool on_host = options.input_on_host && options.input_on_host(*dst, input);
+    const std::string tensor_name = "edge_" + std::to_string(e->id()) + "_" + src->name();
+    Node*& recv = recvs[{src->id(), slot, dst_device, on_host}];
+    g->RemoveEdge(e);
+    if (recv == nullptr) {
+      const bool from_host = options.output_on_host && options.output_on_host(*src, slot);
+      GR_RETURN_IF_ERROR(builder.AddPair(g, src, slot, tensor_name, src_device, g, dst_device, from_host, on_host,
+                                         src->name(), &recv));
+      ++*num_transfers;
+    }
+    g->AddEdge(recv, 0, dst, input);
   }
   return Status::OK();
 }

@@ -174,17 +174,31 @@ Status PlaceGraph(const std::vector<Device*>& devices, const PlacementOptions& o
 
 Status PlaceClientGraph(const std::vector<Device*>& devices, const PlacementOptions& options, Graph* g) {
   GR_RETURN_IF_ERROR(PlaceGraph(devices, options, g));
+  // Feeds and fetches are host memory: an _Arg or _Retval goes beside its
+  // neighbour when that device works in host memory, else to the first
+  // device that does (the value then crosses through a transfer).
+  Device* host = devices.front();
+  for (Device* d : devices)
+    if (d->host_memory()) {
+      host = d;
+      break;
+    }
+  auto in_host_memory = [&](const std::string& name) {
+    for (Device* d : devices)
+      if (d->name() == name) return d->host_memory() ? name : host->name();
+    return host->name();
+  };
   for (Node* n : g->op_nodes()) {
     if (n->op() != kArgOp) continue;
     std::string device = n->assigned_device();
     for (const Edge* e : n->out_edges())
       if (device.empty() && e->dst()->IsOp()) device = e->dst()->assigned_device();
-    n->set_assigned_device(device.empty() ? devices.front()->name() : device);
+    n->set_assigned_device(in_host_memory(device));
   }
   for (Node* n : g->op_nodes()) {
     if (n->op() != kRetvalOp) continue;
     const Edge* in = n->input_edge(0);
-    n->set_assigned_device(in ? in->src()->assigned_device() : devices.front()->name());
+    n->set_assigned_device(in_host_memory(in ? in->src()->assigned_device() : std::string()));
   }
   return Status::OK();
 }

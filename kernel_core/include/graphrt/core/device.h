@@ -42,6 +42,11 @@ class Device {
   Status CopyHostToDevice(const void* src, void* dst, size_t bytes);
   Status CopyDeviceToHost(const void* src, void* dst, size_t bytes);
   Status Synchronize();
+  // The stream a step enqueues this device's kernels and transfers on: one
+  // per device, shared by every step (TensorFlow's compute stream), so work
+  // on one device runs in the order the executor issued it. Null for a
+  // synchronous host-memory device.
+  void* compute_stream() const { return default_stream_; }
   // Total/free and, from ABI 1.3 backends, bytes in use, peak and limit.
   Status MemoryStats(DeviceMemoryStats* stats) const;
 

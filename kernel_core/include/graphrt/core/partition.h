@@ -60,6 +60,20 @@ struct PartitionOptions {
 Status Partition(const PartitionOptions& options, const Graph& g,
                  std::map<std::string, std::unique_ptr<Graph>>* partitions);
 
+// Rewrites `g` (placed) so that one process can run all of its devices in
+// one executor: every data edge between two devices for which
+// `needs_transfer(src device, dst device)` holds (they do not share memory)
+// becomes a _Send/_Recv pair, made and deduplicated exactly as Partition
+// makes them, with both nodes in `g`; the _Recv also carries
+// `_send_from_host` when the value it receives is in host memory. Other
+// edges, control edges included, stay as they are (one executor orders
+// them itself). Adds *num_transfers pairs. A transfer inside a loop frame
+// is Unimplemented, naming the frame and the edge.
+Status InsertTransfers(const PartitionOptions& options,
+                       const std::function<bool(const std::string& src_device, const std::string& dst_device)>&
+                           needs_transfer,
+                       Graph* g, int* num_transfers);
+
 // Whether `reg` (the kernel `n` runs with) declares input (or output) `slot`
 // of `n` HostMemory: its arg's name is in reg.host_memory_args.
 bool IsHostMemoryArg(const KernelRegistration& reg, const Node& n, int slot, bool input);
