@@ -11,6 +11,8 @@ fuzz_graph:        small graphs of the standard plugins' ops (below), the
 fuzz_tensor_proto: the binary TensorProtos of the Const nodes of those graphs.
 fuzz_npy:          handmade .npy files (every dtype, byte order, layout and
                    header version) and the hostile ones of SHARED_DIR/reliability.
+fuzz_checkpoint:   the checkpoints of SHARED_DIR/tf_testdata.
+fuzz_saved_model:  the saved_model.pb files of SHARED_DIR/tf_testdata.
 """
 import hashlib
 import io
@@ -27,7 +29,7 @@ SHARED = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(REPO
 CORPUS = os.path.join(REPO, "tests", "fuzz", "corpus")
 MAX_SEED_BYTES = 30 * 1024  # bigger seeds slow every mutation down
 
-# GraphDefs in tf_testdata; SavedModels and MetaGraphs are for later harnesses.
+# GraphDefs in tf_testdata (fuzz_saved_model takes its SavedModels).
 TF_GRAPHS = [
     "derived/counter.graphdef.pb",
     "derived/half_plus_three.graphdef.pb",
@@ -419,8 +421,19 @@ def checkpoint_seeds():
                 f.write(seed)
 
 
+def saved_model_seeds():
+    """Every small saved_model.pb of tf_testdata (fuzz_saved_model's input)."""
+    d = fresh("fuzz_saved_model")
+    root = os.path.join(SHARED, "tf_testdata")
+    for dirpath, _, files in sorted(os.walk(root)):
+        if "saved_model.pb" in files:
+            path = os.path.join(dirpath, "saved_model.pb")
+            copy(path, d, flat(os.path.relpath(path, root)))
+
+
 if __name__ == "__main__":
     graphs = graph_seeds()
     tensor_proto_seeds(graphs)
     npy_seeds()
     checkpoint_seeds()
+    saved_model_seeds()
