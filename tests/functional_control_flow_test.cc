@@ -13,13 +13,13 @@
 
 #include "graphrt/core/graph_def_io.h"
 #include "graphrt/core/session.h"
+#include "op_test_util.h"
 #include "test_util.h"
 
 namespace graphrt {
 namespace {
 
 using testing::MakeTensor;
-using testing::ToVector;
 
 // ------------------------------------------------------------ text helpers
 
@@ -68,53 +68,46 @@ std::string TypeList(const std::vector<std::string>& types) {
   return s + " }";
 }
 
-std::string Placeholder(const std::string& name, const std::string& type) {
-  return "node { name: " + Quote(name) + " op: \"Placeholder\" attr { key: \"dtype\" value { type: " + type +
-         " } } }\n";
+std::string TypeListAttr(const std::string& key, const std::vector<std::string>& types) {
+  return "attr { key: " + Quote(key) + " value { " + TypeList(types) + " } } ";
 }
 
+std::string FuncAttr(const std::string& key, const std::string& f) {
+  return "attr { key: " + Quote(key) + " value { func { name: " + Quote(f) + " } } } ";
+}
+
+std::string Placeholder(const std::string& name, const std::string& type) {
+  return testing::PlaceholderNode(name, type);
+}
+
+// A scalar Const of the graph.
 std::string GraphConst(const std::string& name, const std::string& dtype, const std::string& field,
                        const std::string& value) {
-  return "node { name: " + Quote(name) + " op: \"Const\" attr { key: \"dtype\" value { type: " + dtype +
-         " } } attr { key: \"value\" value { tensor { dtype: " + dtype + " tensor_shape {} " + field + ": " + value +
-         " } } } }\n";
+  return testing::ConstNode(name, dtype, {}, field, {value});
 }
 
-std::string Inputs(const std::vector<std::string>& inputs) {
-  std::string s;
-  for (const std::string& in : inputs) s += " input: " + Quote(in);
-  return s;
-}
-
-// node { name op: If|StatelessIf ... }
 std::string IfNode(const std::string& name, const std::string& op, const std::vector<std::string>& inputs,
                    const std::string& tcond, const std::vector<std::string>& tin, const std::vector<std::string>& tout,
                    const std::string& then_f, const std::string& else_f) {
-  return "node { name: " + Quote(name) + " op: " + Quote(op) + Inputs(inputs) +
-         " attr { key: \"Tcond\" value { type: " + tcond + " } }" + " attr { key: \"Tin\" value { " + TypeList(tin) +
-         " } }" + " attr { key: \"Tout\" value { " + TypeList(tout) + " } }" +
-         " attr { key: \"then_branch\" value { func { name: " + Quote(then_f) + " } } }" +
-         " attr { key: \"else_branch\" value { func { name: " + Quote(else_f) + " } } } }\n";
+  return testing::NodeText(name, op, inputs,
+                           testing::TypeAttr("Tcond", tcond) + TypeListAttr("Tin", tin) + TypeListAttr("Tout", tout) +
+                               FuncAttr("then_branch", then_f) + FuncAttr("else_branch", else_f));
 }
 
 std::string CaseNode(const std::string& name, const std::string& op, const std::vector<std::string>& inputs,
                      const std::vector<std::string>& tin, const std::vector<std::string>& tout,
                      const std::vector<std::string>& branches) {
-  std::string s = "node { name: " + Quote(name) + " op: " + Quote(op) + Inputs(inputs) +
-                  " attr { key: \"Tin\" value { " + TypeList(tin) + " } }" + " attr { key: \"Tout\" value { " +
-                  TypeList(tout) + " } } attr { key: \"branches\" value { list {";
-  for (const std::string& b : branches) s += " func { name: " + Quote(b) + " }";
-  return s + " } } } }\n";
+  std::string funcs = "attr { key: \"branches\" value { list {";
+  for (const std::string& b : branches) funcs += " func { name: " + Quote(b) + " }";
+  return testing::NodeText(name, op, inputs, TypeListAttr("Tin", tin) + TypeListAttr("Tout", tout) + funcs + " } } } ");
 }
 
 std::string WhileAttrs(const std::vector<std::string>& types, const std::string& cond, const std::string& body) {
-  return " attr { key: \"T\" value { " + TypeList(types) + " } }" +
-         " attr { key: \"cond\" value { func { name: " + Quote(cond) + " } } }" +
-         " attr { key: \"body\" value { func { name: " + Quote(body) + " } } }";
+  return TypeListAttr("T", types) + FuncAttr("cond", cond) + FuncAttr("body", body);
 }
 std::string WhileNode(const std::string& name, const std::string& op, const std::vector<std::string>& inputs,
                       const std::vector<std::string>& types, const std::string& cond, const std::string& body) {
-  return "node { name: " + Quote(name) + " op: " + Quote(op) + Inputs(inputs) + WhileAttrs(types, cond, body) + " }\n";
+  return testing::NodeText(name, op, inputs, WhileAttrs(types, cond, body));
 }
 
 // ------------------------------------------------------------ the library
@@ -170,7 +163,7 @@ const std::string& Library() {
     l += Function("OuterBody", outer_vars, {{"i2", "DT_INT32"}, {"n2", "DT_INT32"}, {"total2", "DT_INT32"}},
                   IntConst("one", 1) + IntConst("zero", 0) +
                       "node_def { name: \"inner\" op: \"StatelessWhile\" input: \"one:output:0\""
-                      " input: \"zero:output:0\" input: \"i\"" +
+                      " input: \"zero:output:0\" input: \"i\" " +
                       WhileAttrs({"DT_INT32", "DT_INT32", "DT_INT32"}, "SumCond", "SumBody") + " }\n" +
                       Binary("t", "Add", "total", "inner:output:1", "DT_INT32") +
                       Binary("inc", "Add", "i", "one:output:0", "DT_INT32"),
@@ -197,6 +190,22 @@ const std::string& Library() {
                       " attr { key: \"else_branch\" value { func { name: \"TriplePlusOne\" } } } }\n" +
                       Binary("s", "Add", "steps", "one:output:0", "DT_INT32"),
                   {"step:output:0", "s:z:0"});
+    // A loop inside a branch: sum of 1..n; the other branch: -n.
+    l += Function("SumToN", {{"n", "DT_INT32"}}, {{"s", "DT_INT32"}},
+                  IntConst("one", 1) + IntConst("zero", 0) +
+                      "node_def { name: \"w\" op: \"While\" input: \"one:output:0\" input: \"zero:output:0\""
+                      " input: \"n\" " +
+                      WhileAttrs({"DT_INT32", "DT_INT32", "DT_INT32"}, "SumCond", "SumBody") + " }\n",
+                  {"w:output:1"});
+    l += Function("Negate", {{"n", "DT_INT32"}}, {{"m", "DT_INT32"}},
+                  "node_def { name: \"neg\" op: \"Neg\" input: \"n\" attr { key: \"T\" value { type: DT_INT32 } } }\n",
+                  {"neg:y:0"});
+    // A polymorphic branch: x + x for x of type T.
+    l += "function { signature { name: \"PolyDouble\" input_arg { name: \"x\" type_attr: \"T\" }"
+         " output_arg { name: \"y\" type_attr: \"T\" } attr { name: \"T\" type: \"type\" } }\n"
+         "node_def { name: \"sum\" op: \"Add\" input: \"x\" input: \"x\" attr { key: \"T\" value { placeholder: \"T\" "
+         "} } }\n"
+         "ret { key: \"y\" value: \"sum:z:0\" } }\n";
     // A loop that never ends: cond is always true.
     l += Function("AlwaysTrue", {{"i", "DT_INT32"}}, {{"go", "DT_BOOL"}}, BodyConst("t", "DT_BOOL", "bool_val", "true"),
                   {"t:output:0"});
@@ -303,6 +312,44 @@ TEST(FunctionalIf, BranchesWithoutInputsCallsInBranchesAndTwoOutputs) {
     EXPECT_EQ(out[3].scalar<int32_t>(), p ? 1 : 2);
     EXPECT_EQ(out[4].scalar<float>(), p ? 70.0f : 240.0f);
   }
+}
+
+// The untaken branch's loop never starts (its Enters are dead); the taken
+// one runs to the end. Nodes named "<if>/..." (TF 2 puts "cond/Identity"
+// after a "cond" node) do not collide with the lowered ones.
+TEST(FunctionalIf, LoopInABranchAndTF2NodeNames) {
+  auto s =
+      Open(Placeholder("p", "DT_BOOL") + Placeholder("n", "DT_INT32") +
+               IfNode("cond", "StatelessIf", {"p", "n"}, "DT_BOOL", {"DT_INT32"}, {"DT_INT32"}, "SumToN", "Negate") +
+               "node { name: \"cond/Identity\" op: \"Identity\" input: \"cond\""
+               " attr { key: \"T\" value { type: DT_INT32 } } }\n",
+           2);
+  ASSERT_NE(s, nullptr);
+  for (int rep = 0; rep < 10; ++rep) {
+    const bool p = rep % 2 == 0;
+    const int n = 3 + rep;
+    std::vector<Tensor> out;
+    ASSERT_TRUE(s->Run({{"p", B(p)}, {"n", I(n)}}, {"cond/Identity:0"}, {}, &out).ok());
+    EXPECT_EQ(out[0].scalar<int32_t>(), p ? n * (n + 1) / 2 : -n) << "rep " << rep;
+  }
+}
+
+// A branch function's attrs travel with it (then_branch { name attr { T } }).
+TEST(FunctionalIf, PolymorphicBranchTakesTheAttrsOfItsFunc) {
+  auto s = Open(Placeholder("p", "DT_BOOL") + Placeholder("i", "DT_INT32") +
+                "node { name: \"if\" op: \"If\" input: \"p\" input: \"i\""
+                " attr { key: \"Tcond\" value { type: DT_BOOL } }"
+                " attr { key: \"Tin\" value { list { type: DT_INT32 } } }"
+                " attr { key: \"Tout\" value { list { type: DT_INT32 } } }"
+                " attr { key: \"then_branch\" value { func { name: \"PolyDouble\""
+                " attr { key: \"T\" value { type: DT_INT32 } } } } }"
+                " attr { key: \"else_branch\" value { func { name: \"Negate\" } } } }\n");
+  ASSERT_NE(s, nullptr);
+  std::vector<Tensor> out;
+  ASSERT_TRUE(s->Run({{"p", B(true)}, {"i", I(21)}}, {"if:0"}, {}, &out).ok());
+  EXPECT_EQ(out[0].scalar<int32_t>(), 42);
+  ASSERT_TRUE(s->Run({{"p", B(false)}, {"i", I(21)}}, {"if:0"}, {}, &out).ok());
+  EXPECT_EQ(out[0].scalar<int32_t>(), -21);
 }
 
 // A variable set to 10 before the If (a control input of the If), incremented

@@ -42,7 +42,7 @@ class ToBoolOp : public OpKernel {
             value = in.scalar<int32_t>() != 0;
             break;
           default:
-            ctx->SetStatus(errors::InvalidArgument("ToBool: a scalar ", DataTypeName(dt),
+            ctx->SetStatus(errors::InvalidArgument("a scalar ", DataTypeName(dt),
                                                    " has no truth value (expected a number, bool or string)"));
             return;
         }
