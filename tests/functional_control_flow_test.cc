@@ -206,6 +206,22 @@ const std::string& Library() {
          "node_def { name: \"sum\" op: \"Add\" input: \"x\" input: \"x\" attr { key: \"T\" value { placeholder: \"T\" "
          "} } }\n"
          "ret { key: \"y\" value: \"sum:z:0\" } }\n";
+    // A loop body with a constant Case index and a constant If predicate
+    // (constants inside a loop frame): acc -> 2 * acc + 1.
+    l += Function("IntDouble", {{"x", "DT_INT32"}}, {{"y", "DT_INT32"}}, Binary("d", "Add", "x", "x", "DT_INT32"),
+                  {"d:z:0"});
+    l += Function(
+        "ConstPredBody", sum_vars, {{"i2", "DT_INT32"}, {"acc2", "DT_INT32"}, {"n2", "DT_INT32"}},
+        IntConst("one", 1) + BodyConst("yes", "DT_BOOL", "bool_val", "true") +
+            Binary("inc", "Add", "i", "one:output:0", "DT_INT32") +
+            "node_def { name: \"case\" op: \"Case\" input: \"one:output:0\" input: \"acc\" " +
+            TypeListAttr("Tin", {"DT_INT32"}) + TypeListAttr("Tout", {"DT_INT32"}) +
+            "attr { key: \"branches\" value { list { func { name: \"Negate\" } func { name: \"IntDouble\" } } } } }\n"
+            "node_def { name: \"if\" op: \"StatelessIf\" input: \"yes:output:0\" input: \"case:output:0\" " +
+            testing::TypeAttr("Tcond", "DT_BOOL") + TypeListAttr("Tin", {"DT_INT32"}) +
+            TypeListAttr("Tout", {"DT_INT32"}) + FuncAttr("then_branch", "IntAddOne") +
+            FuncAttr("else_branch", "Negate") + "}\n",
+        {"inc:z:0", "if:output:0", "n"});
     // A loop that never ends: cond is always true.
     l += Function("AlwaysTrue", {{"i", "DT_INT32"}}, {{"go", "DT_BOOL"}}, BodyConst("t", "DT_BOOL", "bool_val", "true"),
                   {"t:output:0"});
@@ -467,6 +483,18 @@ TEST(FunctionalWhile, IfInAWhileBody) {
     ASSERT_TRUE(s->Run({{"x", I(x)}}, {"collatz:0", "collatz:1"}, {}, &out).ok());
     EXPECT_EQ(out[0].scalar<int32_t>(), 1);
     EXPECT_EQ(out[1].scalar<int32_t>(), steps(x)) << "x=" << x;  // 8 for 6, 111 for 27
+  }
+}
+
+TEST(FunctionalWhile, ConstantPredicatesInsideTheLoop) {
+  auto s = Open(
+      Placeholder("n", "DT_INT32") + GraphConst("one", "DT_INT32", "int_val", "1") +
+      GraphConst("zero", "DT_INT32", "int_val", "0") +
+      WhileNode("w", "While", {"one", "zero", "n"}, {"DT_INT32", "DT_INT32", "DT_INT32"}, "SumCond", "ConstPredBody"));
+  for (int n : {0, 1, 5, 20}) {
+    std::vector<Tensor> out;
+    ASSERT_TRUE(s->Run({{"n", I(n)}}, {"w:1"}, {}, &out).ok());
+    EXPECT_EQ(out[0].scalar<int32_t>(), (1 << n) - 1) << "n=" << n;
   }
 }
 

@@ -72,6 +72,7 @@ class Lowering {
     for (int k = 0; k < funcs.size(); ++k)
       GR_RETURN_IF_ERROR(CheckFunction("branches[" + std::to_string(k) + "]", funcs[k], in_types, &out_types));
     const int n = funcs.size();
+    if (n == 0) return errors::InvalidArgument(where_, ": a Case needs at least one branch");
 
     proto::NodeDef index = NewNode("index", "Identity", {data_in_[0]});
     SetType(&index, "T", GR_INT32);
