@@ -7,8 +7,6 @@
 namespace graphrt {
 namespace {
 
-using AttrMap = google::protobuf::Map<std::string, proto::AttrValue>;
-
 void SetType(proto::NodeDef* n, const char* attr, DataType t) {
   (*n->mutable_attr())[attr].set_type(static_cast<proto::DataType>(t));
 }
@@ -48,9 +46,8 @@ class Lowering {
   }
 
   Status LowerIf() {
-    std::vector<DataType> in_types, out_types;
-    GR_RETURN_IF_ERROR(TypeList("Tin", &in_types));
-    GR_RETURN_IF_ERROR(TypeList("Tout", &out_types));
+    const std::vector<DataType> in_types = TypeList("Tin");
+    const std::vector<DataType> out_types = TypeList("Tout");
     const proto::NameAttrList& then_f = node_.attr().at("then_branch").func();
     const proto::NameAttrList& else_f = node_.attr().at("else_branch").func();
     GR_RETURN_IF_ERROR(CheckFunction("then_branch", then_f, in_types, &out_types));
@@ -60,14 +57,13 @@ class Lowering {
     SetType(&pred, "T", static_cast<DataType>(node_.attr().at("Tcond").type()));
     for (const std::string& c : control_in_) pred.add_input(c);
     GR_RETURN_IF_ERROR(Emit(pred));
-    // The else-branch reads the Switches' false outputs (0), then their true ones (1).
+    // Branch 0 (else) reads the Switches' false outputs, branch 1 (then) their true ones.
     return LowerBranches({pred.name()}, {{&else_f, 0, 0}, {&then_f, 0, 1}}, in_types, out_types);
   }
 
   Status LowerCase() {
-    std::vector<DataType> in_types, out_types;
-    GR_RETURN_IF_ERROR(TypeList("Tin", &in_types));
-    GR_RETURN_IF_ERROR(TypeList("Tout", &out_types));
+    const std::vector<DataType> in_types = TypeList("Tin");
+    const std::vector<DataType> out_types = TypeList("Tout");
     const auto& funcs = node_.attr().at("branches").list().func();
     for (int k = 0; k < funcs.size(); ++k)
       GR_RETURN_IF_ERROR(CheckFunction("branches[" + std::to_string(k) + "]", funcs[k], in_types, &out_types));
@@ -114,8 +110,7 @@ class Lowering {
   }
 
   Status LowerWhile() {
-    std::vector<DataType> types;
-    GR_RETURN_IF_ERROR(TypeList("T", &types));
+    const std::vector<DataType> types = TypeList("T");
     if (types.empty())
       return errors::InvalidArgument(where_, ": a While needs at least one loop variable (T is empty)");
     const proto::NameAttrList& cond_f = node_.attr().at("cond").func();
@@ -196,10 +191,11 @@ class Lowering {
 
   Status Emit(const proto::NodeDef& n) { return hooks_.emit(n); }
 
-  Status TypeList(const char* attr, std::vector<DataType>* out) const {
-    out->clear();
-    for (int t : node_.attr().at(attr).list().type()) out->push_back(static_cast<DataType>(t));
-    return Status::OK();
+  // A list(type) attr (present: the node was validated).
+  std::vector<DataType> TypeList(const char* attr) const {
+    std::vector<DataType> out;
+    for (int t : node_.attr().at(attr).list().type()) out.push_back(static_cast<DataType>(t));
+    return out;
   }
 
   // `f` exists, takes `in` and returns `*out` (when `out` is given; any
