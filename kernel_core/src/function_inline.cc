@@ -4,6 +4,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "functional_lowering.h"
 #include "node_def_util.h"
 
 namespace graphrt {
@@ -80,14 +81,44 @@ class Inliner {
     const proto::FunctionDef* f = nullptr;
     const AttrMap* call_attrs = nullptr;
     GR_RETURN_IF_ERROR(CalledFunction(node, &f, &call_attrs));
-    if (f == nullptr) {
+    const bool functional = f == nullptr && IsFunctionalControlFlowOp(node.op());
+    if (f == nullptr && !functional) {
       *out_->add_node() = node;
       return Status::OK();
     }
     if (depth >= kMaxInlineDepth)
       return errors::InvalidArgument(NodePrefix(node), ": function calls nest deeper than ", kMaxInlineDepth,
                                      " (a function that calls itself?)");
+    if (functional) {
+      // Its branch/cond/body calls come back through Expand, one level deeper.
+      FunctionalLoweringHooks hooks;
+      hooks.find_function = [this](const std::string& name) -> const proto::FunctionDef* {
+        auto it = functions_.find(name);
+        return it == functions_.end() ? nullptr : it->second;
+      };
+      hooks.signature_types = &SignatureTypes;
+      hooks.emit = [this, depth](const proto::NodeDef& n) { return Expand(n, depth + 1); };
+      return LowerFunctionalControlFlow(node, ops_, hooks);
+    }
     return Inline(node, *f, *call_attrs, depth);
+  }
+
+  // The flat dtypes of f's inputs and outputs when called with `attrs`.
+  static Status SignatureTypes(const proto::FunctionDef& f, const AttrMap& attrs, const std::string& where,
+                               std::vector<DataType>* in, std::vector<DataType>* out) {
+    in->clear();
+    out->clear();
+    for (const proto::OpDef::ArgDef& a : f.signature().input_arg()) {
+      Arg shape;
+      GR_RETURN_IF_ERROR(ArgShape(a, attrs, where, &shape));
+      in->insert(in->end(), shape.types.begin(), shape.types.end());
+    }
+    for (const proto::OpDef::ArgDef& a : f.signature().output_arg()) {
+      Arg shape;
+      GR_RETURN_IF_ERROR(ArgShape(a, attrs, where, &shape));
+      out->insert(out->end(), shape.types.begin(), shape.types.end());
+    }
+    return Status::OK();
   }
 
  private:
@@ -251,19 +282,7 @@ class Inliner {
       ret_types.insert(ret_types.end(), shape.types.begin(), shape.types.end());
     }
     proto::NodeDef* outn = out_->add_node();
-    outn->set_name(call.name());
-    outn->set_device(call.device());
-    if (rets.empty()) {
-      outn->set_op("NoOp");
-    } else if (rets.size() == 1) {
-      outn->set_op("Identity");
-      (*outn->mutable_attr())["T"].set_type(static_cast<proto::DataType>(ret_types[0]));
-    } else {
-      outn->set_op("IdentityN");
-      for (DataType t : ret_types)
-        (*outn->mutable_attr())["T"].mutable_list()->add_type(static_cast<proto::DataType>(t));
-    }
-    for (const std::string& r : rets) outn->add_input(r);
+    *outn = ForwardingNode(call.name(), call.device(), rets, ret_types);
     for (const auto& [name, node] : f.control_ret()) outn->add_input("^" + prefix + node);
     // A call with no outputs completes when its whole body has.
     if (rets.empty() && f.control_ret().empty())

@@ -5,6 +5,8 @@
 // the call (Identity, IdentityN or NoOp) giving its outputs, so the rest of
 // the graph and the client's fetches read "<call>:k" as before. The
 // Identity/IdentityN/NoOp ops come from the standard array family.
+// Functional control flow (If, Case, While and their Stateless forms) is
+// lowered to Switch/Merge/Enter/Exit on the way (functional_lowering.h).
 #ifndef GRAPHRT_CORE_SRC_FUNCTION_INLINE_H_
 #define GRAPHRT_CORE_SRC_FUNCTION_INLINE_H_
 

@@ -6,6 +6,7 @@
 #include <deque>
 
 #include "function_inline.h"
+#include "functional_lowering.h"
 #include "graphrt/core/control_flow.h"
 #include "graphrt/core/op_registry.h"
 #include "node_def_util.h"
@@ -155,8 +156,13 @@ void ConnectSourceAndSink(Graph* g, const std::vector<Node*>& new_nodes) {
 
 Status AddNodeDefs(const proto::GraphDef& in, Graph* g) {
   proto::GraphDef inlined;
-  if (in.library().function_size() > 0) GR_RETURN_IF_ERROR(InlineFunctionCalls(in, *g->op_registry(), &inlined));
-  const proto::GraphDef& def = in.library().function_size() > 0 ? inlined : in;
+  // Function calls and functional control flow (which calls the library's
+  // functions, and says which one is missing when there is no library).
+  const bool rewrite = in.library().function_size() > 0 ||
+                       std::any_of(in.node().begin(), in.node().end(),
+                                   [](const proto::NodeDef& n) { return IsFunctionalControlFlowOp(n.op()); });
+  if (rewrite) GR_RETURN_IF_ERROR(InlineFunctionCalls(in, *g->op_registry(), &inlined));
+  const proto::GraphDef& def = rewrite ? inlined : in;
   std::unordered_map<std::string, Node*> index = g->BuildNameIndex();
   std::vector<Node*> added;
   for (const proto::NodeDef& nd : def.node()) {
