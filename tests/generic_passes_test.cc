@@ -288,6 +288,44 @@ TEST(ConstantFoldingTest, AValueOverTheCapIsNotFolded) {
   }
 }
 
+TEST(ConstantFoldingTest, ASubgraphThatNeedsMoreThanFourTimesTheCapIsNotFolded) {
+  // s = sum(fill([1000], 0.5)): a 4-byte result of a 4000-byte intermediate.
+  const std::string pbtxt = ConstInt32("dims", {1000}) + Scalar("half", 0.5f) +
+                            NodeText("fill", "Fill", {"dims", "half"},
+                                     TypeAttr("T", "DT_FLOAT") + TypeAttr("index_type", "DT_INT32")) +
+                            ConstInt32("axis", {0}) +
+                            NodeText("s", "Sum", {"fill", "axis"}, TypeAttr("T", "DT_FLOAT") + TypeAttr("Tidx", "DT_INT32")) +
+                            PlaceholderNode("x", "DT_FLOAT") + Float("y", "Mul", {"x", "s"});
+  auto cap = [](int64_t bytes) {
+    return [bytes](proto::GraphOptions* o) { o->mutable_optimizer_options()->set_max_folded_constant_in_bytes(bytes); };
+  };
+  EXPECT_EQ(Find(StepGraph(pbtxt, {"x"}, {"y"}, cap(100)), "s")->op(), "Sum");
+  EXPECT_EQ(ConstValue(StepGraph(pbtxt, {"x"}, {"y"}, cap(2000)), "s"), (std::vector<float>{500}));
+  for (int64_t bytes : {100, 2000})
+    EXPECT_EQ(RunOnce(pbtxt, cap(bytes), {{"x", MakeTensor<float>(GR_FLOAT, {}, {2})}}, "y"),
+              (std::vector<float>{1000}));
+}
+
+TEST(ConstantFoldingTest, AsynchronousKernelsAreNotFolded) {
+  // An asynchronous kernel may wait for what only a step provides.
+  testing::LoadStandardPlugins();
+  static const Status loaded =
+      Runtime::Global().LoadPlugin(std::string(GRAPHRT_TEST_PLUGIN_DIR) + "/libgraphrt_test_async.so");
+  ASSERT_TRUE(loaded.ok()) << loaded;
+  const std::string pbtxt = ConstInt32("c", {1, 2}) +
+                            NodeText("d", "TestAsyncDelay", {"c"},
+                                     TypeAttr("T", "DT_INT32") + "attr { key: \"delay_ms\" value { i: 0 } } ") +
+                            Int("n", "Neg", {"d"});
+  const proto::GraphDef g = StepGraph(pbtxt, {}, {"n"});
+  EXPECT_EQ(Find(g, "d")->op(), "TestAsyncDelay");
+  EXPECT_EQ(Find(g, "n")->op(), "Neg");
+  std::unique_ptr<Session> s = Open(pbtxt, L1);
+  ASSERT_TRUE(s);
+  std::vector<Tensor> out;
+  ASSERT_TRUE(s->Run({}, {"n"}, {}, &out).ok());
+  EXPECT_EQ(ToVector<int32_t>(out[0]), (std::vector<int32_t>{-1, -2}));
+}
+
 // i = 0; while i < 12: i += 2 + 3. The loop body's 2 + 3 runs in the loop's
 // frame and is not folded; start = 7 - 7, outside, is.
 const std::string kLoop =

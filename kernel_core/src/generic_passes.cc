@@ -17,6 +17,7 @@
 #include "graphrt/core/kernel_registry.h"
 #include "graphrt/core/op_registry.h"
 #include "graphrt/core/runtime.h"
+#include "memory_budget.h"
 #include "node_def_util.h"
 
 namespace graphrt {
@@ -25,6 +26,9 @@ namespace {
 constexpr const char* kConstOp = "Const";
 constexpr const char* kIdentityOp = "Identity";
 constexpr const char* kHostType = "CPU";
+// Folding holds at most this many times the cap in tensors at once.
+constexpr int64_t kFoldMemoryFactor = 4;
+constexpr int64_t kMaxFoldedConstantBytes = int64_t{1} << 58;
 
 // Per node id: whether the node runs outside every while loop. False when
 // the loops cannot be laid out (the executor reports that; no pass touches
@@ -127,8 +131,9 @@ bool MayFold(const Node& n, const std::vector<bool>& root) {
   // A folded value must fit a Const's TensorProto.
   for (DataType t : n.output_types())
     if (IsRefType(t) || (t != GR_STRING && !DataTypeIsPod(t))) return false;
+  // An asynchronous kernel may wait for what only a step provides.
   const KernelRegistration* reg;
-  return Runtime::Global().kernels().FindKernel(n.def(), kHostType, &reg).ok();
+  return Runtime::Global().kernels().FindKernel(n.def(), kHostType, &reg).ok() && reg->compute_async == nullptr;
 }
 
 proto::NodeDef ConstDef(const std::string& name, const std::string& device, DataType dtype) {
@@ -148,14 +153,15 @@ int64_t ValueBytes(const Tensor& t) {
   return bytes;
 }
 
-// The CPU kernel of a node being folded. (What the session does for its
-// own kernels, without its budgeted allocator and shared stateful kernels,
-// which folding never needs.)
-Status CreateHostKernel(const Node& n, Device* device, const KernelRegistration** reg, void** kernel, bool* owned) {
+// The CPU kernel of a node being folded, its attr tensors from
+// `allocator`. (What the session does for its own kernels, without the
+// shared stateful kernels folding never runs.)
+Status CreateHostKernel(const Node& n, Device* device, Allocator* allocator, const KernelRegistration** reg,
+                        void** kernel, bool* owned) {
   *owned = true;
   *kernel = nullptr;
   GR_RETURN_IF_ERROR(Runtime::Global().kernels().FindKernel(n.def(), device->type(), reg));
-  GR_KernelConstruction kc{GR_Attrs{&n.def(), HostAllocator(), nullptr}, &n.def(), &n.input_types(),
+  GR_KernelConstruction kc{GR_Attrs{&n.def(), allocator, nullptr}, &n.def(), &n.input_types(),
                            &n.output_types(), device, Status()};
   kc.attrs.error = &kc.status;
   Status thrown = StatusFromExceptions("kernel construction", [&] {
@@ -168,9 +174,12 @@ Status CreateHostKernel(const Node& n, Device* device, const KernelRegistration*
 }
 
 // Evaluates the tensors `wanted` (node, output) of the constant nodes of
-// `g` on `host`: a graph of the nodes they need, with a _Retval each.
+// `g` on `host`: a graph of the nodes they need, with a _Retval each. Its
+// tensors may hold at most `memory_limit` bytes at once (a hostile graph's
+// huge intermediate fails here, unfolded, and meets the session's budget
+// when it runs).
 Status Evaluate(const Graph& g, const std::vector<Node*>& order, const std::vector<std::pair<Node*, int>>& wanted,
-                Device* host, std::vector<bool>* evaluated, std::vector<Tensor>* values) {
+                Device* host, int64_t memory_limit, std::vector<bool>* evaluated, std::vector<Tensor>* values) {
   std::vector<Node*> stack;
   for (const auto& [n, slot] : wanted)
     if (!(*evaluated)[n->id()]) {
@@ -209,16 +218,26 @@ Status Evaluate(const Graph& g, const std::vector<Node*>& order, const std::vect
     (*r.mutable_attr())["T"].set_type(static_cast<proto::DataType>(type));
     eval.AddEdge(copy[n->id()], slot, eval.AddInternalNode(std::move(r), {type}, {}), 0);
   }
-  std::unique_ptr<Executor> executor;
-  GR_RETURN_IF_ERROR(Executor::Create(
-      eval, [host](const Node&) { return host; }, [host](Device*) { return host->allocator(); }, CreateHostKernel,
-      &executor));
-  const std::vector<Tensor> no_feeds;
-  values->assign(wanted.size(), Tensor());
-  RunArgs args;
-  args.feeds = &no_feeds;
-  args.fetches = values;
-  GR_RETURN_IF_ERROR(executor->Run(args));
+  // The budget lives until its last tensor is freed; this scope owns it.
+  MemoryBudget* budget = new MemoryBudget(memory_limit);
+  Allocator* allocator = budget->AllocatorFor(host->allocator());
+  Status s = [&] {
+    std::unique_ptr<Executor> executor;
+    GR_RETURN_IF_ERROR(Executor::Create(
+        eval, [host](const Node&) { return host; }, [allocator](Device*) { return allocator; },
+        [allocator](const Node& n, Device* d, const KernelRegistration** reg, void** kernel, bool* owned) {
+          return CreateHostKernel(n, d, allocator, reg, kernel, owned);
+        },
+        &executor));
+    const std::vector<Tensor> no_feeds;
+    values->assign(wanted.size(), Tensor());
+    RunArgs args;
+    args.feeds = &no_feeds;
+    args.fetches = values;
+    return executor->Run(args);
+  }();
+  budget->ReleaseOwner();
+  GR_RETURN_IF_ERROR(s);
   for (const Tensor& t : *values)
     if (!t.IsInitialized()) return errors::Internal("a folded value has no value");
   return Status::OK();
@@ -275,7 +294,8 @@ bool FoldConstants(const GenericPassOptions& options, const GraphPassServices& s
   std::vector<Tensor> values;
   // A kernel that fails here fails in the step too, unless it is in a
   // branch the step does not take: either way the graph stays as it was.
-  if (!Evaluate(*g, order, wanted, host, &evaluated, &values).ok()) return false;
+  const int64_t limit = std::min(options.max_folded_constant_bytes, kMaxFoldedConstantBytes) * kFoldMemoryFactor;
+  if (!Evaluate(*g, order, wanted, host, limit, &evaluated, &values).ok()) return false;
 
   std::set<std::pair<int, int>> replaced;  // (node id, output)
   std::map<int, int> consts_of;            // node id -> its replaced outputs

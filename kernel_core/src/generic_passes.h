@@ -27,7 +27,9 @@ struct GenericPassOptions {
   // loops, are evaluated once on `host` with their CPU kernels; the tensors
   // that non-constant nodes read become Consts of at most
   // `max_folded_constant_bytes` on the producer's device, waiting for the
-  // control inputs of the subgraph that made them.
+  // control inputs of the subgraph that made them. Not folded: async
+  // kernels, and subgraphs whose tensors need more than 4 times the cap at
+  // once while they are evaluated.
   bool constant_folding = false;
   int64_t max_folded_constant_bytes = kDefaultMaxFoldedConstantBytes;
   // Stateless nodes with the same op, attrs, assigned device and inputs
