@@ -79,11 +79,25 @@ std::vector<Consumer> ConsumersOf(const Node& n) {
   return out;
 }
 
+// Removes `n`; what read or waited for it reads or waits for `by` instead
+// (output `by_output`, or when -1 the output it read of `n`), and waits for
+// `waits_for` too.
+void ReplaceNode(Graph* g, Node* n, Node* by, int by_output, const std::vector<Node*>& waits_for = {}) {
+  const std::vector<Consumer> consumers = ConsumersOf(*n);
+  g->RemoveNode(n);
+  for (const Consumer& c : consumers) {
+    if (c.src_output == kControlSlot)
+      AddControlEdgeOnce(g, by, c.dst);
+    else
+      g->AddEdge(by, by_output >= 0 ? by_output : c.src_output, c.dst, c.dst_input);
+    for (Node* w : waits_for) AddControlEdgeOnce(g, w, c.dst);
+  }
+}
+
 // ------------------------------------------------------------ Identity removal
 
-bool RemoveIdentities(Graph* g) {
+void RemoveIdentities(Graph* g) {
   const std::vector<bool> root = RootFrameNodes(*g);
-  bool changed = false;
   for (Node* n : g->op_nodes()) {
     if (n->op() != kIdentityOp || n->op_def() == nullptr || !root[n->id()]) continue;
     const Edge* in = n->input_edge(0);
@@ -107,18 +121,8 @@ bool RemoveIdentities(Graph* g) {
     std::vector<Node*> waits_for;
     for (const Edge* e : n->in_edges())
       if (e->IsControlEdge() && e->src()->IsOp()) waits_for.push_back(e->src());
-    const std::vector<Consumer> consumers = ConsumersOf(*n);
-    g->RemoveNode(n);
-    for (const Consumer& c : consumers) {
-      if (c.src_output == kControlSlot)
-        AddControlEdgeOnce(g, src, c.dst);
-      else
-        g->AddEdge(src, slot, c.dst, c.dst_input);
-      for (Node* w : waits_for) AddControlEdgeOnce(g, w, c.dst);
-    }
-    changed = true;
+    ReplaceNode(g, n, src, slot, waits_for);
   }
-  return changed;
 }
 
 // ------------------------------------------------------------ constant folding
@@ -243,8 +247,8 @@ Status Evaluate(const Graph& g, const std::vector<Node*>& order, const std::vect
   return Status::OK();
 }
 
-bool FoldConstants(const GenericPassOptions& options, const GraphPassServices& services, Device* host, Graph* g) {
-  if (host == nullptr || g->op_registry()->LookUp(kConstOp) == nullptr) return false;
+void FoldConstants(const GenericPassOptions& options, const GraphPassServices& services, Device* host, Graph* g) {
+  if (host == nullptr || g->op_registry()->LookUp(kConstOp) == nullptr) return;
   const std::vector<bool> root = RootFrameNodes(*g);
   const std::vector<Node*> order = g->TopologicalOrder();
   // constant[id]: the node's outputs are known now. deps[id]: the
@@ -289,13 +293,13 @@ bool FoldConstants(const GenericPassOptions& options, const GraphPassServices& s
                                     n->assigned_device()))
         wanted.emplace_back(n, slot);
   }
-  if (wanted.empty()) return false;
+  if (wanted.empty()) return;
   std::vector<bool> evaluated(g->num_node_ids(), false);
   std::vector<Tensor> values;
   // A kernel that fails here fails in the step too, unless it is in a
   // branch the step does not take: either way the graph stays as it was.
   const int64_t limit = std::min(options.max_folded_constant_bytes, kMaxFoldedConstantBytes) * kFoldMemoryFactor;
-  if (!Evaluate(*g, order, wanted, host, limit, &evaluated, &values).ok()) return false;
+  if (!Evaluate(*g, order, wanted, host, limit, &evaluated, &values).ok()) return;
 
   std::set<std::pair<int, int>> replaced;  // (node id, output)
   std::map<int, int> consts_of;            // node id -> its replaced outputs
@@ -304,7 +308,7 @@ bool FoldConstants(const GenericPassOptions& options, const GraphPassServices& s
       replaced.emplace(wanted[i].first->id(), wanted[i].second);
       ++consts_of[wanted[i].first->id()];
     }
-  if (replaced.empty()) return false;
+  if (replaced.empty()) return;
   // Evaluated nodes whose every reader is gone or replaced go (a target
   // among them ran without error and has no effect).
   std::vector<bool> removed(g->num_node_ids(), false);
@@ -371,7 +375,6 @@ bool FoldConstants(const GenericPassOptions& options, const GraphPassServices& s
     for (Node* w : f.deps) g->AddControlEdge(w, c);
     if (f.to_sink) g->AddControlEdge(c, g->sink_node());
   }
-  return true;
 }
 
 // ------------------------------------------------------------ CSE
@@ -433,8 +436,7 @@ bool SameNode(const Node& a, const Node& b) {
   return true;
 }
 
-bool EliminateCommonSubexpressions(Graph* g) {
-  bool changed = false;
+void EliminateCommonSubexpressions(Graph* g) {
   std::unordered_multimap<size_t, Node*> seen;
   // In topological order, rewiring at once: the readers of merged nodes
   // become equal in turn and merge later in the same sweep.
@@ -449,17 +451,8 @@ bool EliminateCommonSubexpressions(Graph* g) {
       continue;
     }
     if (FeedsRetval(*n)) continue;  // a fetched node keeps its name
-    const std::vector<Consumer> consumers = ConsumersOf(*n);
-    g->RemoveNode(n);
-    for (const Consumer& c : consumers) {
-      if (c.src_output == kControlSlot)
-        AddControlEdgeOnce(g, same, c.dst);
-      else
-        g->AddEdge(same, c.src_output, c.dst, c.dst_input);
-    }
-    changed = true;
+    ReplaceNode(g, n, same, -1);
   }
-  return changed;
 }
 
 }  // namespace
