@@ -101,6 +101,12 @@ const proto::NodeDef* Find(const proto::GraphDef& g, const std::string& name) {
   return nullptr;
 }
 
+// The op of node `name`, or "(absent)".
+std::string OpOf(const proto::GraphDef& g, const std::string& name) {
+  const proto::NodeDef* n = Find(g, name);
+  return n != nullptr ? n->op() : "(absent)";
+}
+
 int CountOp(const proto::GraphDef& g, const std::string& op) {
   int k = 0;
   for (const proto::NodeDef& n : g.node()) k += n.op() == op;
@@ -163,11 +169,12 @@ TEST(ConstantFoldingTest, ConstantSubgraphBecomesOneConstNamedAfterItsLastNode) 
   EXPECT_EQ(Find(g, "a"), nullptr);
   EXPECT_EQ(ConstValue(g, "sq"), (std::vector<float>{16, 36}));
   EXPECT_EQ(InputsOf(g, "y"), (std::vector<std::string>{"_arg_x_0", "sq"}));
+  ASSERT_NE(Find(g, "sq"), nullptr);
   EXPECT_EQ(Find(g, "sq")->device(), "/job:localhost/replica:0/task:0/device:CPU:0");
 
   const proto::GraphDef off = StepGraph(kConstChain, {"x"}, {"y"}, L0);
   EXPECT_EQ(CountOp(off, "Add"), 1);
-  EXPECT_EQ(Find(off, "sq")->op(), "Mul");
+  EXPECT_EQ(OpOf(off, "sq"), "Mul");
 
   for (const Configure& c : {Configure(L1), Configure(L0)})
     EXPECT_EQ(RunOnce(kConstChain, c, {{"x", Floats({1, -1})}}, "y"), (std::vector<float>{16, -36}));
@@ -194,7 +201,7 @@ TEST(ConstantFoldingTest, AFedNodeIsNotFolded) {
   // Placeholder + Const: nothing to fold.
   const std::string add = PlaceholderNode("p", "DT_FLOAT") + ConstFloat("c", {2}, {1, 1}) +
                           Float("z", "Add", {"p", "c"});
-  EXPECT_EQ(Find(StepGraph(add, {"p"}, {"z"}), "z")->op(), "Add");
+  EXPECT_EQ(OpOf(StepGraph(add, {"p"}, {"z"}), "z"), "Add");
   EXPECT_EQ(RunOnce(add, L1, {{"p", Floats({2, 3})}}, "z"), (std::vector<float>{3, 4}));
 }
 
@@ -232,8 +239,8 @@ TEST(ConstantFoldingTest, ConstantsInACondBranchStayInTheirBranch) {
   EXPECT_EQ(ConstValue(g, "f"), (std::vector<float>{30}));
   EXPECT_EQ(InputsOf(g, "f"), (std::vector<std::string>{"^switch_f"}));
   // The pivots are Switch-fed Identities: kept.
-  EXPECT_EQ(Find(g, "switch_t")->op(), "Identity");
-  EXPECT_EQ(Find(g, "switch_f")->op(), "Identity");
+  EXPECT_EQ(OpOf(g, "switch_t"), "Identity");
+  EXPECT_EQ(OpOf(g, "switch_f"), "Identity");
   for (const Configure& c : {Configure(L1), Configure(L0)}) {
     std::unique_ptr<Session> s = Open(kCond, c);
     ASSERT_TRUE(s);
@@ -277,9 +284,9 @@ TEST(ConstantFoldingTest, AValueOverTheCapIsNotFolded) {
   auto cap = [](int64_t bytes) {
     return [bytes](proto::GraphOptions* o) { o->mutable_optimizer_options()->set_max_folded_constant_in_bytes(bytes); };
   };
-  EXPECT_EQ(Find(StepGraph(kBigFill, {"x"}, {"y"}, cap(3999)), "fill")->op(), "Fill");
-  EXPECT_EQ(Find(StepGraph(kBigFill, {"x"}, {"y"}, cap(4000)), "fill")->op(), "Const");
-  EXPECT_EQ(Find(StepGraph(kBigFill, {"x"}, {"y"}), "fill")->op(), "Const");  // 0: TF's 10 MiB
+  EXPECT_EQ(OpOf(StepGraph(kBigFill, {"x"}, {"y"}, cap(3999)), "fill"), "Fill");
+  EXPECT_EQ(OpOf(StepGraph(kBigFill, {"x"}, {"y"}, cap(4000)), "fill"), "Const");
+  EXPECT_EQ(OpOf(StepGraph(kBigFill, {"x"}, {"y"}), "fill"), "Const");  // 0: TF's 10 MiB
   for (int64_t bytes : {3999, 4000}) {
     const std::vector<float> y = RunOnce(kBigFill, cap(bytes), {{"x", MakeTensor<float>(GR_FLOAT, {}, {3})}}, "y");
     ASSERT_EQ(y.size(), 1000u);
@@ -299,7 +306,7 @@ TEST(ConstantFoldingTest, ASubgraphThatNeedsMoreThanFourTimesTheCapIsNotFolded) 
   auto cap = [](int64_t bytes) {
     return [bytes](proto::GraphOptions* o) { o->mutable_optimizer_options()->set_max_folded_constant_in_bytes(bytes); };
   };
-  EXPECT_EQ(Find(StepGraph(pbtxt, {"x"}, {"y"}, cap(100)), "s")->op(), "Sum");
+  EXPECT_EQ(OpOf(StepGraph(pbtxt, {"x"}, {"y"}, cap(100)), "s"), "Sum");
   EXPECT_EQ(ConstValue(StepGraph(pbtxt, {"x"}, {"y"}, cap(2000)), "s"), (std::vector<float>{500}));
   for (int64_t bytes : {100, 2000})
     EXPECT_EQ(RunOnce(pbtxt, cap(bytes), {{"x", MakeTensor<float>(GR_FLOAT, {}, {2})}}, "y"),
@@ -317,8 +324,8 @@ TEST(ConstantFoldingTest, AsynchronousKernelsAreNotFolded) {
                                      TypeAttr("T", "DT_INT32") + "attr { key: \"delay_ms\" value { i: 0 } } ") +
                             Int("n", "Neg", {"d"});
   const proto::GraphDef g = StepGraph(pbtxt, {}, {"n"});
-  EXPECT_EQ(Find(g, "d")->op(), "TestAsyncDelay");
-  EXPECT_EQ(Find(g, "n")->op(), "Neg");
+  EXPECT_EQ(OpOf(g, "d"), "TestAsyncDelay");
+  EXPECT_EQ(OpOf(g, "n"), "Neg");
   std::unique_ptr<Session> s = Open(pbtxt, L1);
   ASSERT_TRUE(s);
   std::vector<Tensor> out;
@@ -346,9 +353,9 @@ const std::string kLoop =
 
 TEST(ConstantFoldingTest, NothingInsideAWhileLoopIsFoldedOrRemoved) {
   const proto::GraphDef g = StepGraph(kLoop, {}, {"w/Exit_i"});
-  EXPECT_EQ(Find(g, "w/five")->op(), "Add");
-  EXPECT_EQ(Find(g, "w/Ident_i")->op(), "Identity");
-  EXPECT_EQ(Find(g, "start")->op(), "Const");
+  EXPECT_EQ(OpOf(g, "w/five"), "Add");
+  EXPECT_EQ(OpOf(g, "w/Ident_i"), "Identity");
+  EXPECT_EQ(OpOf(g, "start"), "Const");
   for (const Configure& c : {Configure(L1), Configure(L0)}) {
     std::unique_ptr<Session> s = Open(kLoop, c);
     ASSERT_TRUE(s);
@@ -367,8 +374,8 @@ TEST(ConstantFoldingTest, AKernelErrorLeavesTheGraphUnfoldedAndSurfacesAtRun) {
                             PlaceholderNode("x", "DT_FLOAT") + Float("y", "Mul", {"x", "badf"}) +
                             ConstFloat("ok", {1}, {2}) + Float("ok2", "Neg", {"ok"}) + Float("z", "Mul", {"x", "ok2"});
   const proto::GraphDef g = StepGraph(pbtxt, {"x"}, {"y", "z"});
-  EXPECT_EQ(Find(g, "bad")->op(), "FloorDiv");
-  EXPECT_EQ(Find(g, "ok2")->op(), "Neg");  // one evaluation for the step: all or nothing
+  EXPECT_EQ(OpOf(g, "bad"), "FloorDiv");
+  EXPECT_EQ(OpOf(g, "ok2"), "Neg");  // one evaluation for the step: all or nothing
   for (const Configure& c : {Configure(L1), Configure(L0)}) {
     std::unique_ptr<Session> s = Open(pbtxt, c);
     ASSERT_TRUE(s);
@@ -391,7 +398,7 @@ TEST(ConstantFoldingTest, StringValuesFold) {
       PlaceholderNode("p", "DT_STRING") +
       NodeText("k", "StringJoin", {"j", "p"}, "attr { key: \"N\" value { i: 2 } } ");
   const proto::GraphDef g = StepGraph(pbtxt, {"p"}, {"k"});
-  ASSERT_EQ(Find(g, "j")->op(), "Const");
+  ASSERT_EQ(OpOf(g, "j"), "Const");
   EXPECT_EQ(Find(g, "j")->attr().at("value").tensor().string_val(0), "abcd");
   for (const Configure& c : {Configure(L1), Configure(L0)}) {
     std::unique_ptr<Session> s = Open(pbtxt, c);
@@ -441,7 +448,7 @@ TEST(GenericPassSwitchesTest, FollowTensorFlowsOptimizerOptions) {
   for (const Case& c : cases) {
     SCOPED_TRACE(c.what);
     const proto::GraphDef g = StepGraph(pbtxt, {"x"}, {"y2"}, c.configure);
-    EXPECT_EQ(Find(g, "k")->op(), c.folds ? "Const" : "Add");
+    EXPECT_EQ(OpOf(g, "k"), c.folds ? "Const" : "Add");
     EXPECT_EQ(CountOp(g, "Add"), (c.merges ? 1 : 2) + (c.folds ? 0 : 1));
     // (3 + 1)^2 * 5
     EXPECT_EQ(RunOnce(pbtxt, c.configure, {{"x", MakeTensor<float>(GR_FLOAT, {}, {3})}}, "y2"),
@@ -463,7 +470,7 @@ TEST(GenericPassSwitchesTest, TheSessionRunsTheStepGraphThePassesMade) {
     EXPECT_EQ(ToVector<float>(out[0]), (std::vector<float>{32, 36}));
     ASSERT_EQ(md.partition_graphs_size(), 1);
     EXPECT_EQ(CountOp(md.partition_graphs(0), "Add"), on ? 0 : 1);
-    EXPECT_EQ(Find(md.partition_graphs(0), "sq")->op(), on ? "Const" : "Mul");
+    EXPECT_EQ(OpOf(md.partition_graphs(0), "sq"), on ? "Const" : "Mul");
   }
 }
 
@@ -528,9 +535,30 @@ TEST(IdentityRemovalTest, ReadersReadTheInputAndWaitForTheControlInputs) {
     o->mutable_rewrite_options()->set_dependency_optimization(proto::RewriterConfig::OFF);
   };
   for (const Configure& c : {Configure(L0), Configure(no_dependency_optimization)})
-    EXPECT_EQ(Find(StepGraph(pbtxt, {"x"}, {"y"}, c), "i")->op(), "Identity");
+    EXPECT_EQ(OpOf(StepGraph(pbtxt, {"x"}, {"y"}, c), "i"), "Identity");
   for (const Configure& c : {Configure(L1), Configure(L0)})
     EXPECT_EQ(RunOnce(pbtxt, c, {{"x", Floats({2, -1})}}, "y"), (std::vector<float>{-4, -1}));
+}
+
+TEST(IdentityRemovalTest, ABranchIdentityThatWaitsForThePivotStays) {
+  // merge = pred ? t : f with t = Identity(x, ^switch_t): x is live either
+  // way, t is dead when the branch is not taken, and a Merge takes its
+  // first live input.
+  const std::string pbtxt =
+      PlaceholderNode("pred", "DT_BOOL") + PlaceholderNode("x", "DT_FLOAT") +
+      NodeText("sw", "Switch", {"pred", "pred"}, TypeAttr("T", "DT_BOOL")) +
+      NodeText("switch_f", "Identity", {"sw:0"}, TypeAttr("T", "DT_BOOL")) +
+      NodeText("switch_t", "Identity", {"sw:1"}, TypeAttr("T", "DT_BOOL")) + Float("t", "Identity", {"x", "^switch_t"}) +
+      Float("f", "Neg", {"x", "^switch_f"}) +
+      NodeText("merge", "Merge", {"t", "f"}, TypeAttr("T", "DT_FLOAT") + "attr { key: \"N\" value { i: 2 } } ");
+  EXPECT_EQ(OpOf(StepGraph(pbtxt, {"pred", "x"}, {"merge"}), "t"), "Identity");
+  std::unique_ptr<Session> s = Open(pbtxt, L1);
+  ASSERT_TRUE(s);
+  for (bool pred : {true, false}) {
+    std::vector<Tensor> out;
+    ASSERT_TRUE(s->Run({{"pred", MakeTensor<bool>(GR_BOOL, {}, {pred})}, {"x", Floats({7})}}, {"merge"}, {}, &out).ok());
+    EXPECT_EQ(ToVector<float>(out[0]), (std::vector<float>{pred ? 7.0f : -7.0f}));
+  }
 }
 
 TEST(IdentityRemovalTest, FetchedTargetedAndRefIdentitiesStay) {
@@ -543,11 +571,11 @@ TEST(IdentityRemovalTest, FetchedTargetedAndRefIdentitiesStay) {
       Float("vy", "Mul", {"read", "x"});
   // Fetched.
   const proto::GraphDef fetched = StepGraph(pbtxt, {"x"}, {"y", "i"});
-  EXPECT_EQ(Find(fetched, "i")->op(), "Identity");
+  EXPECT_EQ(OpOf(fetched, "i"), "Identity");
   // A target.
-  EXPECT_EQ(Find(StepGraph(pbtxt, {"x"}, {"u"}, L1, {"t"}), "t")->op(), "Identity");
+  EXPECT_EQ(OpOf(StepGraph(pbtxt, {"x"}, {"u"}, L1, {"t"}), "t"), "Identity");
   // The value of a ref variable when it runs.
-  EXPECT_EQ(Find(StepGraph(pbtxt, {"x"}, {"vy"}), "read")->op(), "Identity");
+  EXPECT_EQ(OpOf(StepGraph(pbtxt, {"x"}, {"vy"}), "read"), "Identity");
   std::unique_ptr<Session> s = Open(pbtxt, L1);
   ASSERT_TRUE(s);
   std::vector<Tensor> out;

@@ -110,11 +110,16 @@ void RemoveIdentities(Graph* g) {
     if (IsRefType(n->input_type(0)) || IsRefType(src->output_type(slot)) ||
         ControlFlowOpOf(src->op()) == ControlFlowOp::kSwitch || src->assigned_device() != n->assigned_device())
       continue;
+    bool waits = false;
+    for (const Edge* e : n->in_edges()) waits |= e->IsControlEdge() && e->src()->IsOp();
     bool reads = false, keep = false;
     for (const Edge* e : n->out_edges()) {
       // A fetch or a target keeps its node; one whose output is fed has no
-      // data consumers left (they read the feed's _Arg).
-      keep |= e->dst()->IsSink() || e->dst()->op() == kRetvalOp;
+      // data consumers left (they read the feed's _Arg). A Merge is not
+      // dead by a dead control input, as its readers are: the Identity of
+      // a cond branch (waiting for the pivot) stays.
+      keep |= e->dst()->IsSink() || e->dst()->op() == kRetvalOp ||
+              (waits && ControlFlowOpOf(e->dst()->op()) != ControlFlowOp::kNone);
       reads |= !e->IsControlEdge();
     }
     if (keep || !reads) continue;
