@@ -1,9 +1,9 @@
 // The core's generic graph passes (kernel_core/src/generic_passes.h):
 // constant folding, common-subexpression elimination and Identity removal,
 // switched by ConfigProto.graph_options as TensorFlow 1 switches them.
-// Each rewrite is shown on the step graph a session would build (client
-// graph, placement, RunGraphPasses), and results are checked through a
-// Session with the passes on and off against hand-computed answers.
+// Each rewrite is shown on the step graph a session runs (its partition
+// graphs, RunMetadata), and results are checked through a Session with the
+// passes on and off against hand-computed answers.
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -12,10 +12,6 @@
 #include <string>
 #include <vector>
 
-#include "../kernel_core/src/client_graph.h"
-#include "../kernel_core/src/graph_passes.h"
-#include "../kernel_core/src/placer.h"
-#include "graphrt/core/graph.h"
 #include "graphrt/core/runtime.h"
 #include "graphrt/core/session.h"
 #include "op_test_util.h"
@@ -61,37 +57,42 @@ Tensor Floats(const std::vector<float>& v) {
   return MakeTensor<float>(GR_FLOAT, {static_cast<int64_t>(v.size())}, v);
 }
 
-// The step graph a session with `configure`d GraphOptions (and `cpus` CPU
-// devices) builds for these feeds, fetches and targets, after the graph
-// passes.
-proto::GraphDef StepGraph(const std::string& pbtxt, const std::vector<std::string>& feeds,
-                          const std::vector<std::string>& fetches, const Configure& configure = L1,
-                          const std::vector<std::string>& targets = {}, int cpus = 1) {
+Feeds ScalarX() { return {{"x", MakeTensor<float>(GR_FLOAT, {}, {3})}}; }
+
+std::unique_ptr<Session> Open(const std::string& pbtxt, const Configure& configure, int cpus = 1) {
   testing::LoadStandardPlugins();
+  SessionOptions o = testing::OpTestOptions();
+  configure(o.config.mutable_graph_options());
+  (*o.config.mutable_device_count())["CPU"] = cpus;
+  std::unique_ptr<Session> s;
+  Status st = NewSession(o, &s);
+  EXPECT_TRUE(st.ok()) << st;
+  if (st.ok()) st = s->Create(testing::ParseGraph(pbtxt));
+  EXPECT_TRUE(st.ok()) << st;
+  return st.ok() ? std::move(s) : nullptr;
+}
+
+// The step graph a session with `configure`d GraphOptions (and `cpus` CPU
+// devices) runs for these feeds, fetches and targets, after the graph
+// passes: the nodes of the partition graphs of a Run (RunMetadata), after
+// the `first` targets ran once. Fails the test if the Run fails.
+proto::GraphDef StepGraph(const std::string& pbtxt, const Feeds& feeds, const std::vector<std::string>& fetches,
+                          const Configure& configure = L1, const std::vector<std::string>& targets = {}, int cpus = 1,
+                          const std::vector<std::string>& first = {}) {
   proto::GraphDef out;
-  Graph full(&Runtime::Global().ops());
-  Status s = ConvertGraphDefToGraph(testing::ParseGraph(pbtxt), &full);
-  EXPECT_TRUE(s.ok()) << s;
-  std::map<std::string, int> counts;
-  for (const std::string& type : Runtime::Global().devices().DeviceTypes()) counts[type] = 0;
-  counts["CPU"] = cpus;
-  std::vector<Device*> devices;
-  s = Runtime::Global().devices().GetDevices(counts, &devices);
-  EXPECT_TRUE(s.ok()) << s;
-  Graph g(&Runtime::Global().ops());
-  ClientGraphFeeds feed_info;
-  if (s.ok()) s = BuildClientGraph(full, feeds, fetches, targets, &g, &feed_info);
-  if (s.ok()) s = PlaceClientGraph(devices, PlacementOptions(), &g);
-  proto::GraphOptions options;
-  configure(&options);
-  auto named = [&devices](const std::string& name) -> Device* {
-    for (Device* d : devices)
-      if (d->name() == name) return d;
-    return nullptr;
-  };
-  if (s.ok()) s = RunGraphPasses(options, named, &g);
-  EXPECT_TRUE(s.ok()) << s;
-  g.ToGraphDef(&out);
+  std::unique_ptr<Session> s = Open(pbtxt, configure, cpus);
+  if (!s) return out;
+  std::vector<Tensor> values;
+  if (!first.empty()) {
+    EXPECT_TRUE(s->Run({}, {}, first, &values).ok());
+  }
+  proto::RunOptions ro;
+  ro.set_output_partition_graphs(true);
+  proto::RunMetadata md;
+  Status st = s->Run(ro, feeds, fetches, targets, &values, &md);
+  EXPECT_TRUE(st.ok()) << st;
+  for (const proto::GraphDef& p : md.partition_graphs())
+    for (const proto::NodeDef& n : p.node()) *out.add_node() = n;
   return out;
 }
 
@@ -132,19 +133,6 @@ std::vector<float> ConstValue(const proto::GraphDef& g, const std::string& name)
   return s.ok() ? ToVector<float>(t) : std::vector<float>();
 }
 
-std::unique_ptr<Session> Open(const std::string& pbtxt, const Configure& configure, int cpus = 1) {
-  testing::LoadStandardPlugins();
-  SessionOptions o = testing::OpTestOptions();
-  configure(o.config.mutable_graph_options());
-  (*o.config.mutable_device_count())["CPU"] = cpus;
-  std::unique_ptr<Session> s;
-  Status st = NewSession(o, &s);
-  EXPECT_TRUE(st.ok()) << st;
-  if (st.ok()) st = s->Create(testing::ParseGraph(pbtxt));
-  EXPECT_TRUE(st.ok()) << st;
-  return st.ok() ? std::move(s) : nullptr;
-}
-
 // Runs one fetch in a fresh session; fails the test on error.
 std::vector<float> RunOnce(const std::string& pbtxt, const Configure& configure, const Feeds& feeds,
                        const std::string& fetch, int cpus = 1) {
@@ -163,7 +151,7 @@ const std::string kConstChain = ConstFloat("a", {2}, {1, 2}) + ConstFloat("b", {
                                 PlaceholderNode("x", "DT_FLOAT") + Float("y", "Mul", {"x", "sq"});
 
 TEST(ConstantFoldingTest, ConstantSubgraphBecomesOneConstNamedAfterItsLastNode) {
-  const proto::GraphDef g = StepGraph(kConstChain, {"x"}, {"y"});
+  const proto::GraphDef g = StepGraph(kConstChain, {{"x", Floats({1, -1})}}, {"y"});
   EXPECT_EQ(CountOp(g, "Add"), 0);
   EXPECT_EQ(Find(g, "sum"), nullptr);
   EXPECT_EQ(Find(g, "a"), nullptr);
@@ -172,7 +160,7 @@ TEST(ConstantFoldingTest, ConstantSubgraphBecomesOneConstNamedAfterItsLastNode) 
   ASSERT_NE(Find(g, "sq"), nullptr);
   EXPECT_EQ(Find(g, "sq")->device(), "/job:localhost/replica:0/task:0/device:CPU:0");
 
-  const proto::GraphDef off = StepGraph(kConstChain, {"x"}, {"y"}, L0);
+  const proto::GraphDef off = StepGraph(kConstChain, {{"x", Floats({1, -1})}}, {"y"}, L0);
   EXPECT_EQ(CountOp(off, "Add"), 1);
   EXPECT_EQ(OpOf(off, "sq"), "Mul");
 
@@ -192,8 +180,8 @@ TEST(ConstantFoldingTest, FetchedNodeKeepsItsNameAndValue) {
 
 TEST(ConstantFoldingTest, AFedNodeIsNotFolded) {
   // x is a Placeholder; sq is constant but fed: the fed value wins.
-  EXPECT_EQ(CountOp(StepGraph(kConstChain, {"x"}, {"y"}), "Placeholder"), 0);
-  const proto::GraphDef g = StepGraph(kConstChain, {"x", "sq"}, {"y"});
+  EXPECT_EQ(CountOp(StepGraph(kConstChain, {{"x", Floats({1, -1})}}, {"y"}), "Placeholder"), 0);
+  const proto::GraphDef g = StepGraph(kConstChain, {{"x", Floats({2, 3})}, {"sq", Floats({1, 10})}}, {"y"});
   EXPECT_EQ(InputsOf(g, "y"), (std::vector<std::string>{"_arg_x_0", "_arg_sq_0"}));
   EXPECT_EQ(Find(g, "sum"), nullptr);  // pruned: nothing reads it any more
   EXPECT_EQ(RunOnce(kConstChain, L1, {{"x", Floats({2, 3})}, {"sq", Floats({1, 10})}}, "y"),
@@ -201,7 +189,7 @@ TEST(ConstantFoldingTest, AFedNodeIsNotFolded) {
   // Placeholder + Const: nothing to fold.
   const std::string add = PlaceholderNode("p", "DT_FLOAT") + ConstFloat("c", {2}, {1, 1}) +
                           Float("z", "Add", {"p", "c"});
-  EXPECT_EQ(OpOf(StepGraph(add, {"p"}, {"z"}), "z"), "Add");
+  EXPECT_EQ(OpOf(StepGraph(add, {{"p", Floats({2, 3})}}, {"z"}), "z"), "Add");
   EXPECT_EQ(RunOnce(add, L1, {{"p", Floats({2, 3})}}, "z"), (std::vector<float>{3, 4}));
 }
 
@@ -215,7 +203,7 @@ TEST(ConstantFoldingTest, TheFoldedConstWaitsForTheControlInputsOfItsSubgraph) {
                             Float("y", "Mul", {"x", "sum"});
   // gate is fetched too (else, read only through a control edge, the
   // removal of control-only nodes drops it).
-  const proto::GraphDef g = StepGraph(pbtxt, {"x"}, {"y", "gate"});
+  const proto::GraphDef g = StepGraph(pbtxt, {{"x", Floats({1, 2})}}, {"y", "gate"});
   EXPECT_EQ(ConstValue(g, "sum"), (std::vector<float>{4, 6}));
   EXPECT_EQ(InputsOf(g, "sum"), (std::vector<std::string>{"^gate"}));
   EXPECT_EQ(RunOnce(pbtxt, L1, {{"x", Floats({1, 2})}}, "y"), (std::vector<float>{4, 12}));
@@ -233,7 +221,7 @@ const std::string kCond =
     NodeText("merge", "Merge", {"f", "t"}, TypeAttr("T", "DT_FLOAT") + "attr { key: \"N\" value { i: 2 } } ");
 
 TEST(ConstantFoldingTest, ConstantsInACondBranchStayInTheirBranch) {
-  const proto::GraphDef g = StepGraph(kCond, {"pred"}, {"merge"});
+  const proto::GraphDef g = StepGraph(kCond, {{"pred", MakeTensor<bool>(GR_BOOL, {}, {true})}}, {"merge"});
   EXPECT_EQ(ConstValue(g, "t"), (std::vector<float>{3}));
   EXPECT_EQ(InputsOf(g, "t"), (std::vector<std::string>{"^switch_t"}));
   EXPECT_EQ(ConstValue(g, "f"), (std::vector<float>{30}));
@@ -284,9 +272,9 @@ TEST(ConstantFoldingTest, AValueOverTheCapIsNotFolded) {
   auto cap = [](int64_t bytes) {
     return [bytes](proto::GraphOptions* o) { o->mutable_optimizer_options()->set_max_folded_constant_in_bytes(bytes); };
   };
-  EXPECT_EQ(OpOf(StepGraph(kBigFill, {"x"}, {"y"}, cap(3999)), "fill"), "Fill");
-  EXPECT_EQ(OpOf(StepGraph(kBigFill, {"x"}, {"y"}, cap(4000)), "fill"), "Const");
-  EXPECT_EQ(OpOf(StepGraph(kBigFill, {"x"}, {"y"}), "fill"), "Const");  // 0: TF's 10 MiB
+  EXPECT_EQ(OpOf(StepGraph(kBigFill, ScalarX(), {"y"}, cap(3999)), "fill"), "Fill");
+  EXPECT_EQ(OpOf(StepGraph(kBigFill, ScalarX(), {"y"}, cap(4000)), "fill"), "Const");
+  EXPECT_EQ(OpOf(StepGraph(kBigFill, ScalarX(), {"y"}), "fill"), "Const");  // 0: TF's 10 MiB
   for (int64_t bytes : {3999, 4000}) {
     const std::vector<float> y = RunOnce(kBigFill, cap(bytes), {{"x", MakeTensor<float>(GR_FLOAT, {}, {3})}}, "y");
     ASSERT_EQ(y.size(), 1000u);
@@ -306,8 +294,8 @@ TEST(ConstantFoldingTest, ASubgraphThatNeedsMoreThanFourTimesTheCapIsNotFolded) 
   auto cap = [](int64_t bytes) {
     return [bytes](proto::GraphOptions* o) { o->mutable_optimizer_options()->set_max_folded_constant_in_bytes(bytes); };
   };
-  EXPECT_EQ(OpOf(StepGraph(pbtxt, {"x"}, {"y"}, cap(100)), "s"), "Sum");
-  EXPECT_EQ(ConstValue(StepGraph(pbtxt, {"x"}, {"y"}, cap(2000)), "s"), (std::vector<float>{500}));
+  EXPECT_EQ(OpOf(StepGraph(pbtxt, ScalarX(), {"y"}, cap(100)), "s"), "Sum");
+  EXPECT_EQ(ConstValue(StepGraph(pbtxt, ScalarX(), {"y"}, cap(2000)), "s"), (std::vector<float>{500}));
   for (int64_t bytes : {100, 2000})
     EXPECT_EQ(RunOnce(pbtxt, cap(bytes), {{"x", MakeTensor<float>(GR_FLOAT, {}, {2})}}, "y"),
               (std::vector<float>{1000}));
@@ -373,9 +361,6 @@ TEST(ConstantFoldingTest, AKernelErrorLeavesTheGraphUnfoldedAndSurfacesAtRun) {
                                      TypeAttr("SrcT", "DT_INT32") + TypeAttr("DstT", "DT_FLOAT")) +
                             PlaceholderNode("x", "DT_FLOAT") + Float("y", "Mul", {"x", "badf"}) +
                             ConstFloat("ok", {1}, {2}) + Float("ok2", "Neg", {"ok"}) + Float("z", "Mul", {"x", "ok2"});
-  const proto::GraphDef g = StepGraph(pbtxt, {"x"}, {"y", "z"});
-  EXPECT_EQ(OpOf(g, "bad"), "FloorDiv");
-  EXPECT_EQ(OpOf(g, "ok2"), "Neg");  // one evaluation for the step: all or nothing
   for (const Configure& c : {Configure(L1), Configure(L0)}) {
     std::unique_ptr<Session> s = Open(pbtxt, c);
     ASSERT_TRUE(s);
@@ -397,7 +382,7 @@ TEST(ConstantFoldingTest, StringValuesFold) {
       NodeText("j", "StringJoin", {"h", "t"}, "attr { key: \"N\" value { i: 2 } } ") +
       PlaceholderNode("p", "DT_STRING") +
       NodeText("k", "StringJoin", {"j", "p"}, "attr { key: \"N\" value { i: 2 } } ");
-  const proto::GraphDef g = StepGraph(pbtxt, {"p"}, {"k"});
+  const proto::GraphDef g = StepGraph(pbtxt, {{"p", Tensor::StringScalar("!")}}, {"k"});
   ASSERT_EQ(OpOf(g, "j"), "Const");
   EXPECT_EQ(Find(g, "j")->attr().at("value").tensor().string_val(0), "abcd");
   for (const Configure& c : {Configure(L1), Configure(L0)}) {
@@ -447,30 +432,12 @@ TEST(GenericPassSwitchesTest, FollowTensorFlowsOptimizerOptions) {
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.what);
-    const proto::GraphDef g = StepGraph(pbtxt, {"x"}, {"y2"}, c.configure);
+    const proto::GraphDef g = StepGraph(pbtxt, ScalarX(), {"y2"}, c.configure);
     EXPECT_EQ(OpOf(g, "k"), c.folds ? "Const" : "Add");
     EXPECT_EQ(CountOp(g, "Add"), (c.merges ? 1 : 2) + (c.folds ? 0 : 1));
     // (3 + 1)^2 * 5
     EXPECT_EQ(RunOnce(pbtxt, c.configure, {{"x", MakeTensor<float>(GR_FLOAT, {}, {3})}}, "y2"),
               (std::vector<float>{80}));
-  }
-}
-
-TEST(GenericPassSwitchesTest, TheSessionRunsTheStepGraphThePassesMade) {
-  // The partition graphs a Run reports are the optimized step graph.
-  for (bool on : {true, false}) {
-    std::unique_ptr<Session> s = Open(kConstChain, on ? Configure(L1) : Configure(L0));
-    ASSERT_TRUE(s);
-    proto::RunOptions ro;
-    ro.set_output_partition_graphs(true);
-    proto::RunMetadata md;
-    std::vector<Tensor> out;
-    Status st = s->Run(ro, {{"x", Floats({2, 1})}}, {"y"}, {}, &out, &md);
-    ASSERT_TRUE(st.ok()) << st;
-    EXPECT_EQ(ToVector<float>(out[0]), (std::vector<float>{32, 36}));
-    ASSERT_EQ(md.partition_graphs_size(), 1);
-    EXPECT_EQ(CountOp(md.partition_graphs(0), "Add"), on ? 0 : 1);
-    EXPECT_EQ(OpOf(md.partition_graphs(0), "sq"), on ? "Const" : "Mul");
   }
 }
 
@@ -481,7 +448,7 @@ TEST(CseTest, EqualNodesMergeAlongAChain) {
   const std::string pbtxt = PlaceholderNode("x", "DT_FLOAT") + Scalar("c1", 1) + Scalar("c2", 1) +
                             Float("a1", "Add", {"x", "c1"}) + Float("a2", "Add", {"x", "c2"}) +
                             Float("n1", "Neg", {"a1"}) + Float("n2", "Neg", {"a2"}) + Float("y", "Mul", {"n1", "n2"});
-  const proto::GraphDef g = StepGraph(pbtxt, {"x"}, {"y"});
+  const proto::GraphDef g = StepGraph(pbtxt, {{"x", Floats({1, -3})}}, {"y"});
   EXPECT_EQ(CountOp(g, "Const"), 1);
   EXPECT_EQ(CountOp(g, "Add"), 1);
   EXPECT_EQ(CountOp(g, "Neg"), 1);
@@ -510,7 +477,7 @@ TEST(CseTest, NodesThatDifferAreKept) {
       NodeText("out", "AddN", {"a1", "a3", "s1", "s2", "g1", "g2", "d0", "d1", "mm", "f2"},
                TypeAttr("T", "DT_FLOAT") + "attr { key: \"N\" value { i: 10 } } ");
   const std::vector<std::string> fetches = {"out", "f1"};
-  const proto::GraphDef g = StepGraph(pbtxt, {"x", "z"}, fetches, L1, {}, 2);
+  const proto::GraphDef g = StepGraph(pbtxt, {{"x", Floats({2})}, {"z", Floats({5})}}, fetches, L1, {}, 2);
   for (const char* n : {"a1", "a3", "s1", "s2", "g1", "g2", "d0", "d1", "m0", "m1"})
     EXPECT_NE(Find(g, n), nullptr) << n;
   // f2 merges into f1 (f1 is fetched and stays; f2 is not).
@@ -528,14 +495,14 @@ TEST(IdentityRemovalTest, ReadersReadTheInputAndWaitForTheControlInputs) {
   const std::string pbtxt = PlaceholderNode("x", "DT_FLOAT") + Float("n", "Neg", {"x"}) +
                             Float("gate", "Square", {"x"}) + Float("i", "Identity", {"n", "^gate"}) +
                             Float("y", "Mul", {"i", "x"});
-  const proto::GraphDef g = StepGraph(pbtxt, {"x"}, {"y", "gate"});
+  const proto::GraphDef g = StepGraph(pbtxt, {{"x", Floats({2, -1})}}, {"y", "gate"});
   EXPECT_EQ(Find(g, "i"), nullptr);
   EXPECT_EQ(InputsOf(g, "y"), (std::vector<std::string>{"n", "_arg_x_0", "^gate"}));
   const auto no_dependency_optimization = [](proto::GraphOptions* o) {
     o->mutable_rewrite_options()->set_dependency_optimization(proto::RewriterConfig::OFF);
   };
   for (const Configure& c : {Configure(L0), Configure(no_dependency_optimization)})
-    EXPECT_EQ(OpOf(StepGraph(pbtxt, {"x"}, {"y"}, c), "i"), "Identity");
+    EXPECT_EQ(OpOf(StepGraph(pbtxt, {{"x", Floats({2, -1})}}, {"y"}, c), "i"), "Identity");
   for (const Configure& c : {Configure(L1), Configure(L0)})
     EXPECT_EQ(RunOnce(pbtxt, c, {{"x", Floats({2, -1})}}, "y"), (std::vector<float>{-4, -1}));
 }
@@ -551,7 +518,8 @@ TEST(IdentityRemovalTest, ABranchIdentityThatWaitsForThePivotStays) {
       NodeText("switch_t", "Identity", {"sw:1"}, TypeAttr("T", "DT_BOOL")) + Float("t", "Identity", {"x", "^switch_t"}) +
       Float("f", "Neg", {"x", "^switch_f"}) +
       NodeText("merge", "Merge", {"t", "f"}, TypeAttr("T", "DT_FLOAT") + "attr { key: \"N\" value { i: 2 } } ");
-  EXPECT_EQ(OpOf(StepGraph(pbtxt, {"pred", "x"}, {"merge"}), "t"), "Identity");
+  const Feeds feeds = {{"pred", MakeTensor<bool>(GR_BOOL, {}, {false})}, {"x", Floats({7})}};
+  EXPECT_EQ(OpOf(StepGraph(pbtxt, feeds, {"merge"}), "t"), "Identity");
   std::unique_ptr<Session> s = Open(pbtxt, L1);
   ASSERT_TRUE(s);
   for (bool pred : {true, false}) {
@@ -570,12 +538,12 @@ TEST(IdentityRemovalTest, FetchedTargetedAndRefIdentitiesStay) {
       ConstFloat("init", {2}, {5, 7}) + Float("assign", "Assign", {"v", "init"}) + Float("read", "Identity", {"v"}) +
       Float("vy", "Mul", {"read", "x"});
   // Fetched.
-  const proto::GraphDef fetched = StepGraph(pbtxt, {"x"}, {"y", "i"});
+  const proto::GraphDef fetched = StepGraph(pbtxt, {{"x", Floats({2, 3})}}, {"y", "i"});
   EXPECT_EQ(OpOf(fetched, "i"), "Identity");
   // A target.
-  EXPECT_EQ(OpOf(StepGraph(pbtxt, {"x"}, {"u"}, L1, {"t"}), "t"), "Identity");
+  EXPECT_EQ(OpOf(StepGraph(pbtxt, {{"x", Floats({2, 3})}}, {"u"}, L1, {"t"}), "t"), "Identity");
   // The value of a ref variable when it runs.
-  EXPECT_EQ(OpOf(StepGraph(pbtxt, {"x"}, {"vy"}), "read"), "Identity");
+  EXPECT_EQ(OpOf(StepGraph(pbtxt, {{"x", Floats({2, 3})}}, {"vy"}, L1, {}, 1, {"assign"}), "read"), "Identity");
   std::unique_ptr<Session> s = Open(pbtxt, L1);
   ASSERT_TRUE(s);
   std::vector<Tensor> out;
