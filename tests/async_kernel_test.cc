@@ -109,7 +109,13 @@ TEST(AsyncKernel, ErrorFailsTheStepNamingTheNodeAndTheSessionGoesOn) {
 
 TEST(AsyncKernel, StepStatsCoverTheWholeAsynchronousCall) {
   for (int threads : {1, 2}) {
-    auto s = Open(FanGraph(20), threads);
+    // opt_level L0: d1 and d2 are equal, CSE would merge them.
+    LoadAsyncPlugin();
+    SessionOptions l0 = testing::OpTestOptions(threads);
+    l0.config.mutable_graph_options()->mutable_optimizer_options()->set_opt_level(proto::OptimizerOptions::L0);
+    std::unique_ptr<Session> s;
+    ASSERT_TRUE(NewSession(l0, &s).ok());
+    ASSERT_TRUE(s->Create(testing::ParseGraph(FanGraph(20))).ok());
     proto::RunOptions options;
     options.set_trace_level(proto::RunOptions::SOFTWARE_TRACE);
     proto::RunMetadata md;

@@ -321,7 +321,12 @@ TEST_F(Hardening, MemoryBudgetCountsLiveTensorsOnly) {
       "node { name: 'v' op: 'Const' attr { key: 'dtype' value { type: DT_FLOAT } } attr { key: 'value' value {"
       " tensor { dtype: DT_FLOAT tensor_shape {} float_val: 3 } } } }"
       "node { name: 'f' op: 'Fill' input: 'dims' input: 'v' attr { key: 'T' value { type: DT_FLOAT } } }";
-  std::unique_ptr<Session> s = NewLimitedSession(10 << 20);
+  // opt_level L0: constant folding would make f a Const whose one buffer
+  // every Run returns.
+  SessionOptions options = LimitedOptions(10 << 20);
+  options.config.mutable_graph_options()->mutable_optimizer_options()->set_opt_level(proto::OptimizerOptions::L0);
+  std::unique_ptr<Session> s;
+  ASSERT_TRUE(NewSession(options, &s).ok());
   ASSERT_TRUE(s->Create(testing::ParseGraph(graph)).ok());
   std::vector<Tensor> out;
   for (int i = 0; i < 50; ++i) ASSERT_TRUE(s->Run({}, {"f"}, {}, &out).ok()) << i;  // each run frees the last

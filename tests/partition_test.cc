@@ -348,17 +348,20 @@ node { name: 'y' op: 'MatMul' input: 'a' input: 'x' device: '/cpu:0' attr { key:
 node { name: 'y_neg' op: 'Neg' input: 'y' device: '/cpu:1' attr { key: 'T' value { type: DT_FLOAT } } }
 )";
 
-std::unique_ptr<Session> TwoCpuSession() {
+// fold = false: opt_level L0, for an all-constant graph meant to run on
+// both devices (constant folding would compute it at build time).
+std::unique_ptr<Session> TwoCpuSession(bool fold = true) {
   testing::LoadStandardPlugins();
   SessionOptions opts;
   (*opts.config.mutable_device_count())["CPU"] = 2;
+  if (!fold) opts.config.mutable_graph_options()->mutable_optimizer_options()->set_opt_level(proto::OptimizerOptions::L0);
   std::unique_ptr<Session> s;
   EXPECT_TRUE(NewSession(opts, &s).ok());
   return s;
 }
 
 TEST(SessionPartitionGraphs, ReportedPerDeviceWithTheTransfers) {
-  std::unique_ptr<Session> s = TwoCpuSession();
+  std::unique_ptr<Session> s = TwoCpuSession(/*fold=*/false);
   ASSERT_NE(s, nullptr);
   ASSERT_TRUE(s->Create(testing::ParseGraph(kTwoCpuMinusAX)).ok());
   proto::RunOptions run_options;

@@ -139,7 +139,9 @@ TEST_F(SessionTest, TracingFillsStepStats) {
   opts.set_trace_level(proto::RunOptions::SOFTWARE_TRACE);
   proto::RunMetadata md;
   std::vector<Tensor> out;
-  ASSERT_TRUE(session_->Run(opts, {}, {"z:0"}, {}, &out, &md).ok());
+  // x is fed: of an all-constant graph, constant folding leaves one Const.
+  const std::vector<std::pair<std::string, Tensor>> feed = {{"x", MakeTensor<float>(GR_FLOAT, {2, 1}, {1, 1})}};
+  ASSERT_TRUE(session_->Run(opts, feed, {"z:0"}, {}, &out, &md).ok());
   ASSERT_EQ(md.step_stats().dev_stats_size(), 1);
   EXPECT_NE(md.step_stats().dev_stats(0).device().find("CPU:0"), std::string::npos);
   int kernels = 0;
@@ -148,7 +150,7 @@ TEST_F(SessionTest, TracingFillsStepStats) {
     if (ns.node_name() == "y" || ns.node_name() == "z") ++kernels;
   }
   EXPECT_EQ(kernels, 2);
-  ASSERT_TRUE(session_->Run(proto::RunOptions(), {}, {"z:0"}, {}, &out, &md).ok());
+  ASSERT_TRUE(session_->Run(proto::RunOptions(), feed, {"z:0"}, {}, &out, &md).ok());
   EXPECT_EQ(md.step_stats().dev_stats_size(), 0);
 }
 
@@ -398,10 +400,13 @@ std::string TwoCpuMinusAX(const std::string& x_device) {
   return g;
 }
 
-std::unique_ptr<Session> TwoCpuSession() {
+// fold = false: opt_level L0, for an all-constant graph meant to run on
+// both devices (constant folding would compute it at build time).
+std::unique_ptr<Session> TwoCpuSession(bool fold = true) {
   testing::LoadStandardPlugins();
   SessionOptions opts;
   (*opts.config.mutable_device_count())["CPU"] = 2;
+  if (!fold) opts.config.mutable_graph_options()->mutable_optimizer_options()->set_opt_level(proto::OptimizerOptions::L0);
   std::unique_ptr<Session> s;
   EXPECT_TRUE(NewSession(opts, &s).ok());
   return s;
@@ -421,7 +426,7 @@ TEST(MultiDevice, OneStepRunsOnTwoCpuDevices) {
 }
 
 TEST(MultiDevice, TracingReportsEachDeviceThatRan) {
-  auto s = TwoCpuSession();
+  auto s = TwoCpuSession(/*fold=*/false);
   ASSERT_TRUE(s->Create(testing::ParseGraph(TwoCpuMinusAX("/job:localhost/replica:0/task:0/cpu:1"))).ok());
   proto::RunOptions opts;
   opts.set_trace_level(proto::RunOptions::SOFTWARE_TRACE);
