@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "c_api_internal.h"
 #include "graphrt/client/saved_model.h"
 #include "graphrt/core/graph.h"
 #include "graphrt/core/op_registry.h"
@@ -101,41 +102,13 @@ struct TF_Library {
 
 namespace {
 
-void Set(TF_Status* s, const Status& st) {
-  if (s == nullptr) return;
-  s->code = static_cast<TF_Code>(st.code());
-  s->message = st.ok() ? std::string() : st.message();
-}
+using graphrt::c_api_internal::Call;
+using graphrt::c_api_internal::LoadDefaultPlugins;
+using graphrt::c_api_internal::NullArgument;
+using graphrt::c_api_internal::ParseProto;
 
-// Runs f (returning a Status) with exceptions turned into a status; true on OK.
-template <typename F>
-bool Call(TF_Status* s, const char* fn, F&& f) {
-  const Status st = graphrt::StatusFromExceptions(fn, std::forward<F>(f));
-  Set(s, st);
-  return st.ok();
-}
-
-Status NullArgument(const char* fn, const char* what) {
-  return errors::InvalidArgument(fn, ": ", what, " is NULL");
-}
-
-Status LoadDefaultPlugins() {
-  return graphrt::Runtime::Global().LoadDefaultPlugins().WithContext("loading the standard plugins: ");
-}
-
-// Parses `bytes` as message `m` (named `what` in errors).
-Status ParseBytes(const char* fn, const void* data, size_t len, const char* what,
-                  google::protobuf::MessageLite* m) {
-  if (data == nullptr && len > 0) return NullArgument(fn, what);
-  if (len > static_cast<size_t>(INT32_MAX)) {
-    return errors::InvalidArgument(fn, ": ", len, " bytes of ", what, " are over protobuf's 2 GiB limit");
-  }
-  if (!m->ParseFromArray(data, static_cast<int>(len))) {
-    return errors::InvalidArgument(fn, ": the ", len, " bytes of ", what, " are not a serialized ",
-                                   m->GetTypeName());
-  }
-  return Status::OK();
-}
+// For the functions without a status parameter: failures answer NULL.
+constexpr TF_Status* kNoStatus = nullptr;
 
 void FreeBytes(void* data, size_t) { std::free(data); }
 
@@ -156,6 +129,17 @@ Status FillBuffer(const char* fn, const google::protobuf::MessageLite& m, TF_Buf
   return Status::OK();
 }
 
+// The RunOptions in `run_options` (NULL: the defaults), and `out`, a buffer
+// the call will fill, empty (TensorFlow refuses a filled one).
+Status BufferArguments(const char* fn, const TF_Buffer* run_options, graphrt::proto::RunOptions* opts,
+                       const TF_Buffer* out, const char* out_name) {
+  if (out != nullptr && out->data != nullptr) {
+    return errors::InvalidArgument(fn, ": passing a non-empty TF_Buffer as ", out_name, " is invalid");
+  }
+  if (run_options == nullptr) return Status::OK();
+  return ParseProto(fn, run_options->data, run_options->length, "run_options", opts);
+}
+
 // dtype and shape of a tensor the caller describes, checked: a known
 // fixed-size type, non-negative dims within the size rule, and len equal to
 // the shape's bytes.
@@ -167,16 +151,26 @@ Status TensorSpecOf(const char* fn, TF_DataType dtype, const int64_t* dims, int 
     return errors::Unimplemented(fn, ": dtype ", graphrt::DataTypeString(*dt),
                                  " has no fixed-size elements (not supported by this library)");
   }
-  if (num_dims < 0) return errors::InvalidArgument(fn, ": num_dims is negative (", num_dims, ")");
-  if (num_dims > 0 && dims == nullptr) return NullArgument(fn, "dims");
-  GR_RETURN_IF_ERROR(graphrt::TensorShape::FromDims(dims, num_dims, shape).WithContext(std::string(fn) + ": "));
-  // The size rule bounds elements to 2^58, so bytes cannot wrap.
-  const size_t bytes = graphrt::DataTypeSize(*dt) * static_cast<size_t>(shape->num_elements());
-  if (len != bytes) {
-    return errors::InvalidArgument(fn, ": len is ", len, " bytes but a ", graphrt::DataTypeString(*dt),
-                                   " tensor of shape ", shape->DebugString(), " has ", bytes);
-  }
-  return Status::OK();
+  GR_RETURN_IF_ERROR(graphrt::c_api_internal::ShapeOf(fn, dims, num_dims, shape));
+  return graphrt::c_api_internal::CheckByteLength(fn, *dt, *shape, len);
+}
+
+// A new tensor of a checked dtype, shape and len, made by
+// fill(dtype, shape, tensor*); NULL when refused (TF_NewTensor and
+// TF_AllocateTensor have no status).
+template <typename F>
+TF_Tensor* NewTensorWith(const char* fn, TF_DataType dtype, const int64_t* dims, int num_dims, size_t len, F&& fill) {
+  TF_Tensor* result = nullptr;
+  Call(kNoStatus, fn, [&]() -> Status {
+    graphrt::DataType dt;
+    graphrt::TensorShape shape;
+    GR_RETURN_IF_ERROR(TensorSpecOf(fn, dtype, dims, num_dims, len, &dt, &shape));
+    auto t = std::make_unique<TF_Tensor>();
+    GR_RETURN_IF_ERROR(fill(dt, shape, &t->tensor));
+    result = t.release();
+    return Status::OK();
+  });
+  return result;
 }
 
 // ---- Import ----
@@ -299,13 +293,7 @@ TF_Code TF_GetCode(const TF_Status* s) { return s ? s->code : TF_OK; }
 const char* TF_Message(const TF_Status* s) { return s ? s->message.c_str() : ""; }
 
 void TF_SetStatus(TF_Status* s, TF_Code code, const char* msg) {
-  if (s == nullptr) return;
-  try {
-    s->code = code;
-    s->message = code == TF_OK || msg == nullptr ? "" : msg;
-  } catch (...) {
-    s->message.clear();  // out of memory for the copy: keep the code
-  }
+  graphrt::c_api_internal::SetCodeAndMessage(s, code, msg, TF_OK);
 }
 
 // ---- Buffers ----
@@ -332,46 +320,24 @@ TF_Buffer TF_GetBuffer(TF_Buffer* buffer) { return buffer ? *buffer : TF_Buffer{
 
 // ---- Tensors ----
 
-size_t TF_DataTypeSize(TF_DataType dt) {
-  if (!graphrt::IsSupportedDataTypeValue(dt)) return 0;
-  return graphrt::DataTypeSize(static_cast<graphrt::DataType>(dt));
-}
+size_t TF_DataTypeSize(TF_DataType dt) { return graphrt::c_api_internal::DataTypeSizeOfValue(dt); }
 
 TF_Tensor* TF_NewTensor(TF_DataType dtype, const int64_t* dims, int num_dims, void* data, size_t len,
                         void (*deallocator)(void* data, size_t len, void* arg), void* deallocator_arg) {
   static const char* fn = "TF_NewTensor";
-  TF_Tensor* result = nullptr;
-  // No status parameter: a refused tensor is NULL (the memory stays the caller's).
-  Call(nullptr, fn, [&]() -> Status {
-    graphrt::DataType dt;
-    graphrt::TensorShape shape;
-    GR_RETURN_IF_ERROR(TensorSpecOf(fn, dtype, dims, num_dims, len, &dt, &shape));
-    if (len > 0 && data == nullptr) return NullArgument(fn, "data");
-    std::function<void(void*)> release;
-    if (deallocator != nullptr) {
-      release = [deallocator, len, deallocator_arg](void* p) { deallocator(p, len, deallocator_arg); };
-    }
-    auto t = std::make_unique<TF_Tensor>();
-    GR_RETURN_IF_ERROR(graphrt::TensorFromMemory(dt, shape, data, len, std::move(release), &t->tensor));
-    result = t.release();
-    return Status::OK();
-  });
-  return result;
+  // A refused tensor leaves the memory the caller's (no deallocator call).
+  return NewTensorWith(fn, dtype, dims, num_dims, len,
+                       [&](graphrt::DataType dt, const graphrt::TensorShape& shape, graphrt::Tensor* out) {
+                         return graphrt::c_api_internal::TensorOverCallerMemory(fn, dt, shape, data, len, deallocator,
+                                                                                deallocator_arg, out);
+                       });
 }
 
 TF_Tensor* TF_AllocateTensor(TF_DataType dtype, const int64_t* dims, int num_dims, size_t len) {
-  static const char* fn = "TF_AllocateTensor";
-  TF_Tensor* result = nullptr;
-  Call(nullptr, fn, [&]() -> Status {
-    graphrt::DataType dt;
-    graphrt::TensorShape shape;
-    GR_RETURN_IF_ERROR(TensorSpecOf(fn, dtype, dims, num_dims, len, &dt, &shape));
-    auto t = std::make_unique<TF_Tensor>();
-    GR_RETURN_IF_ERROR(graphrt::Tensor::Allocate(graphrt::HostAllocator(), dt, shape, &t->tensor));
-    result = t.release();
-    return Status::OK();
-  });
-  return result;
+  return NewTensorWith("TF_AllocateTensor", dtype, dims, num_dims, len,
+                       [](graphrt::DataType dt, const graphrt::TensorShape& shape, graphrt::Tensor* out) {
+                         return graphrt::Tensor::Allocate(graphrt::HostAllocator(), dt, shape, out);
+                       });
 }
 
 void TF_DeleteTensor(TF_Tensor* t) { delete t; }
@@ -379,26 +345,21 @@ void TF_DeleteTensor(TF_Tensor* t) { delete t; }
 TF_DataType TF_TensorType(const TF_Tensor* t) {
   return static_cast<TF_DataType>(t ? static_cast<int>(t->tensor.dtype()) : 0);
 }
-int TF_NumDims(const TF_Tensor* t) { return t ? t->tensor.dims() : 0; }
+int TF_NumDims(const TF_Tensor* t) { return graphrt::c_api_internal::TensorDims(t ? &t->tensor : nullptr); }
 int64_t TF_Dim(const TF_Tensor* t, int dim_index) {
-  if (t == nullptr || dim_index < 0 || dim_index >= t->tensor.dims()) return -1;
-  return t->tensor.dim_size(dim_index);
+  return graphrt::c_api_internal::TensorDim(t ? &t->tensor : nullptr, dim_index);
 }
-int64_t TF_TensorElementCount(const TF_Tensor* t) { return t ? t->tensor.NumElements() : 0; }
-size_t TF_TensorByteSize(const TF_Tensor* t) {
-  if (t == nullptr || !graphrt::DataTypeIsPod(t->tensor.dtype())) return 0;
-  return t->tensor.TotalBytes();
+int64_t TF_TensorElementCount(const TF_Tensor* t) {
+  return graphrt::c_api_internal::TensorElements(t ? &t->tensor : nullptr);
 }
-void* TF_TensorData(const TF_Tensor* t) {
-  if (t == nullptr || !graphrt::DataTypeIsPod(t->tensor.dtype()) || t->tensor.TotalBytes() == 0) return nullptr;
-  return t->tensor.raw_data();
-}
+size_t TF_TensorByteSize(const TF_Tensor* t) { return graphrt::c_api_internal::TensorBytes(t ? &t->tensor : nullptr); }
+void* TF_TensorData(const TF_Tensor* t) { return graphrt::c_api_internal::TensorData(t ? &t->tensor : nullptr); }
 
 // ---- Graphs ----
 
 TF_Graph* TF_NewGraph(void) {
   TF_Graph* result = nullptr;
-  Call(nullptr, "TF_NewGraph", [&]() -> Status {
+  Call(kNoStatus, "TF_NewGraph", [&]() -> Status {
     auto g = std::make_unique<TF_Graph>();
     g->graph = std::make_unique<graphrt::Graph>(&graphrt::Runtime::Global().ops());
     result = g.release();
@@ -424,7 +385,7 @@ void TF_DeleteImportGraphDefOptions(TF_ImportGraphDefOptions* opts) { delete opt
 
 void TF_ImportGraphDefOptionsSetPrefix(TF_ImportGraphDefOptions* opts, const char* prefix) {
   if (opts == nullptr) return;
-  Call(nullptr, "TF_ImportGraphDefOptionsSetPrefix", [&]() -> Status {
+  Call(kNoStatus, "TF_ImportGraphDefOptionsSetPrefix", [&]() -> Status {
     opts->prefix = prefix ? prefix : "";
     return Status::OK();
   });
@@ -432,7 +393,7 @@ void TF_ImportGraphDefOptionsSetPrefix(TF_ImportGraphDefOptions* opts, const cha
 
 void TF_ImportGraphDefOptionsSetDefaultDevice(TF_ImportGraphDefOptions* opts, const char* device) {
   if (opts == nullptr) return;
-  Call(nullptr, "TF_ImportGraphDefOptionsSetDefaultDevice", [&]() -> Status {
+  Call(kNoStatus, "TF_ImportGraphDefOptionsSetDefaultDevice", [&]() -> Status {
     opts->default_device = device ? device : "";
     return Status::OK();
   });
@@ -445,7 +406,7 @@ void TF_GraphImportGraphDef(TF_Graph* graph, const TF_Buffer* graph_def, const T
     if (graph == nullptr) return NullArgument(fn, "graph");
     if (graph_def == nullptr) return NullArgument(fn, "graph_def");
     graphrt::proto::GraphDef def;
-    GR_RETURN_IF_ERROR(ParseBytes(fn, graph_def->data, graph_def->length, "graph_def", &def));
+    GR_RETURN_IF_ERROR(ParseProto(fn, graph_def->data, graph_def->length, "graph_def", &def));
     if (options != nullptr && !options->prefix.empty()) ApplyPrefix(options->prefix + "/", &def);
     if (options != nullptr && !options->default_device.empty()) {
       for (graphrt::proto::NodeDef& n : *def.mutable_node()) {
@@ -461,7 +422,7 @@ void TF_GraphImportGraphDef(TF_Graph* graph, const TF_Buffer* graph_def, const T
 TF_Operation* TF_GraphOperationByName(TF_Graph* graph, const char* oper_name) {
   if (graph == nullptr || oper_name == nullptr) return nullptr;
   TF_Operation* result = nullptr;
-  Call(nullptr, "TF_GraphOperationByName", [&]() -> Status {
+  Call(kNoStatus, "TF_GraphOperationByName", [&]() -> Status {
     std::lock_guard<std::mutex> l(graph->mu);
     auto it = graph->by_name.find(oper_name);
     if (it != graph->by_name.end()) result = it->second;
@@ -515,7 +476,7 @@ void TF_DeleteSessionOptions(TF_SessionOptions* options) { delete options; }
 
 void TF_SetTarget(TF_SessionOptions* options, const char* target) {
   if (options == nullptr) return;
-  Call(nullptr, "TF_SetTarget", [&]() -> Status {
+  Call(kNoStatus, "TF_SetTarget", [&]() -> Status {
     options->options.target = target ? target : "";
     return Status::OK();
   });
@@ -526,7 +487,7 @@ void TF_SetConfig(TF_SessionOptions* options, const void* proto, size_t proto_le
   Call(status, fn, [&]() -> Status {
     if (options == nullptr) return NullArgument(fn, "options");
     graphrt::proto::ConfigProto c;
-    GR_RETURN_IF_ERROR(ParseBytes(fn, proto, proto_len, "config", &c));
+    GR_RETURN_IF_ERROR(ParseProto(fn, proto, proto_len, "config", &c));
     options->options.config = std::move(c);
     return Status::OK();
   });
@@ -562,13 +523,8 @@ void TF_SessionRun(TF_Session* session, const TF_Buffer* run_options, const TF_O
     if (session == nullptr) return NullArgument(fn, "session");
     if (ninputs > 0 && (inputs == nullptr || input_values == nullptr)) return NullArgument(fn, "inputs");
     if (ntargets > 0 && target_opers == nullptr) return NullArgument(fn, "target_opers");
-    if (run_metadata != nullptr && run_metadata->data != nullptr) {
-      return errors::InvalidArgument(fn, ": passing a non-empty TF_Buffer as run_metadata is invalid");
-    }
     graphrt::proto::RunOptions opts;
-    if (run_options != nullptr) {
-      GR_RETURN_IF_ERROR(ParseBytes(fn, run_options->data, run_options->length, "run_options", &opts));
-    }
+    GR_RETURN_IF_ERROR(BufferArguments(fn, run_options, &opts, run_metadata, "run_metadata"));
     {
       std::lock_guard<std::mutex> l(session->extend_mu);
       GR_RETURN_IF_ERROR(ExtendSession(session));
@@ -649,13 +605,8 @@ TF_Session* TF_LoadSessionFromSavedModel(const TF_SessionOptions* session_option
       if (tags[i] == nullptr) return errors::InvalidArgument(fn, ": tags[", i, "] is NULL");
       tag_set.insert(tags[i]);
     }
-    if (meta_graph_def != nullptr && meta_graph_def->data != nullptr) {
-      return errors::InvalidArgument(fn, ": passing a non-empty TF_Buffer as meta_graph_def is invalid");
-    }
     graphrt::proto::RunOptions opts;
-    if (run_options != nullptr) {
-      GR_RETURN_IF_ERROR(ParseBytes(fn, run_options->data, run_options->length, "run_options", &opts));
-    }
+    GR_RETURN_IF_ERROR(BufferArguments(fn, run_options, &opts, meta_graph_def, "meta_graph_def"));
     {
       std::lock_guard<std::mutex> l(graph->mu);
       if (!graph->ops.empty()) return errors::InvalidArgument(fn, ": the graph must be empty (it has ",
