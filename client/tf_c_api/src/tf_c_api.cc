@@ -3,6 +3,7 @@
 // answers a status (or NULL) instead, so none crosses into C.
 #include "graphrt/tf_c_api.h"
 
+#include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -117,6 +118,7 @@ void FreeBytes(void* data, size_t) { std::free(data); }
 Status FillBuffer(const char* fn, const google::protobuf::MessageLite& m, TF_Buffer* out) {
   if (out->data != nullptr) return errors::InvalidArgument(fn, ": passing a non-empty TF_Buffer is invalid");
   const size_t n = m.ByteSizeLong();
+  if (n > static_cast<size_t>(INT_MAX)) return errors::InvalidArgument(fn, ": the ", m.GetTypeName(), " is over 2 GiB");
   void* p = std::malloc(n > 0 ? n : 1);
   if (p == nullptr) return errors::ResourceExhausted(fn, ": cannot allocate ", n, " bytes for a ", m.GetTypeName());
   if (!m.SerializeToArray(p, static_cast<int>(n))) {
