@@ -86,7 +86,11 @@ typedef enum TF_Code {
   TF_UNIMPLEMENTED = 12,
   TF_INTERNAL = 13,
   TF_UNAVAILABLE = 14,
-  TF_DATA_LOSS = 15
+  TF_DATA_LOSS = 15,
+  /* graphrt's, not TensorFlow's: every int is a value of the enum, so an
+   * out-of-range value from a caller is defined (and refused); the enum is
+   * int-sized either way. */
+  TF_CODE_INT_RANGE_ = 0x7fffffff
 } TF_Code;
 
 typedef struct TF_Status TF_Status;
@@ -144,7 +148,8 @@ typedef enum TF_DataType {
   TF_RESOURCE = 20,
   TF_VARIANT = 21,
   TF_UINT32 = 22,
-  TF_UINT64 = 23
+  TF_UINT64 = 23,
+  TF_DATATYPE_INT_RANGE_ = 0x7fffffff /* graphrt's: as TF_CODE_INT_RANGE_ */
 } TF_DataType;
 
 /* Bytes per element; 0 for types without a fixed size (TF_STRING,
