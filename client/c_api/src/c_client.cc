@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "c_api_internal.h"
 #include "graphrt/client/saved_model.h"
 #include "graphrt/model.h"
 #include "graphrt/core/device.h"
@@ -111,30 +112,11 @@ struct GRC_DeviceList {
 
 namespace {
 
-void Set(GRC_Status* s, const Status& st) {
-  if (s == nullptr) return;
-  s->code = static_cast<GRC_Code>(st.code());
-  s->message = st.ok() ? std::string() : st.message();
-}
-
-// Runs f (returning a Status) with exceptions turned into a status; true on OK.
-template <typename F>
-bool Call(GRC_Status* s, const char* fn, F&& f) {
-  const Status st = graphrt::StatusFromExceptions(fn, std::forward<F>(f));
-  Set(s, st);
-  return st.ok();
-}
-
-Status NullArgument(const char* fn, const char* what) {
-  return errors::InvalidArgument(fn, ": ", what, " is NULL");
-}
-
-// The shape a caller gave, checked (rank, non-negative dims, the size rule).
-Status ShapeOf(const char* fn, const int64_t* dims, int num_dims, graphrt::TensorShape* out) {
-  if (num_dims < 0) return errors::InvalidArgument(fn, ": num_dims is negative (", num_dims, ")");
-  if (num_dims > 0 && dims == nullptr) return NullArgument(fn, "dims");
-  return graphrt::TensorShape::FromDims(dims, num_dims, out).WithContext(std::string(fn) + ": ");
-}
+using graphrt::c_api_internal::Call;
+using graphrt::c_api_internal::LoadDefaultPlugins;
+using graphrt::c_api_internal::NullArgument;
+using graphrt::c_api_internal::ParseProto;
+using graphrt::c_api_internal::ShapeOf;
 
 Status DataTypeOf(const char* fn, GRC_DataType dtype, graphrt::DataType* out) {
   return graphrt::ValidateDataType(static_cast<int64_t>(dtype), /*allow_ref=*/false,
@@ -230,10 +212,6 @@ const graphrt::SessionOptions& OptionsOf(const GRC_SessionOptions* o) {
   return o ? o->options : *kDefault;
 }
 
-Status LoadDefaultPlugins() {
-  return graphrt::Runtime::Global().LoadDefaultPlugins().WithContext("loading the standard plugins: ");
-}
-
 }  // namespace
 
 extern "C" {
@@ -251,13 +229,7 @@ GRC_Code GRC_GetCode(const GRC_Status* s) { return s ? s->code : GRC_OK; }
 const char* GRC_Message(const GRC_Status* s) { return s ? s->message.c_str() : ""; }
 
 void GRC_SetStatus(GRC_Status* s, GRC_Code code, const char* message) {
-  if (s == nullptr) return;
-  try {
-    s->code = code;
-    s->message = code == GRC_OK || message == nullptr ? "" : message;
-  } catch (...) {
-    s->message.clear();  // out of memory for the copy: keep the code
-  }
+  graphrt::c_api_internal::SetCodeAndMessage(s, code, message, GRC_OK);
 }
 
 const char* GRC_CodeName(GRC_Code code) {
@@ -267,10 +239,7 @@ const char* GRC_CodeName(GRC_Code code) {
 
 // ---- Tensors ----
 
-size_t GRC_DataTypeSize(GRC_DataType dtype) {
-  if (!graphrt::IsSupportedDataTypeValue(dtype)) return 0;
-  return graphrt::DataTypeSize(static_cast<graphrt::DataType>(dtype));
-}
+size_t GRC_DataTypeSize(GRC_DataType dtype) { return graphrt::c_api_internal::DataTypeSizeOfValue(dtype); }
 
 GRC_Tensor* GRC_NewTensor(GRC_DataType dtype, const int64_t* dims, int num_dims, void* data, size_t len,
                           GRC_Deallocator deallocator, void* deallocator_arg, GRC_Status* status) {
@@ -285,17 +254,9 @@ GRC_Tensor* GRC_NewTensor(GRC_DataType dtype, const int64_t* dims, int num_dims,
     }
     graphrt::TensorShape shape;
     GR_RETURN_IF_ERROR(ShapeOf(fn, dims, num_dims, &shape));
-    // The size rule bounds elements to 2^58, so bytes cannot wrap.
-    const size_t bytes = graphrt::DataTypeSize(dt) * static_cast<size_t>(shape.num_elements());
-    if (len != bytes) {
-      return errors::InvalidArgument(fn, ": len is ", len, " bytes but a ", graphrt::DataTypeString(dt),
-                                     " tensor of shape ", shape.DebugString(), " has ", bytes);
-    }
-    if (bytes > 0 && data == nullptr) return NullArgument(fn, "data");
-    std::function<void(void*)> release;
-    if (deallocator != nullptr) release = [deallocator, len, deallocator_arg](void* p) { deallocator(p, len, deallocator_arg); };
     graphrt::Tensor t;
-    GR_RETURN_IF_ERROR(graphrt::TensorFromMemory(dt, shape, data, bytes, std::move(release), &t).WithContext(fn));
+    GR_RETURN_IF_ERROR(graphrt::c_api_internal::TensorOverCallerMemory(fn, dt, shape, data, len, deallocator,
+                                                                       deallocator_arg, &t));
     result = Wrap(std::move(t));
     return Status::OK();
   });
@@ -348,20 +309,17 @@ void GRC_DeleteTensor(GRC_Tensor* t) { delete t; }
 GRC_DataType GRC_TensorType(const GRC_Tensor* t) {
   return static_cast<GRC_DataType>(t ? static_cast<int>(t->tensor.dtype()) : 0);
 }
-int GRC_TensorNumDims(const GRC_Tensor* t) { return t ? t->tensor.dims() : 0; }
+int GRC_TensorNumDims(const GRC_Tensor* t) { return graphrt::c_api_internal::TensorDims(t ? &t->tensor : nullptr); }
 int64_t GRC_TensorDim(const GRC_Tensor* t, int i) {
-  if (t == nullptr || i < 0 || i >= t->tensor.dims()) return -1;
-  return t->tensor.dim_size(i);
+  return graphrt::c_api_internal::TensorDim(t ? &t->tensor : nullptr, i);
 }
-int64_t GRC_TensorElementCount(const GRC_Tensor* t) { return t ? t->tensor.NumElements() : 0; }
+int64_t GRC_TensorElementCount(const GRC_Tensor* t) {
+  return graphrt::c_api_internal::TensorElements(t ? &t->tensor : nullptr);
+}
 size_t GRC_TensorByteSize(const GRC_Tensor* t) {
-  if (t == nullptr || !graphrt::DataTypeIsPod(t->tensor.dtype())) return 0;
-  return t->tensor.TotalBytes();
+  return graphrt::c_api_internal::TensorBytes(t ? &t->tensor : nullptr);
 }
-void* GRC_TensorData(const GRC_Tensor* t) {
-  if (t == nullptr || !graphrt::DataTypeIsPod(t->tensor.dtype()) || t->tensor.TotalBytes() == 0) return nullptr;
-  return t->tensor.raw_data();
-}
+void* GRC_TensorData(const GRC_Tensor* t) { return graphrt::c_api_internal::TensorData(t ? &t->tensor : nullptr); }
 
 namespace {
 Status StringIndex(const char* fn, const GRC_Tensor* t, int64_t index) {
@@ -412,14 +370,8 @@ GRC_Graph* GRC_NewGraphFromBinary(const void* data, size_t len, GRC_Status* stat
   static const char* fn = "GRC_NewGraphFromBinary";
   GRC_Graph* result = nullptr;
   Call(status, fn, [&]() -> Status {
-    if (data == nullptr && len > 0) return NullArgument(fn, "data");
-    if (len > static_cast<size_t>(INT32_MAX)) {
-      return errors::InvalidArgument(fn, ": ", len, " bytes is over protobuf's 2 GiB limit");
-    }
     auto g = std::make_unique<GRC_Graph>();
-    if (!g->def.ParseFromArray(data, static_cast<int>(len))) {
-      return errors::InvalidArgument(fn, ": the ", len, " bytes are not a serialized GraphDef");
-    }
+    GR_RETURN_IF_ERROR(ParseProto(fn, data, len, "data", &g->def));
     result = g.release();
     return Status::OK();
   });
@@ -473,12 +425,8 @@ int GRC_SetConfig(GRC_SessionOptions* o, const void* config_proto, size_t len, G
   static const char* fn = "GRC_SetConfig";
   return Call(status, fn, [&]() -> Status {
     if (o == nullptr) return NullArgument(fn, "options");
-    if (config_proto == nullptr && len > 0) return NullArgument(fn, "config_proto");
-    if (len > static_cast<size_t>(INT32_MAX)) return errors::InvalidArgument(fn, ": config_proto is too large");
     graphrt::proto::ConfigProto c;
-    if (!c.ParseFromArray(config_proto, static_cast<int>(len))) {
-      return errors::InvalidArgument(fn, ": the ", len, " bytes are not a serialized ConfigProto");
-    }
+    GR_RETURN_IF_ERROR(ParseProto(fn, config_proto, len, "config_proto", &c));
     o->options.config = std::move(c);
     return Status::OK();
   });
@@ -527,13 +475,7 @@ int GRC_SessionRun(GRC_Session* session, const void* run_options, size_t run_opt
     GR_RETURN_IF_ERROR(Feeds(fn, input_names, inputs, num_inputs, &feeds));
     GR_RETURN_IF_ERROR(CheckNames(fn, "target names", target_names, num_targets));
     graphrt::proto::RunOptions opts;
-    if (run_options != nullptr || run_options_len > 0) {
-      if (run_options == nullptr) return NullArgument(fn, "run_options");
-      if (run_options_len > static_cast<size_t>(INT32_MAX) ||
-          !opts.ParseFromArray(run_options, static_cast<int>(run_options_len))) {
-        return errors::InvalidArgument(fn, ": the ", run_options_len, " bytes of run_options are not a serialized RunOptions");
-      }
-    }
+    GR_RETURN_IF_ERROR(ParseProto(fn, run_options, run_options_len, "run_options", &opts));
     const std::vector<std::string> fetches(output_names, output_names + num_outputs);
     const std::vector<std::string> targets(target_names, target_names + num_targets);
     std::vector<graphrt::Tensor> results;
