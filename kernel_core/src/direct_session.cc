@@ -597,23 +597,7 @@ class DirectSession final : public Session {
   Status CreateKernel(const Node& n, Device* device, const KernelRegistration** reg, void** kernel) {
     *reg = TransferKernel(n.op());
     if (*reg == nullptr) GR_RETURN_IF_ERROR(Runtime::Global().kernels().FindKernel(n.def(), device->type(), reg));
-    GR_KernelConstruction kc{GR_Attrs{&n.def(), host_allocator_, nullptr}, &n.def(), &n.input_types(),
-                             &n.output_types(), device, Status()};
-    kc.attrs.error = &kc.status;
-    // A raw C-ABI kernel's exception must not escape (SDK kernels catch their own).
-    Status thrown = StatusFromExceptions("kernel construction", [&] {
-      *kernel = (*reg)->create(&kc, (*reg)->user_data);
-      return Status::OK();
-    });
-    if (!thrown.ok()) {
-      *kernel = nullptr;
-      if (kc.status.ok()) kc.status = thrown;
-    }
-    if (*kernel == nullptr) {
-      Status s = kc.status.ok() ? errors::Internal("kernel creation failed without a message") : kc.status;
-      return Status(s.code(), NodePrefix(n.def()) + ": " + s.message());
-    }
-    return Status::OK();
+    return ConstructKernel(n, device, host_allocator_, **reg, kernel);
   }
 
   // Stateful kernels are created once per session and shared by every

@@ -298,6 +298,24 @@ Status Executor::Create(const Graph& graph, const DeviceOfNode& device_of, const
   return Status::OK();
 }
 
+Status ConstructKernel(const Node& n, Device* device, Allocator* attr_allocator, const KernelRegistration& reg,
+                       void** kernel) {
+  GR_KernelConstruction kc{GR_Attrs{&n.def(), attr_allocator, nullptr}, &n.def(), &n.input_types(),
+                           &n.output_types(), device, Status()};
+  kc.attrs.error = &kc.status;
+  Status thrown = StatusFromExceptions("kernel construction", [&] {
+    *kernel = reg.create(&kc, reg.user_data);
+    return Status::OK();
+  });
+  if (!thrown.ok()) {
+    *kernel = nullptr;
+    if (kc.status.ok()) kc.status = thrown;
+  }
+  if (*kernel != nullptr) return Status::OK();
+  const Status s = kc.status.ok() ? errors::Internal("kernel creation failed without a message") : kc.status;
+  return Status(s.code(), NodePrefix(n.def()) + ": " + s.message());
+}
+
 Executor::Executor() = default;
 
 Executor::~Executor() {

@@ -82,6 +82,12 @@ struct NodeItem {
 using KernelProvider =
     std::function<Status(const Node& node, Device* device, const KernelRegistration** reg, void** kernel, bool* owned)>;
 
+// Constructs `reg`'s kernel for `n` on `device`, its attr tensors from
+// `attr_allocator`. Errors name the node; a raw C-ABI constructor's
+// exception becomes the Status (SDK kernels catch their own).
+Status ConstructKernel(const Node& n, Device* device, Allocator* attr_allocator, const KernelRegistration& reg,
+                       void** kernel);
+
 // The device a node of the graph runs on.
 using DeviceOfNode = std::function<Device*(const Node& node)>;
 

@@ -170,16 +170,7 @@ Status CreateHostKernel(const Node& n, Device* device, Allocator* allocator, con
   *owned = true;
   *kernel = nullptr;
   GR_RETURN_IF_ERROR(Runtime::Global().kernels().FindKernel(n.def(), device->type(), reg));
-  GR_KernelConstruction kc{GR_Attrs{&n.def(), allocator, nullptr}, &n.def(), &n.input_types(),
-                           &n.output_types(), device, Status()};
-  kc.attrs.error = &kc.status;
-  Status thrown = StatusFromExceptions("kernel construction", [&] {
-    *kernel = (*reg)->create(&kc, (*reg)->user_data);
-    return Status::OK();
-  });
-  if (*kernel != nullptr) return Status::OK();
-  if (!thrown.ok()) return thrown;
-  return kc.status.ok() ? errors::Internal(NodePrefix(n.def()), ": kernel creation failed") : kc.status;
+  return ConstructKernel(n, device, allocator, **reg, kernel);
 }
 
 // Evaluates the tensors `wanted` (node, output) of the constant nodes of
