@@ -331,6 +331,25 @@ TEST_P(CrossDeviceTest, CallableAcrossDevices) {
   ASSERT_TRUE(s->ReleaseCallable(h).ok());
 }
 
+// The toy Shape kernel's output is HostMemory (and it refuses XPU memory);
+// Cast on the same XPU reads it as device memory, so a copy must come
+// between them (toy kernels refuse inputs outside their XPU's memory).
+TEST_P(CrossDeviceTest, HostMemoryOutputsOfDeviceKernelsLiveOnTheHost) {
+  const proto::GraphDef g = ParseGraph(
+      Placeholder("x") + Unary("r", "Relu", "x", "/device:XPU:0") +
+      "node { name: 'shape' op: 'Shape' input: 'r' device: '/device:XPU:0' attr { key: 'T' value { type: DT_FLOAT } } "
+      "attr { key: 'out_type' value { type: DT_INT32 } } }\n"
+      "node { name: 'n' op: 'Cast' input: 'shape' device: '/device:XPU:0' attr { key: 'SrcT' value { type: DT_INT32 } } "
+      "attr { key: 'DstT' value { type: DT_FLOAT } } }\n" +
+      Binary("sum", "AddV2", "r", "n", "/device:XPU:0"));
+  auto s = NewXpuSession(g);
+  std::vector<Tensor> got;
+  Status st = s->Run({{"x", MakeTensor<float>(GR_FLOAT, {3}, {-1.f, 0.5f, 2.f})}}, {"shape", "sum"}, {}, &got);
+  ASSERT_TRUE(st.ok()) << st;
+  EXPECT_EQ(ToVector<int32_t>(got[0]), std::vector<int32_t>{3});
+  EXPECT_EQ(ToVector<float>(got[1]), (std::vector<float>{3.f, 3.5f, 5.f}));
+}
+
 TEST_P(CrossDeviceTest, StepStatsReportEachDevicesNodesAndMemory) {
   const proto::GraphDef g = ParseGraph(Placeholder("x") + Unary("r", "Relu", "x", "/device:XPU:0") +
                                        Unary("out", "Relu", "r", "/device:CPU:0"));

@@ -1,4 +1,4 @@
-// XPU kernels: MatMul, AddV2, Relu, Identity, Cast, BiasAdd.
+// XPU kernels: MatMul, AddV2, Relu, Identity, Cast, BiasAdd, Shape.
 //
 // The ops are TensorFlow's, defined by the standard plugins; this file only
 // adds kernels for device "XPU". Inputs and outputs are XPU memory: Compute
@@ -26,7 +26,9 @@ namespace errors = graphrt::sdk::errors;
 
 constexpr const char* kXpu = "XPU";
 
-// The stream to enqueue on, or nullptr after recording why.
+// The stream to enqueue on, or nullptr after recording why. The inputs the
+// work will read must be this device's memory: a real device would fault on
+// a host pointer (the toy's arena is host-addressable, so it checks).
 toy::Stream* StreamOf(OpKernelContext* ctx) {
   auto* s = static_cast<toy::Stream*>(ctx->stream());
   if (s == nullptr || !s->valid()) {
@@ -34,6 +36,14 @@ toy::Stream* StreamOf(OpKernelContext* ctx) {
         "XPU kernel of node '", ctx->node_name(),
         "' was given no XPU stream: device kernels run only under an executor that hands them one"));
     return nullptr;
+  }
+  for (int i = 0; i < ctx->num_inputs(); ++i) {
+    const TensorView x = ctx->input(i);
+    if (x.NumElements() > 0 && toy::OwnerOf(x.raw_data(), x.ByteSize()) != s->device()) {
+      ctx->CtxFailure(errors::FailedPrecondition("XPU kernel of node '", ctx->node_name(), "': input ", i,
+                                                 " is not memory of its XPU (illegal address)"));
+      return nullptr;
+    }
   }
   return s;
 }
@@ -239,6 +249,29 @@ class BiasAddOp : public OpKernel {
   bool nchw_ = false;
 };
 
+// Shape: the input's dims, written on the calling thread into the output,
+// which is HostMemory (as TensorFlow's GPU kernel declares it): the core
+// must allocate it in host memory, and the toy refuses its own memory.
+class ShapeOp : public OpKernel {
+ public:
+  explicit ShapeOp(OpKernelConstruction* c) : OpKernel(c) {}
+
+  void Compute(OpKernelContext* ctx) override {
+    const TensorView x = ctx->input(0);
+    const int64_t dims[1] = {x.rank()};
+    TensorView out;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, dims, 1, &out));
+    OP_REQUIRES(ctx, x.rank() == 0 || toy::OwnerOf(out.raw_data(), out.ByteSize()) == nullptr,
+                errors::FailedPrecondition("Shape on XPU: its HostMemory output was given XPU memory"));
+    int32_t* o = out.data<int32_t>();
+    for (int i = 0; i < x.rank(); ++i) {
+      OP_REQUIRES(ctx, x.dim(i) <= INT32_MAX,
+                  errors::InvalidArgument("Shape output type int32 cannot hold dimension ", x.dim(i)));
+      o[i] = static_cast<int32_t>(x.dim(i));
+    }
+  }
+};
+
 using graphrt::sdk::Name;
 
 REGISTER_KERNEL(Name("MatMul").Device(kXpu).TypeConstraint<float>("T"), MatMulOp);
@@ -249,5 +282,6 @@ REGISTER_KERNEL(Name("Identity").Device(kXpu).TypeConstraint("T", {GR_FLOAT, GR_
 REGISTER_KERNEL(Name("Cast").Device(kXpu).TypeConstraint("SrcT", {GR_FLOAT, GR_INT32}).TypeConstraint("DstT", {GR_FLOAT, GR_INT32}),
                 CastOp);
 REGISTER_KERNEL(Name("BiasAdd").Device(kXpu).TypeConstraint<float>("T"), BiasAddOp);
+REGISTER_KERNEL(Name("Shape").Device(kXpu).HostMemory("output").TypeConstraint<int32_t>("out_type"), ShapeOp);
 
 }  // namespace

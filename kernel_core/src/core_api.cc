@@ -341,7 +341,10 @@ int32_t AllocateInto(GR_KernelContext* ctx, int32_t index, int32_t rank, const i
   const NodeItem& item = *ctx->call.item;
   Tensor& out = ctx->call.outputs[index];
   Status s = TensorShape::FromDims(dims, rank, &shape);
-  if (s.ok()) s = Tensor::Allocate(item.allocator, BaseType(item.output_types[index]), shape, &out);
+  Allocator* a = item.allocator;
+  if (item.has_host_outputs) [[unlikely]]
+    if (item.output_on_host[index]) a = item.host_allocator;
+  if (s.ok()) s = Tensor::Allocate(a, BaseType(item.output_types[index]), shape, &out);
   if (!s.ok()) {
     SetCallError(ctx->call, s.WithContext("output " + std::to_string(index)));
     return static_cast<int32_t>(s.code());
@@ -363,6 +366,9 @@ int32_t CtxAllocateOutput(GR_KernelContext* ctx, int32_t index, int32_t rank, co
                                                    const int64_t* dims, GR_TensorView* view) {
   const NodeItem& item = *ctx->call.item;
   if (in < 0 || in >= item.num_inputs || rank < 0) return false;
+  // (A device input's buffer cannot become a host-memory output.)
+  if (item.has_host_outputs) [[unlikely]]
+    if (item.output_on_host[out]) return false;
   Tensor& input = ctx->call.inputs[in];
   const DataType dtype = BaseType(item.output_types[out]);
   if (!input.RefCountIsOne() || IsRefType(item.input_types[in]) || input.dtype() != dtype || !DataTypeIsPod(dtype))

@@ -249,6 +249,14 @@ Status Executor::Create(const Graph& graph, const DeviceOfNode& device_of, const
     if (!s.ok()) return s;
     item.inexpensive = (item.reg->flags & GR_KERNEL_INEXPENSIVE) != 0;
     item.is_async = item.reg->compute_async != nullptr;
+    if (device != nullptr && !device->host_memory() && !item.reg->host_memory_args.empty()) {
+      // Shapes, sizes, indices a device kernel makes for the host: host memory.
+      for (int i = 0; i < item.num_outputs; ++i) {
+        item.output_on_host.push_back(IsHostMemoryArg(*item.reg, *n, i, /*input=*/false));
+        item.has_host_outputs |= item.output_on_host.back();
+      }
+      if (item.has_host_outputs) item.host_allocator = allocator_of(nullptr);
+    }
   }
   for (Node* n : order) {
     if (!n->IsOp()) continue;

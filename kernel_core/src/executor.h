@@ -50,6 +50,8 @@ struct NodeItem {
   bool has_unconsumed_outputs = false;  // some output has no data consumer
   bool inexpensive = false;
   bool is_async = false;  // its kernel has compute_async (ABI 1.3)
+  // A device kernel with outputs declared HostMemory (output_on_host).
+  bool has_host_outputs = false;
   // Inputs fed by ref outputs: kDeref reads the variable's value when the
   // node runs (TensorFlow's semantics: after its control dependencies);
   // kRef passes the variable itself to a Ref(T) input.
@@ -69,6 +71,10 @@ struct NodeItem {
   std::string error_prefix;  // "Node 'x' (op 'Y')"
   bool owns_kernel = false;
   bool is_send = false;  // a _Send: sends dead values too (frames executor)
+  // Per output, when has_host_outputs: allocated from host_allocator (the
+  // host's view), not the device's memory.
+  std::vector<bool> output_on_host;
+  Allocator* host_allocator = nullptr;
   int initial_pending = 0;
   Device* device = nullptr;
   int device_index = 0;  // into Executor::devices()

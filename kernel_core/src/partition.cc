@@ -226,12 +226,21 @@ Status InsertTransfers(const PartitionOptions& options,
                            needs_transfer,
                        Graph* g, int* num_transfers) {
   *num_transfers = 0;
+  auto output_on_host = [&](const Node& n, int slot) { return options.output_on_host && options.output_on_host(n, slot); };
+  auto input_on_host = [&](const Node& n, int slot) { return options.input_on_host && options.input_on_host(n, slot); };
   std::vector<const Edge*> crossing;
   for (const Node* dst : g->op_nodes())
-    for (const Edge* e : dst->in_edges())
-      if (!e->IsControlEdge() && e->src()->IsOp() && e->src()->assigned_device() != dst->assigned_device() &&
-          needs_transfer(e->src()->assigned_device(), dst->assigned_device()))
-        crossing.push_back(e);
+    for (const Edge* e : dst->in_edges()) {
+      if (e->IsControlEdge() || !e->src()->IsOp()) continue;
+      const std::string& from = e->src()->assigned_device();
+      const std::string& to = dst->assigned_device();
+      if (!needs_transfer(from, to)) continue;
+      // Within one device with its own memory, only a host-memory arg read
+      // as device memory (or the reverse) needs a copy (TensorFlow's
+      // memory types).
+      if (from == to && output_on_host(*e->src(), e->src_output()) == input_on_host(*dst, e->dst_input())) continue;
+      crossing.push_back(e);
+    }
   if (crossing.empty()) return Status::OK();
   if (HasControlFlow(*g)) {
     FrameLayout frames;
@@ -256,12 +265,12 @@ Status InsertTransfers(const PartitionOptions& options,
     const int slot = e->src_output(), input = e->dst_input();
     const std::string& src_device = src->assigned_device();
     const std::string& dst_device = dst->assigned_device();
-    const bool on_host = options.input_on_host && options.input_on_host(*dst, input);
+    const bool on_host = input_on_host(*dst, input);
     const std::string tensor_name = "edge_" + std::to_string(e->id()) + "_" + src->name();
     Node*& recv = recvs[{src->id(), slot, dst_device, on_host}];
     g->RemoveEdge(e);
     if (recv == nullptr) {
-      const bool from_host = options.output_on_host && options.output_on_host(*src, slot);
+      const bool from_host = output_on_host(*src, slot);
       GR_RETURN_IF_ERROR(builder.AddPair(g, src, slot, tensor_name, src_device, g, dst_device, from_host, on_host,
                                          src->name(), &recv));
       ++*num_transfers;

@@ -63,8 +63,11 @@ Status Partition(const PartitionOptions& options, const Graph& g,
 // Rewrites `g` (placed) so that one process can run all of its devices in
 // one executor: every data edge between two devices for which
 // `needs_transfer(src device, dst device)` holds (they do not share memory)
-// becomes a _Send/_Recv pair, made and deduplicated exactly as Partition
-// makes them, with both nodes in `g`; the _Recv also carries
+// becomes a _Send/_Recv pair, and so does an edge within one device for
+// which needs_transfer(d, d) holds (d has its own memory) when one end is a
+// HostMemory arg and the other is not. The pairs are made and deduplicated
+// exactly as Partition makes them, with both nodes in `g`; the _Recv also
+// carries
 // `_send_from_host` when the value it receives is in host memory. Other
 // edges, control edges included, stay as they are (one executor orders
 // them itself). Adds *num_transfers pairs. A transfer inside a loop frame
