@@ -335,7 +335,7 @@ std::vector<float> Seq(size_t n, float scale, float offset) {
   return v;
 }
 
-TEST(ToyPluginTest, RegistersTheXpuDeviceAndSixKernels) {
+TEST(ToyPluginTest, RegistersTheXpuDeviceAndSevenKernels) {
   const Loaded& l = ToyPlugin::Get().loaded();
   ASSERT_NE(l.device, nullptr);
   EXPECT_STREQ(l.device->device_type, "XPU");
@@ -343,7 +343,11 @@ TEST(ToyPluginTest, RegistersTheXpuDeviceAndSixKernels) {
   EXPECT_EQ(l.device->device_count(l.device->backend_state), 2);
   std::vector<std::string> ops;
   for (const GR_KernelSpec& k : l.kernels) ops.push_back(k.op_name);
-  EXPECT_EQ(ops, (std::vector<std::string>{"MatMul", "AddV2", "Relu", "Identity", "Cast", "BiasAdd"}));
+  EXPECT_EQ(ops, (std::vector<std::string>{"MatMul", "AddV2", "Relu", "Identity", "Cast", "BiasAdd", "Shape"}));
+  // Shape's output is for the host (TensorFlow's GPU kernel declares it so).
+  const GR_KernelSpec& shape = l.kernels.back();
+  ASSERT_EQ(shape.num_host_memory_args, 1);
+  EXPECT_STREQ(shape.host_memory_args[0], "output");
 }
 
 TEST_F(XpuTest, MatMulAllTransposes) {
