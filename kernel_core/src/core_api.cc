@@ -342,8 +342,8 @@ int32_t AllocateInto(GR_KernelContext* ctx, int32_t index, int32_t rank, const i
   Tensor& out = ctx->call.outputs[index];
   Status s = TensorShape::FromDims(dims, rank, &shape);
   Allocator* a = item.allocator;
-  if (item.has_host_outputs) [[unlikely]]
-    if (item.output_on_host[index]) a = item.host_allocator;
+  if (item.host_outputs != 0) [[unlikely]]
+    if ((item.host_outputs >> index) & 1) a = StepHostAllocator(ctx->call.step);
   if (s.ok()) s = Tensor::Allocate(a, BaseType(item.output_types[index]), shape, &out);
   if (!s.ok()) {
     SetCallError(ctx->call, s.WithContext("output " + std::to_string(index)));
@@ -361,14 +361,13 @@ int32_t CtxAllocateOutput(GR_KernelContext* ctx, int32_t index, int32_t rank, co
 
 // Output `out` takes input `in`'s buffer if nobody else can observe it:
 // sole reference, same dtype and size, not a ref input (a variable's
-// storage), POD elements.
+// storage), POD elements. A device kernel must not forward into an output
+// it declares HostMemory: not checked here, where a branch per node costs
+// W1 measurably.
 [[gnu::always_inline]] inline bool TryForwardInput(GR_KernelContext* ctx, int32_t in, int32_t out, int32_t rank,
                                                    const int64_t* dims, GR_TensorView* view) {
   const NodeItem& item = *ctx->call.item;
   if (in < 0 || in >= item.num_inputs || rank < 0) return false;
-  // (A device input's buffer cannot become a host-memory output.)
-  if (item.has_host_outputs) [[unlikely]]
-    if (item.output_on_host[out]) return false;
   Tensor& input = ctx->call.inputs[in];
   const DataType dtype = BaseType(item.output_types[out]);
   if (!input.RefCountIsOne() || IsRefType(item.input_types[in]) || input.dtype() != dtype || !DataTypeIsPod(dtype))

@@ -399,6 +399,7 @@ class DirectSession final : public Session {
     if (trace) args.stats = &step_stats;
     std::optional<LocalRendezvous> rendezvous;
     if (ek.num_transfers > 0) args.rendezvous = &rendezvous.emplace();
+    args.host_allocator = host_allocator_;
     Status step = ek.executor->Run(args);
     for (Device* d : ek.streamed_devices) {
       // Even after a failure: nothing the step enqueued may outlive it.

@@ -252,10 +252,12 @@ Status Executor::Create(const Graph& graph, const DeviceOfNode& device_of, const
     if (device != nullptr && !device->host_memory() && !item.reg->host_memory_args.empty()) {
       // Shapes, sizes, indices a device kernel makes for the host: host memory.
       for (int i = 0; i < item.num_outputs; ++i) {
-        item.output_on_host.push_back(IsHostMemoryArg(*item.reg, *n, i, /*input=*/false));
-        item.has_host_outputs |= item.output_on_host.back();
+        if (!IsHostMemoryArg(*item.reg, *n, i, /*input=*/false)) continue;
+        if (i >= 32)
+          return errors::Unimplemented(item.error_prefix, ": output ", i,
+                                       " is declared HostMemory; only the first 32 outputs of a device kernel can be");
+        item.host_outputs |= uint32_t{1} << i;
       }
-      if (item.has_host_outputs) item.host_allocator = allocator_of(nullptr);
     }
   }
   for (Node* n : order) {
@@ -480,6 +482,9 @@ bool StepOnCancel(StepState* s, void (*fn)(void*), void* arg, int64_t* token) {
 bool StepRemoveOnCancel(StepState* s, int64_t token) { return s->cancellation.Remove(token); }
 
 int64_t StepIdOf(const StepState* s) { return s->args->step_id; }
+Allocator* StepHostAllocator(const StepState* s) {
+  return s->args->host_allocator != nullptr ? s->args->host_allocator : HostAllocator();
+}
 int32_t NumThreadsOf(const StepState* s) { return s->args->num_threads; }
 ResourceMgr* ResourcesOf(const StepState* s) { return s->args->resources; }
 const char* StepContainerOf(StepState* s) {

@@ -40,18 +40,18 @@ class Rendezvous;
 struct NodeItem {
   // Hot: what the per-node path reads, together at the front.
   // The control-flow kinds occur only in executors with frames.
-  enum class Kind { kKernel, kArg, kRetval, kSwitch, kMerge, kEnter, kExit, kNextIteration, kLoopCond, kControlTrigger };
-  Kind kind = Kind::kKernel;
+  enum class Kind : uint8_t {
+    kKernel, kArg, kRetval, kSwitch, kMerge, kEnter, kExit, kNextIteration, kLoopCond, kControlTrigger
+  };
   int num_inputs = 0;
   int num_outputs = 0;
   int input_start = 0;
   int output_start = 0;
   int index = 0;  // feed/fetch index for _Arg/_Retval
+  Kind kind = Kind::kKernel;
   bool has_unconsumed_outputs = false;  // some output has no data consumer
   bool inexpensive = false;
   bool is_async = false;  // its kernel has compute_async (ABI 1.3)
-  // A device kernel with outputs declared HostMemory (output_on_host).
-  bool has_host_outputs = false;
   // Inputs fed by ref outputs: kDeref reads the variable's value when the
   // node runs (TensorFlow's semantics: after its control dependencies);
   // kRef passes the variable itself to a Ref(T) input.
@@ -59,6 +59,10 @@ struct NodeItem {
   bool has_ref_inputs = false;
   bool has_ref_outputs = false;
   bool allows_uninitialized_input = false;
+  // Bit i: output i of a device kernel is HostMemory, allocated from the
+  // step's host allocator. (In the padding before `reg`: NodeItem's size
+  // is W1's cache footprint.)
+  uint32_t host_outputs = 0;
   const KernelRegistration* reg = nullptr;
   void* kernel = nullptr;
   Allocator* allocator = nullptr;  // where its outputs come from
@@ -71,10 +75,6 @@ struct NodeItem {
   std::string error_prefix;  // "Node 'x' (op 'Y')"
   bool owns_kernel = false;
   bool is_send = false;  // a _Send: sends dead values too (frames executor)
-  // Per output, when has_host_outputs: allocated from host_allocator (the
-  // host's view), not the device's memory.
-  std::vector<bool> output_on_host;
-  Allocator* host_allocator = nullptr;
   int initial_pending = 0;
   Device* device = nullptr;
   int device_index = 0;  // into Executor::devices()
@@ -124,6 +124,9 @@ struct RunArgs {
   // Where the step's _Send/_Recv pairs meet (InsertTransfers); required
   // when the graph has any, else null.
   Rendezvous* rendezvous = nullptr;
+  // Where device kernels' HostMemory outputs go (the session's view of host
+  // memory); null: the plain host allocator.
+  Allocator* host_allocator = nullptr;
 };
 
 struct StepState;
