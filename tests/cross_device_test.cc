@@ -350,6 +350,33 @@ TEST_P(CrossDeviceTest, HostMemoryOutputsOfDeviceKernelsLiveOnTheHost) {
   EXPECT_EQ(ToVector<float>(got[1]), (std::vector<float>{3.f, 3.5f, 5.f}));
 }
 
+// Reshape's `shape` is HostMemory on the XPU (the toy Reshape refuses XPU
+// memory there): a CPU constant passes through its _Recv as it is; dims
+// computed on XPU:1 are copied into host memory, not into XPU:0's.
+TEST_P(CrossDeviceTest, HostMemoryInputsOfDeviceKernelsArriveInHostMemory) {
+  const proto::GraphDef g = ParseGraph(
+      Placeholder("x") + Unary("r", "Relu", "x", "/device:XPU:0") +
+      "node { name: 'dims' op: 'Const' device: '/device:CPU:0' attr { key: 'dtype' value { type: DT_INT32 } } "
+      "attr { key: 'value' value { tensor { dtype: DT_INT32 tensor_shape { dim { size: 2 } } int_val: 2 int_val: 3 } } } }\n"
+      "node { name: 'wide' op: 'Reshape' input: 'r' input: 'dims' device: '/device:XPU:0' "
+      "attr { key: 'T' value { type: DT_FLOAT } } attr { key: 'Tshape' value { type: DT_INT32 } } }\n"
+      "node { name: 'fdims' op: 'Const' device: '/device:CPU:0' attr { key: 'dtype' value { type: DT_FLOAT } } "
+      "attr { key: 'value' value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: 2 } } float_val: 3 float_val: 2 } } } }\n"
+      "node { name: 'xdims' op: 'Cast' input: 'fdims' device: '/device:XPU:1' attr { key: 'SrcT' value { type: DT_FLOAT } } "
+      "attr { key: 'DstT' value { type: DT_INT32 } } }\n"
+      "node { name: 'tall' op: 'Reshape' input: 'wide' input: 'xdims' device: '/device:XPU:0' "
+      "attr { key: 'T' value { type: DT_FLOAT } } attr { key: 'Tshape' value { type: DT_INT32 } } }\n" +
+      Binary("sum", "AddV2", "tall", "tall", "/device:XPU:0"));
+  auto s = NewXpuSession(g);
+  std::vector<Tensor> got;
+  Status st = s->Run({{"x", MakeTensor<float>(GR_FLOAT, {6}, {-1.f, 0.5f, 2.f, -3.f, 4.f, 0.25f})}},
+                     {"wide", "sum"}, {}, &got);
+  ASSERT_TRUE(st.ok()) << st;
+  EXPECT_EQ(got[0].shape().DebugString(), TensorShape({2, 3}).DebugString());
+  EXPECT_EQ(got[1].shape().DebugString(), TensorShape({3, 2}).DebugString());
+  EXPECT_EQ(ToVector<float>(got[1]), (std::vector<float>{0.f, 1.f, 4.f, 0.f, 8.f, 0.5f}));
+}
+
 TEST_P(CrossDeviceTest, StepStatsReportEachDevicesNodesAndMemory) {
   const proto::GraphDef g = ParseGraph(Placeholder("x") + Unary("r", "Relu", "x", "/device:XPU:0") +
                                        Unary("out", "Relu", "r", "/device:CPU:0"));

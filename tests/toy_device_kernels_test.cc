@@ -335,7 +335,7 @@ std::vector<float> Seq(size_t n, float scale, float offset) {
   return v;
 }
 
-TEST(ToyPluginTest, RegistersTheXpuDeviceAndSevenKernels) {
+TEST(ToyPluginTest, RegistersTheXpuDeviceAndEightKernels) {
   const Loaded& l = ToyPlugin::Get().loaded();
   ASSERT_NE(l.device, nullptr);
   EXPECT_STREQ(l.device->device_type, "XPU");
@@ -343,11 +343,16 @@ TEST(ToyPluginTest, RegistersTheXpuDeviceAndSevenKernels) {
   EXPECT_EQ(l.device->device_count(l.device->backend_state), 2);
   std::vector<std::string> ops;
   for (const GR_KernelSpec& k : l.kernels) ops.push_back(k.op_name);
-  EXPECT_EQ(ops, (std::vector<std::string>{"MatMul", "AddV2", "Relu", "Identity", "Cast", "BiasAdd", "Shape"}));
-  // Shape's output is for the host (TensorFlow's GPU kernel declares it so).
-  const GR_KernelSpec& shape = l.kernels.back();
+  EXPECT_EQ(ops, (std::vector<std::string>{"MatMul", "AddV2", "Relu", "Identity", "Cast", "BiasAdd", "Shape",
+                                           "Reshape"}));
+  // Shape's output and Reshape's shape are for the host (TensorFlow's GPU
+  // kernels declare them so).
+  const GR_KernelSpec& shape = l.kernels[6];
   ASSERT_EQ(shape.num_host_memory_args, 1);
   EXPECT_STREQ(shape.host_memory_args[0], "output");
+  const GR_KernelSpec& reshape = l.kernels[7];
+  ASSERT_EQ(reshape.num_host_memory_args, 1);
+  EXPECT_STREQ(reshape.host_memory_args[0], "shape");
 }
 
 TEST_F(XpuTest, MatMulAllTransposes) {

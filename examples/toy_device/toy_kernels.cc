@@ -1,4 +1,4 @@
-// XPU kernels: MatMul, AddV2, Relu, Identity, Cast, BiasAdd, Shape.
+// XPU kernels: MatMul, AddV2, Relu, Identity, Cast, BiasAdd, Shape, Reshape.
 //
 // The ops are TensorFlow's, defined by the standard plugins; this file only
 // adds kernels for device "XPU". Inputs and outputs are XPU memory: Compute
@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "toy_device.h"
 
@@ -272,6 +273,29 @@ class ShapeOp : public OpKernel {
   }
 };
 
+// Reshape: the output shares the input's XPU buffer under the dims of the
+// `shape` input, which is HostMemory (read here, on the calling thread):
+// the core must deliver it in host memory, and the toy refuses its own.
+// No -1 inference: the dims must multiply to the input's element count.
+class ReshapeOp : public OpKernel {
+ public:
+  explicit ReshapeOp(OpKernelConstruction* c) : OpKernel(c) {}
+
+  void Compute(OpKernelContext* ctx) override {
+    const TensorView x = ctx->input(0), shape = ctx->input(1);
+    OP_REQUIRES(ctx, shape.rank() == 1, errors::InvalidArgument("shape must be a vector, got ", shape.ShapeString()));
+    OP_REQUIRES(ctx, shape.NumElements() == 0 || toy::OwnerOf(shape.raw_data(), shape.ByteSize()) == nullptr,
+                errors::FailedPrecondition("Reshape on XPU: its HostMemory input 'shape' is XPU memory"));
+    std::vector<int64_t> dims(shape.data<int32_t>(), shape.data<int32_t>() + shape.NumElements());
+    int64_t count = 0;
+    OP_REQUIRES_OK(ctx, graphrt::sdk::NumElementsOf(dims.data(), static_cast<int>(dims.size()), &count));
+    OP_REQUIRES(ctx, count == x.NumElements(),
+                errors::InvalidArgument("Input to reshape is a tensor with ", x.NumElements(),
+                                        " values, but the requested shape has ", count));
+    OP_REQUIRES_OK(ctx, ctx->set_output_from_input(0, 0, dims));
+  }
+};
+
 using graphrt::sdk::Name;
 
 REGISTER_KERNEL(Name("MatMul").Device(kXpu).TypeConstraint<float>("T"), MatMulOp);
@@ -283,5 +307,7 @@ REGISTER_KERNEL(Name("Cast").Device(kXpu).TypeConstraint("SrcT", {GR_FLOAT, GR_I
                 CastOp);
 REGISTER_KERNEL(Name("BiasAdd").Device(kXpu).TypeConstraint<float>("T"), BiasAddOp);
 REGISTER_KERNEL(Name("Shape").Device(kXpu).HostMemory("output").TypeConstraint<int32_t>("out_type"), ShapeOp);
+REGISTER_KERNEL(Name("Reshape").Device(kXpu).HostMemory("shape").TypeConstraint<float>("T").TypeConstraint<int32_t>("Tshape"),
+                ReshapeOp);
 
 }  // namespace

@@ -341,10 +341,8 @@ int32_t AllocateInto(GR_KernelContext* ctx, int32_t index, int32_t rank, const i
   const NodeItem& item = *ctx->call.item;
   Tensor& out = ctx->call.outputs[index];
   Status s = TensorShape::FromDims(dims, rank, &shape);
-  Allocator* a = item.allocator;
-  if (item.host_outputs != 0) [[unlikely]]
-    if ((item.host_outputs >> index) & 1) a = StepHostAllocator(ctx->call.step);
-  if (s.ok()) s = Tensor::Allocate(a, BaseType(item.output_types[index]), shape, &out);
+  if (s.ok()) s = Tensor::Allocate(OutputAllocator(item, index, ctx->call.step), BaseType(item.output_types[index]),
+                                   shape, &out);
   if (!s.ok()) {
     SetCallError(ctx->call, s.WithContext("output " + std::to_string(index)));
     return static_cast<int32_t>(s.code());

@@ -81,8 +81,6 @@ const GR_CoreApi* CoreApi();
 class Var;
 class ResourceMgr;
 int64_t StepIdOf(const StepState* s);
-// Where device kernels' HostMemory outputs are allocated in this step.
-Allocator* StepHostAllocator(const StepState* s);
 int32_t NumThreadsOf(const StepState* s);
 ResourceMgr* ResourcesOf(const StepState* s);
 // The step's resource container ("__per_step_<id>"), emptied when it ends.

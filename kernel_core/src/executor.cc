@@ -220,11 +220,14 @@ Status Executor::Create(const Graph& graph, const DeviceOfNode& device_of, const
     item.allows_uninitialized_input = n->op_def() != nullptr && n->op_def()->allows_uninitialized_input();
     Device* device = device_of(*n);
     item.device = device;
-    // A _Recv whose consumer reads host memory on a device with its own
-    // memory (a HostMemory arg) allocates in host memory (the host's view).
-    const proto::AttrValue* on_host = n->op() == kRecvOp ? FindAttr(n->def(), kRecvOnHostAttr) : nullptr;
-    item.allocator = allocator_of(on_host != nullptr && on_host->b() ? nullptr : device);
+    item.allocator = allocator_of(device);
     item.is_send = n->op() == kSendOp;
+    // A _Recv for a HostMemory input of a kernel on a device with its own
+    // memory delivers into host memory.
+    if (n->op() == kRecvOp) {
+      const proto::AttrValue* on_host = FindAttr(n->def(), kRecvOnHostAttr);
+      if (on_host != nullptr && on_host->b()) item.host_outputs = 1;
+    }
     auto known = std::find(ex->devices_.begin(), ex->devices_.end(), device);
     item.device_index = static_cast<int>(known - ex->devices_.begin());
     if (known == ex->devices_.end()) ex->devices_.push_back(device);

@@ -59,8 +59,9 @@ struct NodeItem {
   bool has_ref_inputs = false;
   bool has_ref_outputs = false;
   bool allows_uninitialized_input = false;
-  // Bit i: output i of a device kernel is HostMemory, allocated from the
-  // step's host allocator. (In the padding before `reg`: NodeItem's size
+  // Bit i: output i is in host memory though the node's device has its own
+  // (a device kernel's HostMemory output; a _Recv for a HostMemory input),
+  // allocated from the step's host allocator. (In the padding before `reg`: NodeItem's size
   // is W1's cache footprint.)
   uint32_t host_outputs = 0;
   const KernelRegistration* reg = nullptr;
@@ -87,6 +88,19 @@ struct NodeItem {
 // Hands out the kernel for a node: shared (stateful, session-owned) or fresh.
 using KernelProvider =
     std::function<Status(const Node& node, Device* device, const KernelRegistration** reg, void** kernel, bool* owned)>;
+
+struct StepState;
+
+// Where outputs declared HostMemory are allocated in step `s` (executor.cc).
+Allocator* StepHostAllocator(const StepState* s);
+
+// Where output `index` of `item` is allocated in step `s`: its device's
+// memory, or host memory for an output in host_outputs.
+inline Allocator* OutputAllocator(const NodeItem& item, int index, const StepState* s) {
+  if (item.host_outputs != 0) [[unlikely]]
+    if ((item.host_outputs >> index) & 1) return StepHostAllocator(s);
+  return item.allocator;
+}
 
 // Constructs `reg`'s kernel for `n` on `device`, its attr tensors from
 // `attr_allocator`. Errors name the node; a raw C-ABI constructor's

@@ -160,7 +160,7 @@ void RecvKernel::Deliver(AsyncNode* n, const Status& status, const Tensor& value
                                     DataTypeString(type)));
   if (src_host && dst_host) return Finish(n, value);  // one memory: no copy
   Tensor out;
-  Status s = Tensor::Allocate(n->call.item->allocator, type, value.shape(), &out);
+  Status s = Tensor::Allocate(OutputAllocator(*n->call.item, 0, n->call.step), type, value.shape(), &out);
   if (!s.ok()) return Fail(n, s);
   if (value.TotalBytes() == 0) return Finish(n, std::move(out));
   if (src_host) return ToDevice(n, value, std::move(out));
@@ -203,7 +203,7 @@ void RecvKernel::FromDevice(AsyncNode* n, const Tensor& value, Tensor out, bool 
 void RecvKernel::BetweenDevices(AsyncNode* n, const Tensor& value, Tensor out) const {
   if (src->plugin() != dst->plugin() || src->type() != dst->type()) {
     Tensor staging;
-    Status a = Tensor::Allocate(HostAllocator(), type, value.shape(), &staging);
+    Status a = Tensor::Allocate(StepHostAllocator(n->call.step), type, value.shape(), &staging);
     if (!a.ok()) return Fail(n, a);
     return FromDevice(n, value, std::move(staging), /*then_to_device=*/true);
   }
