@@ -60,12 +60,6 @@ bool HasEdgeToSink(const Node& n) {
   return false;
 }
 
-void AddControlEdgeOnce(Graph* g, Node* src, Node* dst) {
-  for (const Edge* e : dst->in_edges())
-    if (e->IsControlEdge() && e->src() == src) return;
-  g->AddControlEdge(src, dst);
-}
-
 // An out edge remembered across the removal of its source.
 struct Consumer {
   Node* dst;
@@ -452,6 +446,12 @@ void EliminateCommonSubexpressions(Graph* g) {
 }
 
 }  // namespace
+
+void AddControlEdgeOnce(Graph* g, Node* src, Node* dst) {
+  for (const Edge* e : dst->in_edges())
+    if (e->IsControlEdge() && e->src() == src) return;
+  g->AddControlEdge(src, dst);
+}
 
 Status RunGenericPasses(const GenericPassOptions& options, const GraphPassServices& services, Device* host,
                         Graph* g) {

@@ -41,6 +41,10 @@ struct GenericPassOptions {
 // `host` is the CPU device folding evaluates on (null: no folding). A
 // failure while evaluating leaves the graph unfolded (the error surfaces
 // when the step runs, as it would have); errors returned are the core's.
+// A control edge src -> dst unless dst already waits for src (the passes'
+// rewiring would otherwise pile up duplicates).
+void AddControlEdgeOnce(Graph* g, Node* src, Node* dst);
+
 Status RunGenericPasses(const GenericPassOptions& options, const GraphPassServices& services, Device* host, Graph* g);
 
 }  // namespace graphrt

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "generic_passes.h"
 #include "graph_pass_context.h"
 #include "graphrt/core/control_flow.h"
 #include "graphrt/core/op_registry.h"
@@ -72,13 +73,8 @@ void RemoveControlOnlyNodes(Graph* g) {
       for (const Edge* e : n->out_edges()) waiters.push_back(e->dst());
       for (const Edge* e : n->in_edges())
         if (e->src()->IsOp()) inputs.push_back(e->src());
-      for (Node* w : waiters) {
-        for (Node* in : inputs) {
-          bool present = false;
-          for (const Edge* e : w->in_edges()) present |= e->IsControlEdge() && e->src() == in;
-          if (!present) g->AddControlEdge(in, w);
-        }
-      }
+      for (Node* w : waiters)
+        for (Node* in : inputs) AddControlEdgeOnce(g, in, w);
       g->RemoveNode(n);
       for (Node* w : waiters)
         if (w->in_edges().empty()) g->AddControlEdge(g->source_node(), w);
