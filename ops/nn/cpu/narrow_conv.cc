@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdlib>
 #include <cstring>
 #include <utility>
 
@@ -10,17 +11,41 @@ namespace graphrt {
 namespace sdk {
 namespace {
 
-// GCC/Clang vector extensions: with -march=native on an AVX-512 machine one
-// Vec is one zmm register; elsewhere the compiler splits it, still correct.
-constexpr int kLanes = 16;
-typedef float Vec __attribute__((vector_size(kLanes * sizeof(float))));
+// The kernel is written once for GCC/Clang vector extensions and built for
+// two register files (NarrowConvIsa): 8-float vectors with 16 registers
+// (AVX2) and 16-float vectors with 32 registers (AVX-512). Blocking a
+// 16-float vector over AVX2's 16 registers spills: LeNet's first layer ran
+// 5x slower than oneDNN that way.
+template <int kLanes>
+struct VectorOf;
+template <>
+struct VectorOf<8> {
+  typedef float Type __attribute__((vector_size(8 * sizeof(float))));
+};
+template <>
+struct VectorOf<16> {
+  typedef float Type __attribute__((vector_size(16 * sizeof(float))));
+};
+
+// One register file: floats per vector, and the vector accumulators a step
+// may hold (the other registers hold input vectors and a broadcast weight).
+template <int kLanesArg, int kAccumulatorsArg>
+struct RegisterFile {
+  static constexpr int kLanes = kLanesArg;
+  static constexpr int kMaxAccumulators = kAccumulatorsArg;
+  using Vec = typename VectorOf<kLanes>::Type;
+};
+using Avx2Registers = RegisterFile<8, 12>;
+using Avx512Registers = RegisterFile<16, 24>;
 
 constexpr int kMaxBlocks = 2;         // vectors of output columns per step
-constexpr int kMaxChannelBlock = 8;   // accumulators per vector of columns
+constexpr int kMaxChannelBlock = 8;   // output channels per step
 constexpr int64_t kRowGroup = 8;      // output rows per staging of the input
+constexpr int kWidestLanes = 16;      // staged rows are padded for the widest vector
 
 // The input rows a group of output rows reads, staged per channel with zero
-// padding around them, so the inner loops never test bounds.
+// padding around them, so the inner loops never test bounds. The same for
+// every register file, so the scratch size does not depend on the CPU.
 struct Staging {
   int64_t rows = 0;   // staged rows per channel
   int64_t width = 0;  // floats per staged row
@@ -34,8 +59,8 @@ int64_t RoundUp(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 Staging StagingOf(const NarrowConvProblem& p) {
   Staging s;
   s.rows = s.RowsFor(p, std::min(kRowGroup, p.oh));
-  // A vector step reads columns [ow0 + kw_i, ow0 + kw_i + kLanes * blocks).
-  s.width = RoundUp(p.ow, kLanes * kMaxBlocks) + p.kw - 1;
+  // A vector step reads columns [ow0 + kw_i, ow0 + kw_i + lanes * blocks).
+  s.width = RoundUp(p.ow, kWidestLanes * kMaxBlocks) + p.kw - 1;
   return s;
 }
 
@@ -77,18 +102,24 @@ struct RowArgs {
   NarrowPool pool;
 };
 
-// Vector accumulators a step may hold: of the 32 vector registers, the rest
-// hold input vectors and a broadcast weight.
-constexpr int kMaxAccumulators = 24;
-
 // Output rows computed together: each filter tap's weights, broadcast once,
 // serve two rows where the accumulators fit, so the loads per FMA fall. The
 // 2x2 pooling needs two.
-constexpr int RowsPerStep(int channels, int blocks) { return 2 * channels * blocks <= kMaxAccumulators ? 2 : 1; }
+template <class R>
+constexpr int RowsPerStep(int channels, int blocks) {
+  return 2 * channels * blocks <= R::kMaxAccumulators ? 2 : 1;
+}
+
+// The vector code below is always inlined into the entry points of each
+// register file (RowBlockFor), so that the AVX-512 entry points compile it
+// for AVX-512 while the rest of the file keeps the build's instruction set.
+#define GRAPHRT_NARROW_INLINE [[gnu::always_inline]] inline
 
 // Scale, shift and activation on one row's accumulators.
-template <int kChannels, int kBlocks>
-void Epilogue(const NarrowConvEpilogue& e, int64_t oc0, Vec (&acc)[kBlocks][kChannels]) {
+template <class R, int kChannels, int kBlocks>
+GRAPHRT_NARROW_INLINE void Epilogue(const NarrowConvEpilogue& e, int64_t oc0,
+                                    typename R::Vec (&acc)[kBlocks][kChannels]) {
+  using Vec = typename R::Vec;
   for (int j = 0; j < kChannels; ++j) {
     const float scale = e.scale ? e.scale[oc0 + j] : 1.f;
     const float shift = e.shift ? e.shift[oc0 + j] : 0.f;
@@ -99,7 +130,7 @@ void Epilogue(const NarrowConvEpilogue& e, int64_t oc0, Vec (&acc)[kBlocks][kCha
         case Act::kRelu6: v = v > 0.f ? (v < 6.f ? v : Vec{} + 6.f) : Vec{}; break;
         case Act::kLeakyRelu: v = v > 0.f ? v : v * e.alpha; break;
         case Act::kElu:  // expm1 has no vector form here
-          for (int l = 0; l < kLanes; ++l) v[l] = ApplyAct(v[l], Act::kElu, 0.f);
+          for (int l = 0; l < R::kLanes; ++l) v[l] = ApplyAct(v[l], Act::kElu, 0.f);
           break;
         case Act::kNone: break;
       }
@@ -111,8 +142,8 @@ void Epilogue(const NarrowConvEpilogue& e, int64_t oc0, Vec (&acc)[kBlocks][kCha
 // Stores `cols` columns from lane 0 of tile's rows: NCHW one copy per
 // channel (`plane` floats apart), NHWC interleaved (`pixel` floats apart).
 template <int kChannels, int kCols>
-void StoreTile(const float (&tile)[kChannels][kCols], bool nchw, float* out, int64_t plane,
-               int64_t pixel, int64_t cols) {
+GRAPHRT_NARROW_INLINE void StoreTile(const float (&tile)[kChannels][kCols], bool nchw, float* out,
+                                     int64_t plane, int64_t pixel, int64_t cols) {
   if (nchw) {
     for (int j = 0; j < kChannels; ++j) std::memcpy(out + j * plane, tile[j], cols * sizeof(float));
   } else {
@@ -121,12 +152,25 @@ void StoreTile(const float (&tile)[kChannels][kCols], bool nchw, float* out, int
   }
 }
 
+// The even and odd lanes of the columns in v[0..kBlocks): with two blocks,
+// all of them; with one, its lanes twice over (the upper half unused).
+template <class R, int kBlocks, size_t... kI>
+GRAPHRT_NARROW_INLINE void SplitEvenOdd(const typename R::Vec (&v)[kBlocks], typename R::Vec* even,
+                                        typename R::Vec* odd, std::index_sequence<kI...>) {
+  constexpr int kSecond = kBlocks == 2 ? 1 : 0;
+  constexpr int kWrap = kBlocks == 2 ? 2 * R::kLanes : R::kLanes;
+  *even = __builtin_shufflevector(v[0], v[kSecond], static_cast<int>((2 * kI) % kWrap)...);
+  *odd = __builtin_shufflevector(v[0], v[kSecond], static_cast<int>((2 * kI + 1) % kWrap)...);
+}
+
 // kRows output rows, output channels [oc0, oc0 + kChannels), kBlocks vectors
 // of columns per step. kPooled: the two rows are pooled 2x2 (stride 2) into
 // one pooled row before anything is stored.
-template <int kChannels, int kBlocks, int kRows, bool kPooled>
-void RowBlock(const RowArgs& a, int64_t oc0) {
+template <class R, int kChannels, int kBlocks, int kRows, bool kPooled>
+GRAPHRT_NARROW_INLINE void RowBlock(const RowArgs& a, int64_t oc0) {
   static_assert(!kPooled || kRows == 2, "2x2 pooling takes two convolution rows");
+  using Vec = typename R::Vec;
+  constexpr int kLanes = R::kLanes;
   const NarrowConvProblem& p = *a.p;
   const NarrowConvEpilogue& e = *a.e;
   constexpr int64_t kStep = kLanes * kBlocks;
@@ -143,7 +187,8 @@ void RowBlock(const RowArgs& a, int64_t oc0) {
         for (int64_t k = 0; k < p.kw; ++k) {
           Vec x[kRows][kBlocks];
           // memcpy: an unaligned vector load (no vector-returning helper,
-          // whose ABI GCC warns about when AVX-512 is not enabled).
+          // whose ABI GCC warns about when the vector is wider than the
+          // instruction set's).
           for (int r = 0; r < kRows; ++r)
             for (int b = 0; b < kBlocks; ++b)
               std::memcpy(&x[r][b], x_row + r * p.sh * a.width + k + b * kLanes, sizeof(Vec));
@@ -156,7 +201,7 @@ void RowBlock(const RowArgs& a, int64_t oc0) {
         }
       }
     }
-    for (int r = 0; r < kRows; ++r) Epilogue<kChannels, kBlocks>(e, oc0, acc[r]);
+    for (int r = 0; r < kRows; ++r) Epilogue<R, kChannels, kBlocks>(e, oc0, acc[r]);
     if constexpr (kPooled) {
       // Pooled columns [ow0 / 2, ow0 / 2 + cols); a last odd column is not
       // pooled (VALID).
@@ -173,13 +218,7 @@ void RowBlock(const RowArgs& a, int64_t oc0) {
           v[b] = max ? (top > bottom ? top : bottom) : top + bottom;
         }
         Vec even, odd;
-        if constexpr (kBlocks == 2) {
-          even = __builtin_shufflevector(v[0], v[1], 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-          odd = __builtin_shufflevector(v[0], v[1], 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
-        } else {
-          even = __builtin_shufflevector(v[0], v[0], 0, 2, 4, 6, 8, 10, 12, 14, 0, 2, 4, 6, 8, 10, 12, 14);
-          odd = __builtin_shufflevector(v[0], v[0], 1, 3, 5, 7, 9, 11, 13, 15, 1, 3, 5, 7, 9, 11, 13, 15);
-        }
+        SplitEvenOdd<R, kBlocks>(v, &even, &odd, std::make_index_sequence<kLanes>());
         const Vec pooled = max ? (even > odd ? even : odd) : (even + odd) * 0.25f;
         std::memcpy(tile[j], &pooled, sizeof(Vec));
       }
@@ -201,7 +240,22 @@ void RowBlock(const RowArgs& a, int64_t oc0) {
   }
 }
 
+#undef GRAPHRT_NARROW_INLINE
+
 using RowBlockFn = void (*)(const RowArgs&, int64_t);
+
+// The entry points: RowBlock compiled for the build's instruction set, and
+// (x86-64) for AVX-512, called only where the CPU has it.
+template <class R, int kChannels, int kBlocks, int kRows, bool kPooled>
+void RowBlockBase(const RowArgs& a, int64_t oc0) {
+  RowBlock<R, kChannels, kBlocks, kRows, kPooled>(a, oc0);
+}
+#if defined(__x86_64__)
+template <class R, int kChannels, int kBlocks, int kRows, bool kPooled>
+__attribute__((target("avx512f"))) void RowBlockAvx512(const RowArgs& a, int64_t oc0) {
+  RowBlock<R, kChannels, kBlocks, kRows, kPooled>(a, oc0);
+}
+#endif
 
 // One channel block's kernels: `rows` output rows at a time, one, and
 // (null where the registers do not hold two rows) two rows pooled.
@@ -210,28 +264,79 @@ struct RowBlockFns {
   int rows;
 };
 
-template <int kChannels, int kBlocks>
+template <class R, bool kAvx512, int kChannels, int kBlocks, int kRows, bool kPooled>
+constexpr RowBlockFn RowBlockFor() {
+#if defined(__x86_64__)
+  if constexpr (kAvx512) return &RowBlockAvx512<R, kChannels, kBlocks, kRows, kPooled>;
+#endif
+  return &RowBlockBase<R, kChannels, kBlocks, kRows, kPooled>;
+}
+
+template <class R, bool kAvx512, int kChannels, int kBlocks>
 constexpr RowBlockFns FnsFor() {
-  constexpr int rows = RowsPerStep(kChannels, kBlocks);
-  RowBlockFns f{&RowBlock<kChannels, kBlocks, rows, false>, &RowBlock<kChannels, kBlocks, 1, false>,
-                nullptr, rows};
-  if constexpr (rows == 2) f.pooled = &RowBlock<kChannels, kBlocks, 2, true>;
+  constexpr int rows = RowsPerStep<R>(kChannels, kBlocks);
+  RowBlockFns f{RowBlockFor<R, kAvx512, kChannels, kBlocks, rows, false>(),
+                RowBlockFor<R, kAvx512, kChannels, kBlocks, 1, false>(), nullptr, rows};
+  if constexpr (rows == 2) f.pooled = RowBlockFor<R, kAvx512, kChannels, kBlocks, 2, true>();
   return f;
 }
 
-template <int kBlocks, int... kChannelsMinus1>
+template <class R, bool kAvx512, int kBlocks, int... kChannelsMinus1>
 constexpr std::array<RowBlockFns, sizeof...(kChannelsMinus1)> Table(
     std::integer_sequence<int, kChannelsMinus1...>) {
-  return {FnsFor<kChannelsMinus1 + 1, kBlocks>()...};
+  return {FnsFor<R, kAvx512, kChannelsMinus1 + 1, kBlocks>()...};
 }
 
-// kRowBlocks[blocks - 1][channels - 1].
-constexpr std::array<std::array<RowBlockFns, kMaxChannelBlock>, kMaxBlocks> kRowBlocks = {
-    Table<1>(std::make_integer_sequence<int, kMaxChannelBlock>()),
-    Table<2>(std::make_integer_sequence<int, kMaxChannelBlock>())};
+// A register file's kernels: fns[blocks - 1][channels - 1].
+struct Kernels {
+  int lanes, max_accumulators;
+  std::array<std::array<RowBlockFns, kMaxChannelBlock>, kMaxBlocks> fns;
 
-// One vector of columns when one covers the row: two would waste half.
-int BlocksFor(const NarrowConvProblem& p) { return p.ow <= kLanes ? 1 : 2; }
+  // One vector of columns when one covers the row: two would waste half.
+  int BlocksFor(const NarrowConvProblem& p) const { return p.ow <= lanes ? 1 : 2; }
+  // Output channels per step: as many as the accumulators of `rows` rows hold.
+  int64_t ChannelBlock(int blocks, int rows) const {
+    return std::min<int64_t>(kMaxChannelBlock, max_accumulators / (rows * blocks));
+  }
+};
+
+template <class R, bool kAvx512>
+constexpr Kernels KernelsFor() {
+  return {R::kLanes, R::kMaxAccumulators,
+          {Table<R, kAvx512, 1>(std::make_integer_sequence<int, kMaxChannelBlock>()),
+           Table<R, kAvx512, 2>(std::make_integer_sequence<int, kMaxChannelBlock>())}};
+}
+
+constexpr Kernels kAvx2Kernels = KernelsFor<Avx2Registers, false>();
+// The AVX-512 blocking compiled for the build's instruction set: forced on
+// a CPU without AVX-512 (GRAPHRT_NARROW_CONV_ISA=avx512; tests do).
+constexpr Kernels kAvx512BlockingKernels = KernelsFor<Avx512Registers, false>();
+#if defined(__x86_64__)
+constexpr Kernels kAvx512Kernels = KernelsFor<Avx512Registers, true>();
+#endif
+
+// The kernels for this process: by the CPU, or by GRAPHRT_NARROW_CONV_ISA
+// (narrow_conv.h).
+const Kernels& ChooseKernels() {
+#if defined(__x86_64__)
+  const bool cpu_has_avx512 = __builtin_cpu_supports("avx512f");
+#else
+  const bool cpu_has_avx512 = false;
+#endif
+  const char* forced = std::getenv("GRAPHRT_NARROW_CONV_ISA");
+  const bool avx512_blocking =
+      forced != nullptr ? std::strcmp(forced, "avx512") == 0 : cpu_has_avx512;
+  if (!avx512_blocking) return kAvx2Kernels;
+#if defined(__x86_64__)
+  if (cpu_has_avx512) return kAvx512Kernels;
+#endif
+  return kAvx512BlockingKernels;
+}
+
+const Kernels& KernelsInUse() {
+  static const Kernels& kernels = ChooseKernels();
+  return kernels;
+}
 
 }  // namespace
 
@@ -249,7 +354,10 @@ void ComputeNarrowConvRows(const NarrowConvProblem& p, const float* in, const fl
                            int64_t row_begin, int64_t row_end, void* scratch) {
   const Staging s = StagingOf(p);
   float* staged = static_cast<float*>(scratch);
-  const auto& fns = kRowBlocks[BlocksFor(p) - 1];
+  const Kernels& kernels = KernelsInUse();
+  const int blocks = kernels.BlocksFor(p);
+  const auto& fns = kernels.fns[blocks - 1];
+  const int64_t channel_block = kernels.ChannelBlock(blocks, 1);
   for (int64_t row = row_begin; row < row_end;) {
     const int64_t n = row / p.oh, oh0 = row % p.oh;
     const int64_t group = std::min({kRowGroup, p.oh - oh0, row_end - row});
@@ -258,8 +366,8 @@ void ComputeNarrowConvRows(const NarrowConvProblem& p, const float* in, const fl
     const int64_t out_stride = p.nchw ? p.ow : p.ow * p.oc;
     float* first_out = p.nchw ? out.data + n * p.oc * p.oh * p.ow + oh0 * p.ow
                               : out.data + (n * p.oh + oh0 - out.first_row) * p.ow * p.oc;
-    for (int64_t oc0 = 0; oc0 < p.oc; oc0 += kMaxChannelBlock) {
-      const int64_t channels = std::min<int64_t>(kMaxChannelBlock, p.oc - oc0);
+    for (int64_t oc0 = 0; oc0 < p.oc; oc0 += channel_block) {
+      const int64_t channels = std::min(channel_block, p.oc - oc0);
       const RowBlockFns& f = fns[channels - 1];
       for (int64_t r = 0; r < group;) {
         const RowArgs a{&p, staged, rows, s.width, r, filter, &e, first_out + r * out_stride, out_stride,
@@ -282,10 +390,11 @@ void ComputeNarrowConvPooledRows(const NarrowConvProblem& p, const float* in, co
                                  int64_t row_begin, int64_t row_end, void* scratch) {
   const Staging s = StagingOf(p);
   float* staged = static_cast<float*>(scratch);
-  const int blocks = BlocksFor(p);
-  const auto& fns = kRowBlocks[blocks - 1];
+  const Kernels& kernels = KernelsInUse();
+  const int blocks = kernels.BlocksFor(p);
+  const auto& fns = kernels.fns[blocks - 1];
   // Channel blocks small enough for two rows of accumulators.
-  const int64_t channel_block = std::min<int64_t>(kMaxChannelBlock, kMaxAccumulators / (2 * blocks));
+  const int64_t channel_block = kernels.ChannelBlock(blocks, 2);
   const int64_t poh = p.oh / 2, pw = p.ow / 2;
   for (int64_t row = row_begin; row < row_end;) {
     const int64_t n = row / poh, ph0 = row % poh;

@@ -4,10 +4,18 @@
 // oneDNN's convolution kernels put output channels in the vector lanes, so
 // with fewer than 16 of them most lanes idle: LeNet's first layer (1 -> 6
 // channels, 5x5, 28x28) ran at a third of the machine's speed there. This
-// kernel keeps, for a run of 16 or 32 output columns of two output rows,
-// one vector accumulator per row and output channel and streams each filter
-// tap's input columns through them (bench/conv_bench.cc against oneDNN). A
-// following 2x2 pooling can be applied to the two rows in registers.
+// kernel keeps, for one or two vectors of output columns of one or two
+// output rows, one vector accumulator per row and output channel and
+// streams each filter tap's input columns through them (bench/conv_bench.cc
+// against oneDNN). A following 2x2 pooling can be applied to the two rows
+// in registers.
+//
+// The kernel is blocked for the CPU's register file: 8-float vectors and 16
+// registers (AVX2), or 16-float vectors and 32 registers where the CPU has
+// AVX-512 (that code is compiled for AVX-512 separately; the rest of the
+// build stays x86-64-v3). GRAPHRT_NARROW_CONV_ISA=avx2 or =avx512 forces one
+// blocking; avx512 on a CPU without it runs the 16-float blocking compiled
+// for the build's instruction set, so that tests cover it on any machine.
 //
 // Scope: float, groups == 1, stride and dilation 1 along W (any along H),
 // NHWC or NCHW. ConvForwardOp picks it through NarrowConvApplies.
