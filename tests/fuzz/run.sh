@@ -34,7 +34,7 @@ scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 
 failed=0
-printf '%-20s %12s %8s %8s  %s\n' harness executions cov corpus result
+printf '%-20s %12s %8s %8s %8s  %s\n' harness executions cov corpus rss_mb result
 for h in "${harnesses[@]}"; do
   bin=$build/bin/$h
   if [[ ! -x $bin ]]; then
@@ -56,6 +56,7 @@ for h in "${harnesses[@]}"; do
   execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | tail -1 | grep -o '[0-9]*$')
   cov=$(grep -o ' cov: [0-9]*' "$log" | tail -1 | grep -o '[0-9]*$')
   size=$(grep -o ' corp: [0-9]*' "$log" | tail -1 | grep -o '[0-9]*$')
+  rss=$(grep -o 'stat::peak_rss_mb: *[0-9]*' "$log" | tail -1 | grep -o '[0-9]*$')
   repro=$(find "$out" -maxdepth 1 -type f \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' \
     -o -name 'oom-*' \) | head -1)
   if ((rc == 0)) && [[ -z $repro ]]; then
@@ -66,6 +67,6 @@ for h in "${harnesses[@]}"; do
     why=$(grep -m1 -E 'ERROR: (libFuzzer|AddressSanitizer|LeakSanitizer)|runtime error:|terminate called' "$log")
     result="FAIL (exit $rc): ${why:-see the log}; reproducer: ${repro:-none written}; log: $log"
   fi
-  printf '%-20s %12s %8s %8s  %s\n' "$h" "${execs:--}" "${cov:--}" "${size:--}" "$result"
+  printf '%-20s %12s %8s %8s %8s  %s\n' "$h" "${execs:--}" "${cov:--}" "${size:--}" "${rss:--}" "$result"
 done
 exit $failed
