@@ -636,10 +636,9 @@ TEST(ConvBackpropBlockedTest, ChunkedNhwcBackpropsMatchReference) {
 
 // The filter gradient sums per-chunk partials whose chunks do not depend on
 // the thread count: the same bits on 1, 2 and 3 threads.
-TEST(ConvBackpropBlockedTest, FilterGradientIsBitwiseEqualOnAnyThreadCount) {
-  const Dims x_dims = {7, 20, 18, 16}, f_dims = {3, 3, 16, 24};
-  std::mt19937 rng(800);
-  const Dims y_dims = {7, 20, 18, 24};
+void ExpectFilterGradientSameOnAnyThreadCount(const Dims& x_dims, const Dims& f_dims, uint32_t seed) {
+  std::mt19937 rng(seed);
+  const Dims y_dims = {x_dims[0], x_dims[1], x_dims[2], f_dims[3]};  // SAME, stride 1
   const std::vector<double> x = RandomIn(Ty::kF32, NumElements(x_dims), &rng);
   const std::vector<double> dy = RandomIn(Ty::kF32, NumElements(y_dims), &rng);
   std::vector<int32_t> sizes(f_dims.begin(), f_dims.end());
@@ -658,6 +657,10 @@ TEST(ConvBackpropBlockedTest, FilterGradientIsBitwiseEqualOnAnyThreadCount) {
     EXPECT_EQ(std::memcmp(many[0].data<float>(), one[0].data<float>(), one[0].NumElements() * sizeof(float)), 0)
         << threads << " threads";
   }
+}
+
+TEST(ConvBackpropBlockedTest, FilterGradientIsBitwiseEqualOnAnyThreadCount) {
+  ExpectFilterGradientSameOnAnyThreadCount({7, 20, 18, 16}, {3, 3, 16, 24}, 800);
 }
 
 TEST(ConvCornersTest, EmptyBatchAndEmptyOutput) {
@@ -915,6 +918,35 @@ TEST(NarrowConvTest, FusedEpiloguesMatchReference) {
       if (HasFatalFailure()) return;
     }
   }
+}
+
+// The filter gradients of the same convolutions: the narrow filter
+// gradient where the forward convolution is narrow, oneDNN where not.
+TEST(NarrowConvTest, FilterGradientOfEveryWindowMatchesReference) {
+  const std::pair<Dims, Dims> shapes[] = {{{2, 13, 29, 1}, {5, 5, 1, 6}},
+                                          {{2, 11, 17, 3}, {3, 3, 3, 9}},
+                                          {{1, 9, 40, 2}, {3, 2, 2, 15}},
+                                          {{2, 6, 14, 4}, {2, 3, 4, 1}}};
+  uint32_t seed = 1900;
+  for (bool nchw : {false, true}) {
+    for (const auto& [x, f] : shapes) {
+      for (const Window& w : AllWindows(nchw)) {
+        CheckBackprop(false, Ty::kF32, x, f, w, 1 + seed % 2, seed);
+        ++seed;
+        if (HasFatalFailure()) return;
+      }
+    }
+  }
+}
+
+// LeNet's first filter gradient: against the reference, and the same bits
+// on any thread count (fixed chunks of the batch; 9 images do not divide
+// into them evenly).
+TEST(NarrowConvTest, LeNetFilterGradient) {
+  Window w{"SAME"};
+  CheckBackprop(false, Ty::kF32, {64, 28, 28, 1}, {5, 5, 1, 6}, w, 2, 1990);
+  if (HasFatalFailure()) return;
+  ExpectFilterGradientSameOnAnyThreadCount({9, 28, 28, 1}, {5, 5, 1, 6}, 1991);
 }
 
 // LeNet's first layer at its benchmark size, split over the pool or not.

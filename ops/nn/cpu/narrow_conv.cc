@@ -41,6 +41,8 @@ using Avx512Registers = RegisterFile<16, 24>;
 constexpr int kMaxBlocks = 2;         // vectors of output columns per step
 constexpr int kMaxChannelBlock = 8;   // output channels per step
 constexpr int64_t kRowGroup = 8;      // output rows per staging of the input
+constexpr int64_t kGradRowGroup = 32;  // the same for the filter gradient:
+                                       // its per-band sums cost more
 constexpr int kWidestLanes = 16;      // staged rows are padded for the widest vector
 
 // The input rows a group of output rows reads, staged per channel with zero
@@ -56,9 +58,9 @@ struct Staging {
 
 int64_t RoundUp(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 
-Staging StagingOf(const NarrowConvProblem& p) {
+Staging StagingOf(const NarrowConvProblem& p, int64_t row_group = kRowGroup) {
   Staging s;
-  s.rows = s.RowsFor(p, std::min(kRowGroup, p.oh));
+  s.rows = s.RowsFor(p, std::min(row_group, p.oh));
   // A vector step reads columns [ow0 + kw_i, ow0 + kw_i + lanes * blocks).
   s.width = RoundUp(p.ow, kWidestLanes * kMaxBlocks) + p.kw - 1;
   return s;
@@ -240,6 +242,60 @@ GRAPHRT_NARROW_INLINE void RowBlock(const RowArgs& a, int64_t oc0) {
   }
 }
 
+// The filter gradient (ComputeNarrowConvFilterGrad) of one band of output
+// rows: staged input rows as the forward stages them, and the band's output
+// gradient staged per channel ([oc][rows][dy_width], zero beyond ow).
+struct GradArgs {
+  const NarrowConvProblem* p;
+  const float* staged;  // [c][staged_rows][width]
+  int64_t staged_rows, width;
+  const float* dy;  // [oc][rows][dy_width]
+  int64_t rows, dy_width;
+  float* filter_grad;  // HWIO, accumulated into
+};
+
+// Filter taps (i, k0 .. k0 + kTaps) of input channel ci against output
+// channels j0 .. j0 + kChannels: kTaps x kChannels vector accumulators over
+// the band, each input vector loaded once for kChannels products and each
+// gradient vector once for kTaps.
+template <class R, int kTaps, int kChannels>
+GRAPHRT_NARROW_INLINE void GradBlock(const GradArgs& a, int64_t ci, int64_t i, int64_t k0, int64_t j0) {
+  using Vec = typename R::Vec;
+  const NarrowConvProblem& p = *a.p;
+  Vec acc[kTaps][kChannels];
+  for (int t = 0; t < kTaps; ++t)
+    for (int j = 0; j < kChannels; ++j) acc[t][j] = Vec{};
+  const int64_t dy_plane = a.rows * a.dy_width;
+  for (int64_t r = 0; r < a.rows; ++r) {
+    const float* x_row = a.staged + (ci * a.staged_rows + r * p.sh + i * p.dh) * a.width + k0;
+    const float* d_row = a.dy + j0 * dy_plane + r * a.dy_width;
+    for (int64_t col = 0; col < a.dy_width; col += R::kLanes) {
+      Vec d[kChannels];
+      // Unrolled, or GCC makes the loads a copy loop through the stack.
+#pragma GCC unroll 8
+      for (int j = 0; j < kChannels; ++j) std::memcpy(&d[j], d_row + j * dy_plane + col, sizeof(Vec));
+      for (int t = 0; t < kTaps; ++t) {
+        Vec x;
+        std::memcpy(&x, x_row + col + t, sizeof(Vec));
+        for (int j = 0; j < kChannels; ++j) acc[t][j] += x * d[j];
+      }
+    }
+  }
+  // Lanes summed from memory (indexing the accumulators' lanes would keep
+  // them in memory through the loop above), all accumulators side by side
+  // rather than one dependent chain each.
+  constexpr int kSums = kTaps * kChannels;
+  alignas(64) float lanes[kSums][R::kLanes];
+  std::memcpy(lanes, acc, sizeof(acc));
+  float sums[kSums] = {};
+  for (int l = 0; l < R::kLanes; ++l)
+    for (int q = 0; q < kSums; ++q) sums[q] += lanes[q][l];
+  for (int t = 0; t < kTaps; ++t) {
+    float* g = a.filter_grad + ((i * p.kw + k0 + t) * p.c + ci) * p.oc + j0;
+    for (int j = 0; j < kChannels; ++j) g[j] += sums[t * kChannels + j];
+  }
+}
+
 #undef GRAPHRT_NARROW_INLINE
 
 using RowBlockFn = void (*)(const RowArgs&, int64_t);
@@ -250,12 +306,48 @@ template <class R, int kChannels, int kBlocks, int kRows, bool kPooled>
 void RowBlockBase(const RowArgs& a, int64_t oc0) {
   RowBlock<R, kChannels, kBlocks, kRows, kPooled>(a, oc0);
 }
+template <class R, int kTaps, int kChannels>
+void GradBlockBase(const GradArgs& a, int64_t ci, int64_t i, int64_t k0, int64_t j0) {
+  GradBlock<R, kTaps, kChannels>(a, ci, i, k0, j0);
+}
 #if defined(__x86_64__)
 template <class R, int kChannels, int kBlocks, int kRows, bool kPooled>
 __attribute__((target("avx512f"))) void RowBlockAvx512(const RowArgs& a, int64_t oc0) {
   RowBlock<R, kChannels, kBlocks, kRows, kPooled>(a, oc0);
 }
+template <class R, int kTaps, int kChannels>
+__attribute__((target("avx512f"))) void GradBlockAvx512(const GradArgs& a, int64_t ci, int64_t i, int64_t k0,
+                                                        int64_t j0) {
+  GradBlock<R, kTaps, kChannels>(a, ci, i, k0, j0);
+}
 #endif
+
+using GradBlockFn = void (*)(const GradArgs&, int64_t, int64_t, int64_t, int64_t);
+
+// The filter gradient's blocking: kGradTaps taps by kGradChannels output
+// channels of accumulators, plus kGradChannels gradient vectors and one
+// input vector, within the register file.
+constexpr int kGradBlock = 4;  // the largest of either, table size
+template <class R>
+constexpr int kGradTaps = R::kLanes == 8 ? 3 : 4;
+template <class R>
+constexpr int kGradChannels = R::kLanes == 8 ? 3 : 4;
+
+template <class R, bool kAvx512, int kTaps, int kChannels>
+constexpr GradBlockFn GradBlockFor() {
+#if defined(__x86_64__)
+  if constexpr (kAvx512) return &GradBlockAvx512<R, kTaps, kChannels>;
+#endif
+  return &GradBlockBase<R, kTaps, kChannels>;
+}
+
+template <class R, bool kAvx512, int kTaps, int... kChannelsMinus1>
+constexpr std::array<GradBlockFn, kGradBlock> GradRow(std::integer_sequence<int, kChannelsMinus1...>) {
+  // Entries beyond the register file's blocking stay null: never chosen.
+  return {(kTaps <= kGradTaps<R> && kChannelsMinus1 < kGradChannels<R>
+               ? GradBlockFor<R, kAvx512, kTaps, kChannelsMinus1 + 1>()
+               : nullptr)...};
+}
 
 // One channel block's kernels: `rows` output rows at a time, one, and
 // (null where the registers do not hold two rows) two rows pooled.
@@ -287,10 +379,13 @@ constexpr std::array<RowBlockFns, sizeof...(kChannelsMinus1)> Table(
   return {FnsFor<R, kAvx512, kChannelsMinus1 + 1, kBlocks>()...};
 }
 
-// A register file's kernels: fns[blocks - 1][channels - 1].
+// A register file's kernels: fns[blocks - 1][channels - 1] for the
+// convolution, grad[taps - 1][channels - 1] for its filter gradient.
 struct Kernels {
   int lanes, max_accumulators;
   std::array<std::array<RowBlockFns, kMaxChannelBlock>, kMaxBlocks> fns;
+  int grad_taps, grad_channels;
+  std::array<std::array<GradBlockFn, kGradBlock>, kGradBlock> grad;
 
   // One vector of columns when one covers the row: two would waste half.
   int BlocksFor(const NarrowConvProblem& p) const { return p.ow <= lanes ? 1 : 2; }
@@ -302,9 +397,15 @@ struct Kernels {
 
 template <class R, bool kAvx512>
 constexpr Kernels KernelsFor() {
-  return {R::kLanes, R::kMaxAccumulators,
+  constexpr auto channels = std::make_integer_sequence<int, kGradBlock>();
+  return {R::kLanes,
+          R::kMaxAccumulators,
           {Table<R, kAvx512, 1>(std::make_integer_sequence<int, kMaxChannelBlock>()),
-           Table<R, kAvx512, 2>(std::make_integer_sequence<int, kMaxChannelBlock>())}};
+           Table<R, kAvx512, 2>(std::make_integer_sequence<int, kMaxChannelBlock>())},
+          kGradTaps<R>,
+          kGradChannels<R>,
+          {GradRow<R, kAvx512, 1>(channels), GradRow<R, kAvx512, 2>(channels), GradRow<R, kAvx512, 3>(channels),
+           GradRow<R, kAvx512, 4>(channels)}};
 }
 
 constexpr Kernels kAvx2Kernels = KernelsFor<Avx2Registers, false>();
@@ -411,6 +512,55 @@ void ComputeNarrowConvPooledRows(const NarrowConvProblem& p, const float* in, co
       }
     }
     row += group;
+  }
+}
+
+size_t NarrowConvFilterGradScratchBytes(const NarrowConvProblem& p) {
+  const Staging s = StagingOf(p, kGradRowGroup);
+  const int64_t dy_width = RoundUp(p.ow, kWidestLanes);
+  return static_cast<size_t>(p.c * s.rows * s.width + p.oc * kGradRowGroup * dy_width) * sizeof(float);
+}
+
+void ComputeNarrowConvFilterGrad(const NarrowConvProblem& p, const float* in, const float* out_grad,
+                                 int64_t n_begin, int64_t n_end, float* filter_grad, void* scratch) {
+  const Staging s = StagingOf(p, kGradRowGroup);
+  const Kernels& kernels = KernelsInUse();
+  const int64_t dy_width = RoundUp(p.ow, kernels.lanes);
+  float* staged = static_cast<float*>(scratch);
+  float* dy = staged + p.c * s.rows * s.width;
+  std::fill(filter_grad, filter_grad + p.kh * p.kw * p.c * p.oc, 0.f);
+  for (int64_t n = n_begin; n < n_end; ++n) {
+    for (int64_t oh0 = 0; oh0 < p.oh; oh0 += kGradRowGroup) {
+      const int64_t rows = std::min(kGradRowGroup, p.oh - oh0);
+      const int64_t staged_rows = s.RowsFor(p, rows);
+      Stage(p, s, in, n, oh0 * p.sh - p.pt, staged_rows, staged);
+      // The band's output gradient, one plane per channel; columns beyond
+      // ow are zero, so the vectors past the row add nothing.
+      std::fill(dy, dy + p.oc * rows * dy_width, 0.f);
+      for (int64_t r = 0; r < rows; ++r) {
+        for (int64_t j = 0; j < p.oc; ++j) {
+          float* d = dy + (j * rows + r) * dy_width;
+          if (p.nchw) {
+            std::memcpy(d, out_grad + ((n * p.oc + j) * p.oh + oh0 + r) * p.ow, p.ow * sizeof(float));
+          } else {
+            const float* src = out_grad + ((n * p.oh + oh0 + r) * p.ow) * p.oc + j;
+            for (int64_t w = 0; w < p.ow; ++w) d[w] = src[w * p.oc];
+          }
+        }
+      }
+      const GradArgs a{&p, staged, staged_rows, s.width, dy, rows, dy_width, filter_grad};
+      for (int64_t ci = 0; ci < p.c; ++ci) {
+        for (int64_t i = 0; i < p.kh; ++i) {
+          for (int64_t k0 = 0; k0 < p.kw; k0 += kernels.grad_taps) {
+            const int64_t taps = std::min<int64_t>(kernels.grad_taps, p.kw - k0);
+            for (int64_t j0 = 0; j0 < p.oc; j0 += kernels.grad_channels) {
+              const int64_t channels = std::min<int64_t>(kernels.grad_channels, p.oc - j0);
+              kernels.grad[taps - 1][channels - 1](a, ci, i, k0, j0);
+            }
+          }
+        }
+      }
+    }
   }
 }
 

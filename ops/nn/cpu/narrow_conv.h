@@ -1,5 +1,5 @@
-// A direct float convolution for few output channels, vectorised along the
-// output width instead of across channels.
+// A direct float convolution for few output channels, and its filter
+// gradient, vectorised along the output width instead of across channels.
 //
 // oneDNN's convolution kernels put output channels in the vector lanes, so
 // with fewer than 16 of them most lanes idle: LeNet's first layer (1 -> 6
@@ -83,6 +83,19 @@ enum class NarrowPool { kMax, kAvg };
 void ComputeNarrowConvPooledRows(const NarrowConvProblem& p, const float* in, const float* filter,
                                  const NarrowConvEpilogue& e, NarrowPool pool, float* out,
                                  int64_t row_begin, int64_t row_end, void* scratch);
+
+// The convolution's filter gradient over images [n_begin, n_end):
+// filter_grad (HWIO, [kh, kw, c, oc]) = the sum over those images, output
+// rows and columns of input x output gradient, as Conv2DBackpropFilter
+// defines it; `out_grad` is laid out like the convolution's output.
+// Overwrites filter_grad. The scope is the convolution's
+// (NarrowConvApplies); `scratch` holds NarrowConvFilterGradScratchBytes(p)
+// bytes, 64-byte aligned. The order of the sums is fixed within a call, so
+// a caller that splits the batch into fixed chunks gets the same bits on
+// any number of threads.
+size_t NarrowConvFilterGradScratchBytes(const NarrowConvProblem& p);
+void ComputeNarrowConvFilterGrad(const NarrowConvProblem& p, const float* in, const float* out_grad,
+                                 int64_t n_begin, int64_t n_end, float* filter_grad, void* scratch);
 
 }  // namespace sdk
 }  // namespace graphrt
