@@ -13,6 +13,9 @@ fuzz_npy:          handmade .npy files (every dtype, byte order, layout and
                    header version) and the hostile ones of SHARED_DIR/reliability.
 fuzz_checkpoint:   the checkpoints of SHARED_DIR/tf_testdata.
 fuzz_saved_model:  the saved_model.pb files of SHARED_DIR/tf_testdata.
+fuzz_event_file:   handmade event files (the first event, scalar and
+                   histogram summaries, a session log, a graph), framed here
+                   with a CRC32C of this script's own.
 """
 import hashlib
 import io
@@ -431,9 +434,102 @@ def saved_model_seeds():
             copy(path, d, flat(os.path.relpath(path, root)))
 
 
+def crc32c(data):
+    """CRC-32C (Castagnoli), bit by bit: seeds are small."""
+    crc = 0xFFFFFFFF
+    for byte in data:
+        crc ^= byte
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
+    return crc ^ 0xFFFFFFFF
+
+
+def masked_crc(data):
+    c = crc32c(data)
+    return ((((c >> 15) | (c << 17)) & 0xFFFFFFFF) + 0xA282EAD8) & 0xFFFFFFFF
+
+
+def tfrecord(data):
+    length = struct.pack("<Q", len(data))
+    return length + struct.pack("<I", masked_crc(length)) + data + struct.pack("<I", masked_crc(data))
+
+
+def pb_varint(v):
+    out = b""
+    while True:
+        b = v & 0x7F
+        v >>= 7
+        if v:
+            out += bytes([b | 0x80])
+        else:
+            return out + bytes([b])
+
+
+def pb_field(num, wire, payload):
+    """One field: payload is an int (varint), bytes (length-delimited) or
+    already-packed fixed bytes (wire types 1 and 5)."""
+    key = pb_varint(num << 3 | wire)
+    if wire == 0:
+        return key + pb_varint(payload)
+    if wire == 2:
+        return key + pb_varint(len(payload)) + payload
+    return key + payload
+
+
+def event(wall_time, step=None, **what):
+    """An Event (tf_proto_facts.md §10): wall_time #1, step #2, one of
+    file_version #3, graph_def #4, summary #5, session_log #7."""
+    e = pb_field(1, 1, struct.pack("<d", wall_time))
+    if step is not None:
+        e += pb_field(2, 0, step)
+    numbers = {"file_version": 3, "graph_def": 4, "summary": 5, "session_log": 7}
+    for key, value in what.items():
+        e += pb_field(numbers[key], 2, value)
+    return e
+
+
+def summary_value(tag, simple_value=None, histo=None):
+    v = pb_field(1, 2, tag.encode())
+    if simple_value is not None:
+        v += pb_field(2, 5, struct.pack("<f", simple_value))
+    if histo is not None:  # HistogramProto: min 1, max 2, num 3, sum 4, sum_squares 5 (doubles), bucket_limit 6, bucket 7 (packed doubles)
+        lo, hi, counts, limits = histo
+        h = b"".join(pb_field(i + 1, 1, struct.pack("<d", x)) for i, x in
+                     enumerate([lo, hi, float(sum(counts)), 0.5, 0.25]))
+        h += pb_field(6, 2, b"".join(struct.pack("<d", x) for x in limits))
+        h += pb_field(7, 2, b"".join(struct.pack("<d", x) for x in counts))
+        v += pb_field(5, 2, h)
+    return pb_field(1, 2, v)
+
+
+def event_file_seeds():
+    d = fresh("fuzz_event_file")
+    first = event(1700000000.0, file_version=b"brain.Event:2")
+    scalars = [event(1700000001.0 + i, i, summary=summary_value("loss", 2.5 / (i + 1)) +
+                     summary_value("global_step/sec", 40.0)) for i in range(3)]
+    histo = event(1700000005.0, 3, summary=summary_value("weights", histo=(-1.0, 2.0, [1.0, 4.0, 2.0], [-0.5, 0.5, 2.0])))
+    start = event(1700000006.0, 0, session_log=pb_field(1, 0, 1))
+    checkpoint = event(1700000007.0, 3, session_log=pb_field(1, 0, 3) + pb_field(2, 2, b"/tmp/model.ckpt-3"))
+    graph = event(1700000008.0, graph_def=open(os.path.join(REPO, "tests", "data", "add.pb"), "rb").read())
+    files = {
+        "first_event": [first],
+        "scalars": [first] + scalars,
+        "histogram": [first, histo],
+        "session_logs": [first, start, checkpoint],
+        "graph": [first, graph],
+    }
+    for name, events in files.items():
+        body = b"".join(tfrecord(e) for e in events)
+        # Byte 0 even: the harness sets the CRCs; odd: the file as it is.
+        for mode in (0, 1):
+            with open(os.path.join(d, "%s_%d" % (name, mode)), "wb") as f:
+                f.write(bytes([mode]) + body)
+
+
 if __name__ == "__main__":
     graphs = graph_seeds()
     tensor_proto_seeds(graphs)
     npy_seeds()
     checkpoint_seeds()
     saved_model_seeds()
+    event_file_seeds()
