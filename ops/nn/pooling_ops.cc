@@ -213,6 +213,25 @@ REGISTER_OP("MaxPoolGrad")
     .SetShapeFn(UnchangedShapeWithRank4)
     .Doc("Computes gradients of the maxpooling function.");
 
+// graphrt's own internal op, made by the CPU graph pass nn.fuse_pool_grad_relu
+// from ReluGrad(MaxPoolGrad(x, y, grad), x): the gradient through a Relu
+// whose output x was max-pooled, as TensorFlow's gradients of
+// relu -> max_pool build it. One pass over x's shape instead of two. Not
+// TensorFlow's; not meant to be written by hand.
+REGISTER_OP("_MaxPoolGradReluGrad")
+    .Attr("ksize: list(int) >= 4")
+    .Attr("strides: list(int) >= 4")
+    .Attr("padding: {'SAME', 'VALID', 'EXPLICIT'}")
+    .Attr("explicit_paddings: list(int) = []")
+    .Attr("data_format: {'NHWC', 'NCHW'} = 'NHWC'")
+    .Input("orig_input: T")
+    .Input("orig_output: T")
+    .Input("grad: T")
+    .Output("output: T")
+    .Attr("T: {float, double}")
+    .SetShapeFn(UnchangedShapeWithRank4)
+    .Doc("ReluGrad(MaxPoolGrad(orig_input, orig_output, grad), orig_input) (internal; made by graphrt's optimizer).");
+
 REGISTER_OP("MaxPoolGradV2")
     .Attr("padding: {'SAME', 'VALID'}")
     .Attr("data_format: {'NHWC', 'NCHW'} = 'NHWC'")

@@ -4,6 +4,7 @@
 // which runs the original ops one by one.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <map>
 #include <ostream>
 #include <random>
@@ -263,6 +264,40 @@ TEST(ConvPoolFusionTest, NotFusedWhenTheConvolutionIsReadElsewhere) {
     for (const auto& ns : dev.node_stats()) ops[ns.node_name()] = ns.timeline_label().substr(ns.timeline_label().find(" = ") + 3);
   EXPECT_EQ(ops["pool"], "MaxPool");
   EXPECT_EQ(ops["act"], "_FusedConv2D");
+}
+
+// The gradient of relu -> max_pool as tf.gradients builds it:
+// ReluGrad(MaxPoolGrad(act, pool, g), act) becomes one _MaxPoolGradReluGrad
+// named like the ReluGrad, with the same bits; a ReluGrad against another
+// tensor (here the Relu's input) stays as it is.
+TEST(FusionTest, MaxPoolGradThenReluGrad) {
+  const std::string pool_attrs = TypeAttr("T", "DT_FLOAT") + PoolList("ksize", {2, 2}, false) +
+                                 PoolList("strides", {2, 2}, false) + "attr { key: 'padding' value { s: 'VALID' } } ";
+  const std::string forward = PlaceholderNode("x", "DT_FLOAT") + PlaceholderNode("g", "DT_FLOAT") +
+                              NodeText("act", "Relu", {"x"}, TypeAttr("T", "DT_FLOAT")) +
+                              NodeText("pool", "MaxPool", {"act"}, pool_attrs) +
+                              NodeText("mpg", "MaxPoolGrad", {"act", "pool", "g"}, pool_attrs);
+  const Dims x_dims = {2, 8, 6, 9}, g_dims = {2, 4, 3, 9};
+  std::vector<float> g = UniformFloats(NumElements(g_dims), 11, -1, 1);
+  g[5] = -0.0f;
+  const Feeds feeds = {{"x", MakeTensor<float>(GR_FLOAT, x_dims, UniformFloats(NumElements(x_dims), 10, -1, 1))},
+                       {"g", MakeTensor<float>(GR_FLOAT, g_dims, g)}};
+  for (bool same_features : {true, false}) {
+    const std::string graph =
+        forward + NodeText("rg", "ReluGrad", {"mpg", same_features ? "act" : "x"}, TypeAttr("T", "DT_FLOAT"));
+    for (int threads : {1, 2}) {
+      auto fused = NewSessionWith(graph, true, threads);
+      auto plain = NewSessionWith(graph, false, threads);
+      std::map<std::string, std::string> fused_ops, plain_ops;
+      const Tensor a = RunTraced(fused.get(), feeds, "rg:0", &fused_ops);
+      const Tensor b = RunTraced(plain.get(), feeds, "rg:0", &plain_ops);
+      EXPECT_EQ(fused_ops["rg"], same_features ? "_MaxPoolGradReluGrad" : "ReluGrad");
+      EXPECT_EQ(fused_ops.count("mpg"), same_features ? 0u : 1u);
+      EXPECT_EQ(plain_ops["rg"], "ReluGrad");
+      ASSERT_EQ(a.TotalBytes(), b.TotalBytes());
+      EXPECT_EQ(std::memcmp(a.raw_data(), b.raw_data(), a.TotalBytes()), 0);
+    }
+  }
 }
 
 // RewriterConfig.remapping = OFF (TensorFlow's switch for its remapper's

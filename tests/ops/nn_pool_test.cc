@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <random>
@@ -425,6 +426,92 @@ TEST(MaxPoolGradTest, TiesGoToTheFirstMaximum) {
                   attrs);
     ASSERT_EQ(out.size(), 1u);
     ExpectClose<float>(out[0], {0, 0, 5, 0, 0, 0, 0, 0, 0}, 0);
+  }
+}
+
+// NHWC windows that tile the input (no padding, strides = window, sizes
+// that divide) with 8 channels or more take a path of their own (whole
+// vectors of 8 floats and a rest); windows that almost tile do not.
+TEST(MaxPoolGradTest, TilingWindowsEveryChannelCount) {
+  std::mt19937 rng(213);
+  for (int64_t c : {8, 9, 15, 16, 17, 64}) {
+    for (const PoolCase& p : {PoolCase{2, 8, 6, c, 2, 2, 2, 2, "VALID"}, PoolCase{1, 9, 6, c, 3, 3, 3, 3, "VALID"},
+                              PoolCase{2, 8, 6, c, 2, 3, 2, 3, "SAME"}, PoolCase{2, 7, 6, c, 2, 2, 2, 2, "VALID"},
+                              PoolCase{3, 34, 36, c, 2, 2, 2, 2, "VALID"}}) {
+      for (int threads : {1, 2}) CheckMaxPoolGrad<float>(p, &rng, false, threads);
+      CheckMaxPoolGrad<double>(p, &rng, false);
+      CheckMaxPoolGrad<int32_t>(p, &rng, false);
+      CheckMaxPoolGrad<int64_t>(p, &rng, false);
+    }
+  }
+}
+
+// Ties on the tiling path: 2x2 windows of equal values send each channel's
+// gradient to the window's first element, in every lane of a vector.
+TEST(MaxPoolGradTest, TilingWindowsTiesGoToTheFirstMaximum) {
+  const PoolCase p{1, 2, 4, 9, 2, 2, 2, 2, "VALID"};
+  const std::vector<double> x(NumElements(p.InDims()), 3.0);
+  std::vector<double> g(NumElements(p.OutDims()));
+  for (size_t i = 0; i < g.size(); ++i) g[i] = static_cast<double>(i) + 1;
+  std::vector<Tensor> out = RunNode("MaxPoolGrad", {MakeT<float>(p.InDims(), x), MakeT<float>(p.OutDims(), std::vector<double>(g.size(), 3.0)), MakeT<float>(p.OutDims(), g)},
+                                    p.Attrs("DT_FLOAT"));
+  ASSERT_EQ(out.size(), 1u);
+  std::vector<double> want(x.size(), 0.0);
+  for (int64_t ox = 0; ox < 2; ++ox)
+    for (int64_t ch = 0; ch < 9; ++ch) want[p.In(0, 0, 2 * ox, ch)] = g[p.Out(0, 0, ox, ch)];
+  ExpectClose<float>(out[0], want, 0);
+  // A -0 gradient lands as +0, as on the general path (zeros, then the
+  // gradient added) and in TensorFlow's kernel.
+  for (const PoolCase& q : {p, PoolCase{1, 3, 4, 9, 2, 2, 2, 2, "VALID"}}) {  // tiling, and not
+    const std::vector<double> neg_zero(NumElements(q.OutDims()), -0.0);
+    out = RunNode("MaxPoolGrad", {MakeT<float>(q.InDims(), std::vector<double>(NumElements(q.InDims()), 3.0)),
+                                  MakeT<float>(q.OutDims(), std::vector<double>(neg_zero.size(), 3.0)),
+                                  MakeT<float>(q.OutDims(), neg_zero)},
+                  q.Attrs("DT_FLOAT"));
+    ASSERT_EQ(out.size(), 1u);
+    for (int64_t i = 0; i < out[0].NumElements(); ++i) EXPECT_FALSE(std::signbit(out[0].data<float>()[i])) << q.Name() << " " << i;
+  }
+}
+
+// _MaxPoolGradReluGrad (made by the CPU optimizer from ReluGrad(MaxPoolGrad(
+// x, y, g), x)) gives the bits of the two ops it replaces, on Relu outputs
+// (zeros, so ties) and gradients with NaN, -0 and negative values: on the
+// tiling path (8+ channels), disjoint windows (fewer channels, or not
+// tiling), overlapping windows, NCHW, float and double, 1 and 2 threads.
+template <typename T>
+void CheckMaxPoolGradReluGrad(const PoolCase& p, std::mt19937* rng, int threads) {
+  SCOPED_TRACE("_MaxPoolGradReluGrad " + p.Name() + " " + DtName(Dt<T>::value));
+  std::vector<double> x = Uniform(NumElements(p.InDims()), -1, 1, rng);
+  for (double& v : x) v = std::max(v, 0.0);  // a Relu's output
+  const std::vector<double> y = RefMaxPool(p, x);
+  std::vector<double> g = Uniform(static_cast<int64_t>(y.size()), -1, 1, rng);
+  for (size_t i = 0; i < g.size(); i += 7) g[i] = -0.0;
+  for (size_t i = 3; i < g.size(); i += 11) g[i] = std::numeric_limits<double>::quiet_NaN();
+  const std::vector<Tensor> in = {MakeT<T>(p.InDims(), x), MakeT<T>(p.OutDims(), y), MakeT<T>(p.OutDims(), g)};
+  const std::string attrs = p.Attrs(DtName(Dt<T>::value));
+  const std::vector<Tensor> fused = RunNode("_MaxPoolGradReluGrad", in, attrs, 1, threads);
+  const std::vector<Tensor> pooled = RunNode("MaxPoolGrad", in, attrs, 1, threads);
+  ASSERT_EQ(fused.size(), 1u);
+  ASSERT_EQ(pooled.size(), 1u);
+  const std::vector<Tensor> plain =
+      RunNode("ReluGrad", {pooled[0], in[0]}, TypeAttr("T", DtName(Dt<T>::value)), 1, threads);
+  ASSERT_EQ(plain.size(), 1u);
+  ASSERT_EQ(DimsOf(fused[0]), p.InDims());
+  EXPECT_EQ(std::memcmp(fused[0].raw_data(), plain[0].raw_data(), plain[0].TotalBytes()), 0);
+}
+
+TEST(MaxPoolGradReluGradTest, SameBitsAsMaxPoolGradThenReluGrad) {
+  std::mt19937 rng(214);
+  for (int64_t c : {3, 8, 13}) {
+    for (bool nchw : {false, true}) {
+      for (PoolCase p : {PoolCase{2, 8, 6, c, 2, 2, 2, 2, "VALID"}, PoolCase{2, 7, 6, c, 2, 2, 2, 2, "VALID"},
+                         PoolCase{2, 7, 6, c, 3, 3, 2, 2, "SAME"}, PoolCase{2, 9, 8, c, 2, 2, 3, 3, "SAME"}}) {
+        p.nchw = nchw;
+        for (int threads : {1, 2}) CheckMaxPoolGradReluGrad<float>(p, &rng, threads);
+        CheckMaxPoolGradReluGrad<double>(p, &rng, 2);
+        if (HasFatalFailure()) return;
+      }
+    }
   }
 }
 

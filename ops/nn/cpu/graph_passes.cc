@@ -2,8 +2,9 @@
 // (layout_pass.cc): Conv2D + BiasAdd [+ activation] -> _FusedConv2D
 // (oneDNN post-ops: one pass over the output while it is hot), then a
 // _FusedConv2D that alone feeds a MaxPool / AvgPool -> _FusedConv2DPool
-// (the kernel pools rows while they are in cache), and the constant-weights
-// hint the convolution kernels use. Orders: layout 10, fusions 20,
+// (the kernel pools rows while they are in cache), ReluGrad(MaxPoolGrad)
+// -> _MaxPoolGradReluGrad (one pass over the gradient instead of two), and
+// the constant-weights hint the convolution kernels use. Orders: layout 10, fusions 20,
 // conv+pool 30, weights hints 40 (the math family's passes share them).
 #include <graphrt/sdk/graph_pass.h>
 
@@ -88,6 +89,52 @@ Status FuseConvPool(GraphPassContext& ctx, const std::string& in, std::string* o
   return passes::RunRewrite(ctx, in, out, changed, FuseConvPoolNodes);
 }
 
+// ReluGrad(MaxPoolGrad(x, y, grad), x) -> _MaxPoolGradReluGrad(x, y, grad):
+// the gradient of relu -> max_pool as tf.gradients builds it (ReluGrad
+// takes the Relu's output, which is what was pooled).
+bool FusePoolGradReluNodes(PassEnv& env, Graph* g) {
+  const pp::OpDef* fused_op = env.OpDef("_MaxPoolGradReluGrad");
+  if (fused_op == nullptr) return false;
+  bool changed = false;
+  std::vector<int> order;
+  for (Node* n : g->TopologicalOrder()) order.push_back(n->id());
+  for (int id : order) {
+    Node* pool_grad = g->FindNodeId(id);
+    if (pool_grad == nullptr || pool_grad->op() != "MaxPoolGrad" ||
+        env.DeviceType(pool_grad->device()) != DEVICE_CPU)
+      continue;
+    Node* relu_grad = passes::SoleConsumer(env, *pool_grad);
+    if (relu_grad == nullptr || relu_grad->op() != "ReluGrad" || relu_grad->device() != pool_grad->device() ||
+        passes::TypeAttr(*relu_grad) != passes::TypeAttr(*pool_grad))
+      continue;
+    const passes::Edge* features = relu_grad->input_edge(1);
+    const passes::Edge* pooled = pool_grad->input_edge(0);
+    if (features == nullptr || pooled == nullptr || features->src() != pooled->src() ||
+        features->src_output() != pooled->src_output())
+      continue;
+    pp::NodeDef def;
+    def.set_name(relu_grad->name());
+    def.set_op(fused_op->name());
+    def.set_device(pool_grad->device());
+    passes::CopyDeclaredAttrs(*pool_grad, *fused_op, &def);
+    if (!env.KernelAvailable(def, pool_grad->device())) continue;
+    std::vector<passes::Endpoint> data_in;
+    for (int i = 0; i < 3; ++i) {
+      const passes::Edge* e = pool_grad->input_edge(i);
+      if (e == nullptr) break;
+      data_in.push_back({e->src(), e->src_output()});
+    }
+    if (data_in.size() != 3) continue;
+    passes::ReplaceNodes({pool_grad, relu_grad}, relu_grad, data_in, std::move(def), g);
+    changed = true;
+  }
+  return changed;
+}
+
+Status FusePoolGradRelu(GraphPassContext& ctx, const std::string& in, std::string* out, bool* changed) {
+  return passes::RunRewrite(ctx, in, out, changed, FusePoolGradReluNodes);
+}
+
 Status MarkConvWeights(GraphPassContext& ctx, const std::string& in, std::string* out, bool* changed) {
   return passes::RunRewrite(ctx, in, out, changed, [](PassEnv& env, Graph* g) {
     return passes::MarkConstantWeights(env, g, DEVICE_CPU,
@@ -101,6 +148,8 @@ REGISTER_GRAPH_PASS(GraphPass("nn.fuse_conv_bias_activation").Device(DEVICE_CPU)
                     FuseConv);
 REGISTER_GRAPH_PASS(GraphPass("nn.fuse_conv_pool").Device(DEVICE_CPU).Toggle(GR_PASS_TOGGLE_REMAPPING).Order(30),
                     FuseConvPool);
+REGISTER_GRAPH_PASS(GraphPass("nn.fuse_pool_grad_relu").Device(DEVICE_CPU).Toggle(GR_PASS_TOGGLE_REMAPPING).Order(20),
+                    FusePoolGradRelu);
 REGISTER_GRAPH_PASS(GraphPass("nn.conv_constant_weights").Device(DEVICE_CPU).Order(40), MarkConvWeights);
 
 }  // namespace sdk
