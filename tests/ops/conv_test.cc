@@ -663,6 +663,18 @@ TEST(ConvBackpropBlockedTest, FilterGradientIsBitwiseEqualOnAnyThreadCount) {
   ExpectFilterGradientSameOnAnyThreadCount({7, 20, 18, 16}, {3, 3, 16, 24}, 800);
 }
 
+// Long patches (3x3x32) into 64 output channels: the float filter gradient
+// runs on im2col + GEMM in bands of rows (conv_kernels.cc,
+// FilterGradOnGemm), bands that cross images included (13-pixel rows).
+TEST(Conv2DBackpropFilterTest, LongPatchesManyChannels) {
+  for (const char* padding : {"SAME", "VALID"}) {
+    Window w{padding};
+    CheckBackprop(false, Ty::kF32, {3, 9, 13, 32}, {3, 3, 32, 64}, w, 2, 810);
+    if (HasFatalFailure()) return;
+  }
+  ExpectFilterGradientSameOnAnyThreadCount({9, 9, 13, 32}, {3, 3, 32, 64}, 811);
+}
+
 TEST(ConvCornersTest, EmptyBatchAndEmptyOutput) {
   Window w;
   w.padding = "SAME";

@@ -313,24 +313,29 @@ void DirectBackpropInputImages(const ConvGeom& g, const T* out_grad, const T* fi
   }
 }
 
-// filter_grad (HWIO, zeroed) += patches^T * out_grad over images [b0, b1).
+// filter_grad (HWIO, zeroed) += patches^T * out_grad over images [b0, b1):
+// one product per band of output rows (rows of one image or several: the
+// out_grad rows of a band are contiguous), the band as many rows as keep
+// its patches within kFilterGradBandBytes, so that the product's depth
+// (pixels) is long while its operands stay in L2.
+constexpr size_t kFilterGradBandBytes = 256 << 10;
 template <typename T>
 void DirectBackpropFilterImages(const ConvGeom& g, const T* in, const T* out_grad, T* filter_grad,
                                 int64_t b0, int64_t b1) {
   const int64_t icg = g.icg(), ocg = g.ocg(), k = g.kh * g.kw * icg;
+  const int64_t row_bytes = g.ow * k * static_cast<int64_t>(sizeof(T));
+  const int64_t band = std::max<int64_t>(1, static_cast<int64_t>(kFilterGradBandBytes) / std::max<int64_t>(row_bytes, 1));
   // Runs start to end on this thread: the thread scratch is free.
-  T* patch = reinterpret_cast<T*>(ThreadScratch().Get(static_cast<size_t>(g.ow * k) * sizeof(T)));
-  for (int64_t b = b0; b < b1; ++b) {
-    for (int64_t oy = 0; oy < g.oh; ++oy) {
-      const int64_t r = b * g.oh + oy;
-      for (int64_t gi = 0; gi < g.groups; ++gi) {
-        Im2ColRow(g, in, b, oy, gi, patch);
-        ConstStridedMap<T> P(patch, g.ow, k, Eigen::OuterStride<>(k));
-        ConstStridedMap<T> D(out_grad + r * g.ow * g.oc + gi * ocg, g.ow, ocg,
-                             Eigen::OuterStride<>(g.oc));
-        StridedMap<T> F(filter_grad + gi * ocg, k, ocg, Eigen::OuterStride<>(g.oc));
-        F.noalias() += P.transpose() * D;
-      }
+  T* patch = reinterpret_cast<T*>(ThreadScratch().Get(static_cast<size_t>(band * g.ow * k) * sizeof(T)));
+  const int64_t r_end = b1 * g.oh;
+  for (int64_t gi = 0; gi < g.groups; ++gi) {
+    for (int64_t r0 = b0 * g.oh; r0 < r_end; r0 += band) {
+      const int64_t rows = std::min(band, r_end - r0);
+      for (int64_t r = r0; r < r0 + rows; ++r) Im2ColRow(g, in, r / g.oh, r % g.oh, gi, patch + (r - r0) * g.ow * k);
+      ConstStridedMap<T> P(patch, rows * g.ow, k, Eigen::OuterStride<>(k));
+      ConstStridedMap<T> D(out_grad + r0 * g.ow * g.oc + gi * ocg, rows * g.ow, ocg, Eigen::OuterStride<>(g.oc));
+      StridedMap<T> F(filter_grad + gi * ocg, k, ocg, Eigen::OuterStride<>(g.oc));
+      F.noalias() += P.transpose() * D;
     }
   }
 }
@@ -965,6 +970,10 @@ class Conv2DBackpropFilterOp : public ConvKernelBase {
         ComputeNarrow(ctx, g, in.data<float>(), dout.data<float>(), out.data<float>(), &lease);
         return;
       }
+      if (FilterGradOnGemm(g)) {
+        ComputeGemmFilterGrad(ctx, g, in.data<float>(), dout.data<float>(), out.data<float>(), &lease);
+        return;
+      }
     }
     if constexpr (kOnDnnl<T>) {
       std::shared_ptr<Plan> plan = GetPlan(ctx, Kind::kBackwardWeights, g, DnnlDt<T>(), nullptr);
@@ -1037,28 +1046,59 @@ class Conv2DBackpropFilterOp : public ConvKernelBase {
   }
 
  private:
-  // Few output channels (narrow_conv.h): a partial sum per fixed chunk of
-  // images, added in chunk order, so the result does not depend on the
-  // number of threads. oneDNN's AVX2 backward kernels put output channels
-  // in the vector lanes too: LeNet's 1->6 filter gradient took 2.0 ms there.
-  void ComputeNarrow(OpKernelContext* ctx, const ConvGeom& g, const float* x, const float* dy, float* dw,
-                     BufferPool::Lease* lease) {
+  // Long patches into many output channels with a small filter gradient
+  // (NHWC, float): im2col + Eigen's GEMM (DirectBackpropFilterImages) beat
+  // oneDNN 2.6's AVX2 backward-weights kernels, blocked layout included, on
+  // W8's 64->128 3x3 at 112x112: 177 against 208 ms (ceiling 192) at 1
+  // thread, 95 against 112 at 2 (bench/conv_backprop_bench.cc). Short
+  // patches lose (W8's 3->64: 54 against 50 ms; LeNet's 6->16 5x5: 3.0
+  // against 1.0), and a filter gradient that leaves the cache, or bands of
+  // few pixels, would make each product re-read it.
+  static bool FilterGradOnGemm(const ConvGeom& g) {
+    const int64_t k = g.kh * g.kw * g.icg();
+    const int64_t band_rows = static_cast<int64_t>(kFilterGradBandBytes) / (g.ow * k * 4 + 1);
+    return g.format == cu::Format::kNHWC && g.groups == 1 && k >= 256 && g.oc >= 64 &&
+           k * g.oc * 4 <= (512 << 10) && std::max<int64_t>(band_rows, 1) * g.ow >= 64;
+  }
+
+  // dw = the sum over fixed chunks of the batch (8 at most) of
+  // chunk(b0, b1, partial), which writes its images' partial sum; added in
+  // chunk order, so the bits do not depend on the number of threads.
+  template <typename Chunk>
+  void SumOverBatchChunks(OpKernelContext* ctx, const ConvGeom& g, float* dw, BufferPool::Lease* lease,
+                          Chunk chunk) {
     constexpr int64_t kChunks = 8;
-    const NarrowConvProblem p = NarrowProblem(g);
-    const int64_t w_elems = g.kh * g.kw * g.c * g.oc;
+    const int64_t w_elems = g.kh * g.kw * g.icg() * g.oc;
     const int64_t chunks = std::min(kChunks, g.n);
     const size_t stride = AlignUp(static_cast<size_t>(w_elems) * sizeof(float));
     char* parts = lease->Get(stride * static_cast<size_t>(chunks - 1) + 64);
     auto part = [&](int64_t c) { return c == 0 ? dw : reinterpret_cast<float*>(parts + (c - 1) * stride); };
-    const size_t scratch_bytes = NarrowConvFilterGradScratchBytes(p);
     ForRange(ctx, chunks, g.Macs() >= kParallelMinMacs ? g.Macs() : 0, g.Macs() / chunks / kMacsPerNs + 1,
              [&](int64_t c0, int64_t c1) {
-               void* scratch = ThreadScratch().Get(scratch_bytes);
-               for (int64_t c = c0; c < c1; ++c) {
-                 ComputeNarrowConvFilterGrad(p, x, dy, g.n * c / chunks, g.n * (c + 1) / chunks, part(c), scratch);
-               }
+               for (int64_t c = c0; c < c1; ++c) chunk(g.n * c / chunks, g.n * (c + 1) / chunks, part(c));
              });
     for (int64_t c = 1; c < chunks; ++c) EigenVecMap<float>(dw, w_elems) += EigenConstVecMap<float>(part(c), w_elems);
+  }
+
+  void ComputeGemmFilterGrad(OpKernelContext* ctx, const ConvGeom& g, const float* x, const float* dy, float* dw,
+                             BufferPool::Lease* lease) {
+    const int64_t w_elems = g.kh * g.kw * g.icg() * g.oc;
+    SumOverBatchChunks(ctx, g, dw, lease, [&](int64_t b0, int64_t b1, float* partial) {
+      std::fill(partial, partial + w_elems, 0.f);
+      DirectBackpropFilterImages(g, x, dy, partial, b0, b1);
+    });
+  }
+
+  // Few output channels (narrow_conv.h). oneDNN's AVX2 backward kernels put
+  // output channels in the vector lanes too: LeNet's 1->6 filter gradient
+  // took 2.0 ms there.
+  void ComputeNarrow(OpKernelContext* ctx, const ConvGeom& g, const float* x, const float* dy, float* dw,
+                     BufferPool::Lease* lease) {
+    const NarrowConvProblem p = NarrowProblem(g);
+    const size_t scratch_bytes = NarrowConvFilterGradScratchBytes(p);
+    SumOverBatchChunks(ctx, g, dw, lease, [&](int64_t b0, int64_t b1, float* partial) {
+      ComputeNarrowConvFilterGrad(p, x, dy, b0, b1, partial, ThreadScratch().Get(scratch_bytes));
+    });
   }
 };
 
