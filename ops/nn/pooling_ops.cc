@@ -199,38 +199,36 @@ REGISTER_OP("AvgPool")
     .SetShapeFn(AvgPoolShape)
     .Doc("Performs average pooling on the input.");
 
-REGISTER_OP("MaxPoolGrad")
-    .Attr("ksize: list(int) >= 4")
-    .Attr("strides: list(int) >= 4")
-    .Attr("padding: {'SAME', 'VALID', 'EXPLICIT'}")
-    .Attr("explicit_paddings: list(int) = []")
-    .Attr("data_format: {'NHWC', 'NCHW'} = 'NHWC'")
-    .Input("orig_input: T")
-    .Input("orig_output: T")
-    .Input("grad: T")
-    .Output("output: T")
-    .Attr("T: realnumbertype = DT_FLOAT")
-    .SetShapeFn(UnchangedShapeWithRank4)
-    .Doc("Computes gradients of the maxpooling function.");
+// The signature MaxPoolGrad and _MaxPoolGradReluGrad share (the optimizer
+// copies a MaxPoolGrad's attrs into the _MaxPoolGradReluGrad it makes), with
+// `t_attr` as the type attr.
+static OpDefBuilder& MaxPoolGradSignature(OpDefBuilder& b, const char* t_attr) {
+  return b.Attr("ksize: list(int) >= 4")
+      .Attr("strides: list(int) >= 4")
+      .Attr("padding: {'SAME', 'VALID', 'EXPLICIT'}")
+      .Attr("explicit_paddings: list(int) = []")
+      .Attr("data_format: {'NHWC', 'NCHW'} = 'NHWC'")
+      .Input("orig_input: T")
+      .Input("orig_output: T")
+      .Input("grad: T")
+      .Output("output: T")
+      .Attr(t_attr)
+      .SetShapeFn(UnchangedShapeWithRank4);
+}
+
+[[maybe_unused]] static OpDefBuilder& max_pool_grad_op =
+    MaxPoolGradSignature(detail::AddOp("MaxPoolGrad"), "T: realnumbertype = DT_FLOAT")
+        .Doc("Computes gradients of the maxpooling function.");
 
 // graphrt's own internal op, made by the CPU graph pass nn.fuse_pool_grad_relu
 // from ReluGrad(MaxPoolGrad(x, y, grad), x): the gradient through a Relu
 // whose output x was max-pooled, as TensorFlow's gradients of
 // relu -> max_pool build it. One pass over x's shape instead of two. Not
 // TensorFlow's; not meant to be written by hand.
-REGISTER_OP("_MaxPoolGradReluGrad")
-    .Attr("ksize: list(int) >= 4")
-    .Attr("strides: list(int) >= 4")
-    .Attr("padding: {'SAME', 'VALID', 'EXPLICIT'}")
-    .Attr("explicit_paddings: list(int) = []")
-    .Attr("data_format: {'NHWC', 'NCHW'} = 'NHWC'")
-    .Input("orig_input: T")
-    .Input("orig_output: T")
-    .Input("grad: T")
-    .Output("output: T")
-    .Attr("T: {float, double}")
-    .SetShapeFn(UnchangedShapeWithRank4)
-    .Doc("ReluGrad(MaxPoolGrad(orig_input, orig_output, grad), orig_input) (internal; made by graphrt's optimizer).");
+[[maybe_unused]] static OpDefBuilder& max_pool_grad_relu_grad_op =
+    MaxPoolGradSignature(detail::AddOp("_MaxPoolGradReluGrad"), "T: {float, double}")
+        .Doc("ReluGrad(MaxPoolGrad(orig_input, orig_output, grad), orig_input) (internal; made by graphrt's "
+             "optimizer).");
 
 REGISTER_OP("MaxPoolGradV2")
     .Attr("padding: {'SAME', 'VALID'}")

@@ -898,14 +898,15 @@ INSTANTIATE_TEST_SUITE_P(Dtypes, FusedSweep,
 // one and several blocks of 8 channels, one and two vectors of 16 columns,
 // partial vectors, both layouts; the windows with W stride or dilation fall
 // back to oneDNN in the same sweep.
+const std::pair<Dims, Dims> kNarrowShapes[] = {{{2, 13, 29, 1}, {5, 5, 1, 6}},
+                                               {{2, 11, 17, 3}, {3, 3, 3, 9}},
+                                               {{1, 9, 40, 2}, {3, 2, 2, 15}},
+                                               {{2, 6, 14, 4}, {2, 3, 4, 1}}};
+
 TEST(NarrowConvTest, EveryWindowMatchesReference) {
-  const std::pair<Dims, Dims> shapes[] = {{{2, 13, 29, 1}, {5, 5, 1, 6}},
-                                          {{2, 11, 17, 3}, {3, 3, 3, 9}},
-                                          {{1, 9, 40, 2}, {3, 2, 2, 15}},
-                                          {{2, 6, 14, 4}, {2, 3, 4, 1}}};
   uint32_t seed = 900;
   for (bool nchw : {false, true}) {
-    for (const auto& [x, f] : shapes) {
+    for (const auto& [x, f] : kNarrowShapes) {
       for (const Window& w : AllWindows(nchw)) {
         CheckForward("Conv2D", Ty::kF32, x, f, w, 1 + seed % 2, seed);
         ++seed;
@@ -935,13 +936,9 @@ TEST(NarrowConvTest, FusedEpiloguesMatchReference) {
 // The filter gradients of the same convolutions: the narrow filter
 // gradient where the forward convolution is narrow, oneDNN where not.
 TEST(NarrowConvTest, FilterGradientOfEveryWindowMatchesReference) {
-  const std::pair<Dims, Dims> shapes[] = {{{2, 13, 29, 1}, {5, 5, 1, 6}},
-                                          {{2, 11, 17, 3}, {3, 3, 3, 9}},
-                                          {{1, 9, 40, 2}, {3, 2, 2, 15}},
-                                          {{2, 6, 14, 4}, {2, 3, 4, 1}}};
   uint32_t seed = 1900;
   for (bool nchw : {false, true}) {
-    for (const auto& [x, f] : shapes) {
+    for (const auto& [x, f] : kNarrowShapes) {
       for (const Window& w : AllWindows(nchw)) {
         CheckBackprop(false, Ty::kF32, x, f, w, 1 + seed % 2, seed);
         ++seed;
