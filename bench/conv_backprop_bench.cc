@@ -10,6 +10,7 @@
 //   bf_lenet1: x [64,28,28,1], dy [64,28,28,6] (few output channels: the
 //              narrow kernel, ops/nn/cpu/narrow_conv.h)
 //   bf_lenet2: x [64,14,14,6], dy [64,14,14,16]
+//   bd_lenet2: its input gradient (the gradient reaching LeNet's first pool)
 // run
 //   * through a graphrt Session (the op alone, every input fed);
 //   * directly on oneDNN, same shapes and user layouts (NHWC activations,
@@ -51,7 +52,8 @@ const Case kCases[] = {{"bf_conv2_64to128_112", true, 8, 64, 112, 112, 128},
                        {"bd_conv2_64to128_112", false, 8, 64, 112, 112, 128},
                        {"bd_conv1_3to64_224", false, 8, 3, 224, 224, 64},
                        {"bf_lenet1_1to6_28", true, 64, 1, 28, 28, 6, 5},
-                       {"bf_lenet2_6to16_14", true, 64, 6, 14, 14, 16, 5}};
+                       {"bf_lenet2_6to16_14", true, 64, 6, 14, 14, 16, 5},
+                       {"bd_lenet2_6to16_14", false, 64, 6, 14, 14, 16, 5}};
 constexpr int64_t kNumCases = sizeof(kCases) / sizeof(kCases[0]);
 
 std::string Int32ConstText(const std::string& name, const std::vector<int64_t>& v) {
