@@ -27,16 +27,21 @@ struct VectorOf<16> {
   typedef float Type __attribute__((vector_size(16 * sizeof(float))));
 };
 
-// One register file: floats per vector, and the vector accumulators a step
-// may hold (the other registers hold input vectors and a broadcast weight).
-template <int kLanesArg, int kAccumulatorsArg>
+// One register file: floats per vector; the vector accumulators a step of
+// the convolution may hold (the other registers hold input vectors and a
+// broadcast weight); the filter gradient's blocking, taps by output
+// channels of accumulators (plus a gradient vector per channel and an
+// input vector).
+template <int kLanesArg, int kAccumulatorsArg, int kGradTapsArg, int kGradChannelsArg>
 struct RegisterFile {
   static constexpr int kLanes = kLanesArg;
   static constexpr int kMaxAccumulators = kAccumulatorsArg;
+  static constexpr int kGradTaps = kGradTapsArg;
+  static constexpr int kGradChannels = kGradChannelsArg;
   using Vec = typename VectorOf<kLanes>::Type;
 };
-using Avx2Registers = RegisterFile<8, 12>;
-using Avx512Registers = RegisterFile<16, 24>;
+using Avx2Registers = RegisterFile<8, 12, 3, 3>;
+using Avx512Registers = RegisterFile<16, 24, 4, 4>;
 
 constexpr int kMaxBlocks = 2;         // vectors of output columns per step
 constexpr int kMaxChannelBlock = 8;   // output channels per step
@@ -324,14 +329,7 @@ __attribute__((target("avx512f"))) void GradBlockAvx512(const GradArgs& a, int64
 
 using GradBlockFn = void (*)(const GradArgs&, int64_t, int64_t, int64_t, int64_t);
 
-// The filter gradient's blocking: kGradTaps taps by kGradChannels output
-// channels of accumulators, plus kGradChannels gradient vectors and one
-// input vector, within the register file.
-constexpr int kGradBlock = 4;  // the largest of either, table size
-template <class R>
-constexpr int kGradTaps = R::kLanes == 8 ? 3 : 4;
-template <class R>
-constexpr int kGradChannels = R::kLanes == 8 ? 3 : 4;
+constexpr int kGradBlock = 4;  // the largest filter-gradient blocking: table size
 
 template <class R, bool kAvx512, int kTaps, int kChannels>
 constexpr GradBlockFn GradBlockFor() {
@@ -344,7 +342,7 @@ constexpr GradBlockFn GradBlockFor() {
 template <class R, bool kAvx512, int kTaps, int... kChannelsMinus1>
 constexpr std::array<GradBlockFn, kGradBlock> GradRow(std::integer_sequence<int, kChannelsMinus1...>) {
   // Entries beyond the register file's blocking stay null: never chosen.
-  return {(kTaps <= kGradTaps<R> && kChannelsMinus1 < kGradChannels<R>
+  return {(kTaps <= R::kGradTaps && kChannelsMinus1 < R::kGradChannels
                ? GradBlockFor<R, kAvx512, kTaps, kChannelsMinus1 + 1>()
                : nullptr)...};
 }
@@ -402,8 +400,8 @@ constexpr Kernels KernelsFor() {
           R::kMaxAccumulators,
           {Table<R, kAvx512, 1>(std::make_integer_sequence<int, kMaxChannelBlock>()),
            Table<R, kAvx512, 2>(std::make_integer_sequence<int, kMaxChannelBlock>())},
-          kGradTaps<R>,
-          kGradChannels<R>,
+          R::kGradTaps,
+          R::kGradChannels,
           {GradRow<R, kAvx512, 1>(channels), GradRow<R, kAvx512, 2>(channels), GradRow<R, kAvx512, 3>(channels),
            GradRow<R, kAvx512, 4>(channels)}};
 }
