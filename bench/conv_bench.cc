@@ -2,7 +2,10 @@
 // conv3x3 3->64 + bias + ReLU, then after a 2x2 pool [8,64,112,112] conv3x3
 // 64->128 + bias + ReLU; SAME padding) and the two of LeNet-5 at batch 64
 // ([64,1,28,28] conv5x5 1->6 SAME, [64,6,14,14] conv5x5 6->16 VALID; the
-// first runs on ops/nn/cpu/narrow_conv.h, not oneDNN), run
+// first runs on ops/nn/cpu/narrow_conv.h, not oneDNN), and three with 8 to
+// 15 output channels (3x3 SAME: 8->12 at 28x28 batch 32, 16->8 at 56x56
+// batch 8, 32->15 at 28x28 batch 16), where the narrow kernel and oneDNN
+// trade places by the CPU's vector width (NarrowConvApplies), run
 //   * through a graphrt Session: _FusedConv2D (BiasAdd, Relu) with a Const
 //     filter marked `_weights_const`, as the graph pass makes it;
 //   * directly on oneDNN, same shapes and layouts: one primitive, weights
@@ -43,7 +46,10 @@ struct ConvShape {
 const ConvShape kShapes[] = {{"conv1_3to64_224", 8, 3, 224, 224, 64},
                              {"conv2_64to128_112", 8, 64, 112, 112, 128},
                              {"lenet1_1to6_28", 64, 1, 28, 28, 6, 5, true},
-                             {"lenet2_6to16_14", 64, 6, 14, 14, 16, 5, false}};
+                             {"lenet2_6to16_14", 64, 6, 14, 14, 16, 5, false},
+                             {"mid_8to12_28", 32, 8, 28, 28, 12, 3, true},
+                             {"mid_16to8_56", 8, 16, 56, 56, 8, 3, true},
+                             {"mid_32to15_28", 16, 32, 28, 28, 15, 3, true}};
 constexpr int64_t kNumShapes = sizeof(kShapes) / sizeof(kShapes[0]);
 
 proto::GraphDef FusedConvGraph(const ConvShape& s, bool nchw) {

@@ -440,7 +440,15 @@ const Kernels& KernelsInUse() {
 }  // namespace
 
 bool NarrowConvApplies(int64_t oc, int64_t groups, int64_t stride_w, int64_t dilation_w, int64_t ow) {
-  return oc > 0 && oc < 16 && groups == 1 && stride_w == 1 && dilation_w == 1 && ow >= 12;
+  if (!(oc > 0 && oc < 16 && groups == 1 && stride_w == 1 && dilation_w == 1 && ow >= 12)) return false;
+  // oneDNN puts output channels in its vector lanes. With 16-float vectors
+  // fewer than 16 channels leave lanes idle. With AVX2's 8 it wins once it
+  // fills more than 3/4 of its lanes (bench/conv_bench.cc, 1 thread: 16->8
+  // at 56x56 took the narrow kernel 1.5x oneDNN's time, 32->15 at 28x28
+  // 1.6x; 8->12 0.85x, LeNet's 1->6 0.47x).
+  if (KernelsInUse().lanes == 16) return true;
+  const int64_t lanes_used_by_onednn = (oc + 7) / 8 * 8;
+  return 4 * oc <= 3 * lanes_used_by_onednn;
 }
 
 size_t NarrowConvScratchBytes(const NarrowConvProblem& p) {

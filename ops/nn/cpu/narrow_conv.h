@@ -49,7 +49,8 @@ struct NarrowConvEpilogue {
 };
 
 // Whether the kernel serves a convolution, and beats oneDNN on it (few
-// output channels, output rows wide enough to fill the vectors).
+// output channels, fewer still with AVX2's blocking; output rows wide
+// enough to fill the vectors).
 bool NarrowConvApplies(int64_t oc, int64_t groups, int64_t stride_w, int64_t dilation_w, int64_t ow);
 
 // Bytes of scratch ComputeNarrowConvRows and ComputeNarrowConvPooledRows
