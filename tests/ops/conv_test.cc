@@ -892,12 +892,14 @@ INSTANTIATE_TEST_SUITE_P(Dtypes, FusedSweep,
 
 // ============================================ few output channels (f32)
 
-// Float convolutions with fewer than 16 output channels, unit stride and
-// dilation along W and output rows of 12 or more run on
-// ops/nn/cpu/narrow_conv.h instead of oneDNN. These shapes reach it with
-// one and several blocks of 8 channels, one and two vectors of 16 columns,
-// partial vectors, both layouts; the windows with W stride or dilation fall
-// back to oneDNN in the same sweep.
+// Float convolutions with few output channels (NarrowConvApplies: below 16
+// with AVX-512's blocking, fewer with AVX2's), unit stride and dilation
+// along W and output rows of 12 or more run on ops/nn/cpu/narrow_conv.h
+// instead of oneDNN. These shapes reach it with one and several channel
+// blocks, one and two vectors of columns, partial vectors, both layouts
+// (15 channels only with the AVX-512 blocking, which the ctest
+// conv_test_narrow_avx512 forces); the windows with W stride or dilation
+// fall back to oneDNN in the same sweep.
 const std::pair<Dims, Dims> kNarrowShapes[] = {{{2, 13, 29, 1}, {5, 5, 1, 6}},
                                                {{2, 11, 17, 3}, {3, 3, 3, 9}},
                                                {{1, 9, 40, 2}, {3, 2, 2, 15}},
