@@ -195,8 +195,11 @@ GRAPHRT_NARROW_INLINE void RowBlock(const RowArgs& a, int64_t oc0) {
           Vec x[kRows][kBlocks];
           // memcpy: an unaligned vector load (no vector-returning helper,
           // whose ABI GCC warns about when the vector is wider than the
-          // instruction set's).
+          // instruction set's). Unrolled, or GCC may make the loads a copy
+          // loop through the stack (the pooled kernel ran 4x slower so).
+#pragma GCC unroll 4
           for (int r = 0; r < kRows; ++r)
+#pragma GCC unroll 4
             for (int b = 0; b < kBlocks; ++b)
               std::memcpy(&x[r][b], x_row + r * p.sh * a.width + k + b * kLanes, sizeof(Vec));
           const float* wv = w_row + k * p.c * p.oc;
