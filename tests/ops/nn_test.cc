@@ -387,11 +387,16 @@ TEST(BiasAddGradTest, AllFormatsRanksAndTypes) {
   std::mt19937 rng(130);
   for (bool nchw : {false, true}) {
     for (const Dims& d : {Dims{5, 3}, Dims{2, 3, 4}, Dims{2, 3, 4, 5}, Dims{2, 3, 1, 4, 3},
-                          Dims{0, 4}, Dims{3, 0, 2}, Dims{64, 37, 5, 3}, Dims{3, 50, 33, 17}}) {
+                          Dims{0, 4}, Dims{3, 0, 2}, Dims{64, 37, 5, 3}, Dims{3, 50, 33, 17},
+                          // NHWC with few channels sums whole periods of rows first (a
+                          // multiple of C and of 8 elements): rows left over, C = 1, the
+                          // longest period (C = 63) and the plain path (C = 64).
+                          Dims{7, 13, 11, 6}, Dims{5, 7, 11, 1}, Dims{9, 9, 7, 63}, Dims{4, 9, 9, 64}}) {
       CheckBiasAddGrad<float>(d, nchw, &rng);
       CheckBiasAddGrad<double>(d, nchw, &rng);
     }
     CheckBiasAddGrad<int32_t>({4, 3, 5}, nchw, &rng);
+    CheckBiasAddGrad<int32_t>({7, 13, 11, 6}, nchw, &rng);
     CheckBiasAddGrad<int64_t>({2, 3, 4, 5}, nchw, &rng);
     CheckBiasAddGrad<float>({64, 37, 5, 3}, nchw, &rng, 1);
   }
