@@ -70,6 +70,28 @@ Status CropAndResizeShape(InferenceContext* c) {
   return SetOutputToSizedImage(c, num_boxes, 3, image.dims[3]);
 }
 
+// The image's gradient: the shape image_size holds (a 4-vector).
+Status CropAndResizeGradImageShape(InferenceContext* c) {
+  PartialShape size;
+  GR_RETURN_IF_ERROR_SDK(sf::WithRank(c->input(3), 1, &size));
+  std::vector<int64_t> dims(4, -1);
+  TensorView value;
+  if (c->input_tensor(3, &value)) {
+    if (value.NumElements() != 4) return errors::InvalidArgument("image_size must have 4 elements");
+    for (int i = 0; i < 4; ++i) dims[i] = value.data<int32_t>()[i] >= 0 ? value.data<int32_t>()[i] : -1;
+  }
+  c->set_output(0, PartialShape::Known(dims));
+  return Status();
+}
+
+// The boxes' gradient: the boxes' shape.
+Status CropAndResizeGradBoxesShape(InferenceContext* c) {
+  PartialShape boxes;
+  GR_RETURN_IF_ERROR_SDK(sf::WithRank(c->input(2), 2, &boxes));
+  c->set_output(0, boxes);
+  return Status();
+}
+
 // boxes [n,4], scores [n], and `scalars` scalar inputs after them.
 Status NmsInputs(InferenceContext* c, int scalars) {
   PartialShape boxes, scores, scalar;
@@ -155,6 +177,29 @@ REGISTER_OP("CropAndResize")
     .Attr("extrapolation_value: float = 0")
     .SetShapeFn(CropAndResizeShape)
     .Doc("Extracts crops from the input image tensor and resizes them.");
+
+// The gradients tf.image.crop_and_resize's backprop builds.
+REGISTER_OP("CropAndResizeGradImage")
+    .Input("grads: float")
+    .Input("boxes: float")
+    .Input("box_ind: int32")
+    .Input("image_size: int32")
+    .Output("output: T")
+    .Attr("T: {float, half, double}")
+    .Attr("method: {'bilinear', 'nearest'} = 'bilinear'")
+    .SetShapeFn(CropAndResizeGradImageShape)
+    .Doc("Computes the gradient of the crop_and_resize op wrt the input image tensor.");
+
+REGISTER_OP("CropAndResizeGradBoxes")
+    .Input("grads: float")
+    .Input("image: T")
+    .Input("boxes: float")
+    .Input("box_ind: int32")
+    .Output("output: float")
+    .Attr("T: {uint8, uint16, int8, int16, int32, int64, half, float, double}")
+    .Attr("method: {'bilinear'} = 'bilinear'")
+    .SetShapeFn(CropAndResizeGradBoxesShape)
+    .Doc("Computes the gradient of the crop_and_resize op wrt the input boxes tensor.");
 
 REGISTER_OP("NonMaxSuppressionV2")
     .Input("boxes: T")

@@ -584,6 +584,157 @@ TEST(CropAndResizeTest, Errors) {
   EXPECT_ERROR(run(img, box, ind0, Size(2, 2), CropAttrs("bicubic")), Code::kInvalidArgument, "method");
 }
 
+// --------------------------------------- CropAndResize's gradients
+
+std::string GradImageAttrs(const std::string& method = "bilinear", DataType t = GR_FLOAT) {
+  return TypeAttr("T", DtEnum(t)) + StrAttr("method", method);
+}
+
+Tensor GradImage(const Tensor& grads, const Dims& bd, const std::vector<double>& boxes,
+                 const std::vector<double>& ind, const Dims& image, const std::string& method = "bilinear",
+                 DataType t = GR_FLOAT) {
+  std::vector<double> size(image.begin(), image.end());
+  OpRun r{"CropAndResizeGradImage", GradImageAttrs(method, t),
+          {grads, Floats(bd, boxes), Ints({static_cast<int64_t>(ind.size())}, ind), Ints({4}, size)},
+          {t}};
+  return r.Run()[0];
+}
+
+Tensor GradBoxes(const Tensor& grads, const Tensor& image, const Dims& bd, const std::vector<double>& boxes,
+                 const std::vector<double>& ind) {
+  return OpRun{"CropAndResizeGradBoxes", TypeAttr("T", DtEnum(image.dtype())) + StrAttr("method", "bilinear"),
+               {grads, image, Floats(bd, boxes), Ints({static_cast<int64_t>(ind.size())}, ind)}}
+      .Run()[0];
+}
+
+TEST(CropAndResizeGradTest, ImageHandComputed) {
+  // The whole 2x2 image at 3x3 samples rows/cols 0, 0.5, 1: each pixel gets
+  // 1 + 2 * 0.5 + 0.25 of an all-ones gradient.
+  ExpectValues(GradImage(Floats({1, 3, 3, 1}, std::vector<double>(9, 1)), {1, 4}, {0, 0, 1, 1}, {0}, {1, 2, 2, 1}),
+               {1, 2, 2, 1}, {2.25, 2.25, 2.25, 2.25});
+  // A 1x1 crop at the centre splits its gradient in four; nearest sends it
+  // to the pixel the centre rounds to (half away from zero: (1, 1)).
+  ExpectValues(GradImage(Floats({1, 1, 1, 1}, {8}), {1, 4}, {0, 0, 1, 1}, {0}, {1, 2, 2, 1}), {1, 2, 2, 1},
+               {2, 2, 2, 2});
+  ExpectValues(GradImage(Floats({1, 1, 1, 1}, {8}), {1, 4}, {0, 0, 1, 1}, {0}, {1, 2, 2, 1}, "nearest"), {1, 2, 2, 1},
+               {0, 0, 0, 8});
+  // Positions outside the image add nothing; box_ind picks the image.
+  ExpectValues(GradImage(Floats({1, 3, 3, 1}, {1, 2, 3, 4, 5, 6, 7, 8, 9}), {1, 4}, {-1, -1, 1, 1}, {1}, {2, 2, 2, 1}),
+               {2, 2, 2, 1}, {0, 0, 0, 0, 5, 6, 8, 9});
+}
+
+// The image gradient is the adjoint of the crop in the image:
+// <crop(image), g> = <image, grad_image(g)> for any image and g.
+TEST(CropAndResizeGradTest, ImageGradientIsTheCropsAdjoint) {
+  std::mt19937 rng(31);
+  const Dims d = {3, 7, 9, 5};
+  std::uniform_int_distribution<int> coord(-16, 80);
+  const int64_t n = 10;
+  std::vector<double> boxes, ind;
+  for (int64_t i = 0; i < n; ++i) {
+    for (int k = 0; k < 4; ++k) boxes.push_back(coord(rng) / 64.0);
+    ind.push_back(static_cast<double>((i * 2) % 3));
+  }
+  const std::vector<double> img = Uniform(NumElements(d), -1, 1, &rng);
+  for (const std::string method : {"bilinear", "nearest"}) {
+    for (const auto& [ch, cw] : std::vector<std::pair<int64_t, int64_t>>{{5, 4}, {1, 6}, {8, 1}, {1, 1}}) {
+      SCOPED_TRACE(method + " " + std::to_string(ch) + "x" + std::to_string(cw));
+      const Dims gd = {n, ch, cw, 5};
+      const std::vector<double> g = Uniform(NumElements(gd), -1, 1, &rng);
+      const double crop_side = Dot(ValuesOf(Crop(Floats(d, img), {n, 4}, boxes, ind, ch, cw, CropAttrs(method))), g);
+      for (DataType t : {GR_FLOAT, GR_DOUBLE}) {
+        const double image_side = Dot(img, ValuesOf(GradImage(Floats(gd, g), {n, 4}, boxes, ind, d, method, t)));
+        EXPECT_NEAR(image_side, crop_side, 1e-4 * std::max(1.0, std::fabs(crop_side))) << DtEnum(t);
+      }
+      const double half_side = Dot(img, ValuesOf(GradImage(Floats(gd, g), {n, 4}, boxes, ind, d, method, GR_HALF)));
+      EXPECT_NEAR(half_side, crop_side, 1e-2 * std::max(1.0, std::fabs(crop_side)));
+    }
+  }
+}
+
+// The boxes' gradient against central differences of the crop: on an
+// image that is linear in (y, x) everywhere (bilinear interpolation is
+// exact there, so any box inside the image is far from a kink), and on a
+// random image with boxes whose samples stay off pixel boundaries.
+TEST(CropAndResizeGradTest, BoxesGradientMatchesCentralDifferences) {
+  std::mt19937 rng(37);
+  auto check = [&](const Dims& d, const std::vector<double>& img, const std::vector<double>& boxes, int64_t ch,
+                   int64_t cw, double tol) {
+    SCOPED_TRACE(std::to_string(ch) + "x" + std::to_string(cw));
+    const int64_t n = static_cast<int64_t>(boxes.size()) / 4;
+    std::vector<double> ind(static_cast<size_t>(n), 0.0);
+    const Dims gd = {n, ch, cw, d[3]};
+    const std::vector<double> g = Uniform(NumElements(gd), -1, 1, &rng);
+    const std::vector<double> got = ValuesOf(GradBoxes(Floats(gd, g), Floats(d, img), {n, 4}, boxes, ind));
+    ASSERT_EQ(got.size(), boxes.size());
+    const double eps = 1e-3;
+    for (size_t i = 0; i < boxes.size(); ++i) {
+      std::vector<double> plus = boxes, minus = boxes;
+      plus[i] += eps;
+      minus[i] -= eps;
+      const double fp = Dot(ValuesOf(Crop(Floats(d, img), {n, 4}, plus, ind, ch, cw, CropAttrs())), g);
+      const double fm = Dot(ValuesOf(Crop(Floats(d, img), {n, 4}, minus, ind, ch, cw, CropAttrs())), g);
+      EXPECT_NEAR(got[i], (fp - fm) / (2 * eps), tol * std::max(1.0, std::fabs(got[i]))) << "box coordinate " << i;
+    }
+  };
+  // f(y, x) = 1 + 0.5 x + 2 y - 0.25 c per channel c.
+  const Dims linear = {1, 6, 8, 2};
+  std::vector<double> img;
+  for (int64_t y = 0; y < 6; ++y)
+    for (int64_t x = 0; x < 8; ++x)
+      for (int64_t c = 0; c < 2; ++c) img.push_back(1 + 0.5 * x + 2 * y - 0.25 * c);
+  // No sample on a whole pixel position, where the slope is taken as zero
+  // (floor = ceil, as TensorFlow's kernel does). The second box flipped.
+  const std::vector<double> inside = {0.1, 0.2, 0.78, 0.9, 0.7, 0.6, 0.15, 0.05};
+  for (const auto& [ch, cw] : std::vector<std::pair<int64_t, int64_t>>{{4, 5}, {1, 3}, {3, 1}, {1, 1}})
+    check(linear, img, inside, ch, cw, 2e-3);
+  // A random 5x5 image: a 3x3 crop of rows 0.4, 1.6, 2.8 and columns 0.48,
+  // 1.68, 2.88 (and the same box flipped, and a one-row crop at 1.6).
+  const Dims random = {1, 5, 5, 3};
+  const std::vector<double> noise = Uniform(NumElements(random), -1, 1, &rng);
+  check(random, noise, {0.1, 0.12, 0.7, 0.72, 0.7, 0.72, 0.1, 0.12}, 3, 3, 5e-3);
+  check(random, noise, {0.1, 0.12, 0.7, 0.72}, 1, 3, 5e-3);
+}
+
+TEST(CropAndResizeGradTest, Errors) {
+  const Tensor g = Floats({1, 2, 2, 1}, {1, 2, 3, 4});
+  const Tensor box = Floats({1, 4}, {0, 0, 1, 1}), ind0 = Ints({1}, {0});
+  auto image_grad = [&](const Tensor& grads, const Tensor& boxes, const Tensor& ind, const Tensor& size) {
+    return OpRun{"CropAndResizeGradImage", GradImageAttrs(), {grads, boxes, ind, size}}.Try();
+  };
+  const Tensor size = Ints({4}, {1, 3, 3, 1});
+  EXPECT_ERROR(image_grad(Floats({2, 2}, {1, 2, 3, 4}), box, ind0, size), Code::kInvalidArgument, "grads image must be 4-D");
+  EXPECT_ERROR(image_grad(g, Floats({2, 4}, {0, 0, 1, 1, 0, 0, 1, 1}), Ints({2}, {0, 0}), size),
+               Code::kInvalidArgument, "boxes and grads have incompatible shape");
+  EXPECT_ERROR(image_grad(g, box, ind0, Ints({4}, {1, 3, 3, 2})), Code::kInvalidArgument,
+               "image_size and grads are incompatible");
+  EXPECT_ERROR(image_grad(g, box, ind0, Ints({3}, {1, 3, 3})), Code::kInvalidArgument, "image_size must be 1-D with 4 elements");
+  EXPECT_ERROR(image_grad(g, box, ind0, Ints({4}, {1, 0, 3, 1})), Code::kInvalidArgument,
+               "image dimensions must be positive");
+  EXPECT_ERROR(image_grad(g, box, Ints({1}, {1}), size), Code::kOutOfRange, "box_index has values outside [0, batch_size)",
+               "'n'");
+  EXPECT_ERROR(image_grad(g, Floats({1, 4}, {0, std::nan(""), 1, 1}), ind0, size), Code::kInvalidArgument,
+               "Boxes contains at least one element that is not finite");
+  auto boxes_grad = [&](const Tensor& grads, const Tensor& image, const Tensor& boxes, const Tensor& ind) {
+    return OpRun{"CropAndResizeGradBoxes", TypeAttr("T", "DT_FLOAT") + StrAttr("method", "bilinear"),
+                 {grads, image, boxes, ind}}
+        .Try();
+  };
+  const Tensor img = Floats({1, 3, 3, 1}, std::vector<double>(9, 1));
+  EXPECT_ERROR(boxes_grad(g, Floats({3, 3}, std::vector<double>(9, 1)), box, ind0), Code::kInvalidArgument,
+               "input image must be 4-D");
+  EXPECT_ERROR(boxes_grad(g, Floats({1, 3, 3, 2}, std::vector<double>(18, 1)), box, ind0), Code::kInvalidArgument,
+               "image_size and grads are incompatible");
+  EXPECT_ERROR(boxes_grad(g, img, box, Ints({1}, {-1})), Code::kOutOfRange, "box_index has values outside [0, batch_size)");
+  // The op definition allows bilinear only.
+  EXPECT_ERROR((OpRun{"CropAndResizeGradBoxes", TypeAttr("T", "DT_FLOAT") + StrAttr("method", "nearest"),
+                      {g, img, box, ind0}}
+                    .Try()),
+               Code::kInvalidArgument, "method");
+  // The session goes on.
+  ExpectValues(GradBoxes(g, img, {1, 4}, {0, 0, 1, 1}, {0}), {1, 4}, {0, 0, 0, 0});
+}
+
 // ------------------------------------------------------ NonMaxSuppression
 
 // TensorFlow's kernel-test boxes: two clusters of three and a far box.
