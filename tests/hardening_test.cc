@@ -469,6 +469,9 @@ TEST_F(Hardening, CloseWaitsForRunsInProgress) {
     Status after = s->Run({}, {"probs"}, {}, &out);
     EXPECT_EQ(after.code(), Code::kCancelled);
     EXPECT_NE(after.message().find("Session has been closed."), std::string::npos);
+    // Let a worker reach a Run after Close: on a loaded machine they may all
+    // be descheduled until `stop`, and Close lets Runs in progress finish.
+    while (cancelled.load() == 0) std::this_thread::yield();
     stop = true;
     for (auto& th : threads) th.join();
     s.reset();
