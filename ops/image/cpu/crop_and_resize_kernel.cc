@@ -81,6 +81,40 @@ float AxisScale(int64_t crop, int64_t size, float lo, float hi) {
 
 bool Inside(float pos, int64_t size) { return pos >= 0 && pos <= static_cast<float>(size - 1); }
 
+// One sampled crop position of one box: the image pixels around it and the
+// interpolation weights (bilinear), or the nearest pixel.
+struct Sample {
+  int64_t top, bottom, left, right, nearest_y, nearest_x;
+  float y_lerp, x_lerp;
+};
+
+// Calls f(y, x, sample) for each crop position of `box` that lies inside
+// the image, in row-major crop order.
+template <typename F>
+void ForEachSample(const Geometry& g, const float* box, F&& f) {
+  const float y1 = box[0], x1 = box[1], y2 = box[2], x2 = box[3];
+  const float h_scale = AxisScale(g.crop_h, g.height, y1, y2);
+  const float w_scale = AxisScale(g.crop_w, g.width, x1, x2);
+  for (int64_t y = 0; y < g.crop_h; ++y) {
+    const float in_y = Position(y, g.crop_h, g.height, y1, y2, h_scale);
+    if (!Inside(in_y, g.height)) continue;
+    Sample s;
+    s.top = static_cast<int64_t>(std::floor(in_y));
+    s.bottom = static_cast<int64_t>(std::ceil(in_y));
+    s.nearest_y = static_cast<int64_t>(std::round(in_y));
+    s.y_lerp = in_y - static_cast<float>(s.top);
+    for (int64_t x = 0; x < g.crop_w; ++x) {
+      const float in_x = Position(x, g.crop_w, g.width, x1, x2, w_scale);
+      if (!Inside(in_x, g.width)) continue;
+      s.left = static_cast<int64_t>(std::floor(in_x));
+      s.right = static_cast<int64_t>(std::ceil(in_x));
+      s.nearest_x = static_cast<int64_t>(std::round(in_x));
+      s.x_lerp = in_x - static_cast<float>(s.left);
+      f(y, x, s);
+    }
+  }
+}
+
 class CropAndResizeOp : public OpKernel {
  public:
   explicit CropAndResizeOp(OpKernelConstruction* c) : OpKernel(c) {
@@ -128,90 +162,35 @@ class CropAndResizeOp : public OpKernel {
   }
 
  private:
+  // Positions outside the image keep extrapolation_value.
   template <typename T>
   void CropBox(const Geometry& g, const T* img, const float* box, float* out) const {
-    const float y1 = box[0], x1 = box[1], y2 = box[2], x2 = box[3];
-    const float h_scale = AxisScale(g.crop_h, g.height, y1, y2);
-    const float w_scale = AxisScale(g.crop_w, g.width, x1, x2);
     const int64_t D = g.depth;
+    std::fill_n(out, g.crop_h * g.crop_w * D, extrapolation_value_);
     const bool bilinear = method_ == "bilinear";
-    for (int64_t y = 0; y < g.crop_h; ++y) {
-      float* orow = out + y * g.crop_w * D;
-      const float in_y = Position(y, g.crop_h, g.height, y1, y2, h_scale);
-      if (!Inside(in_y, g.height)) {
-        std::fill_n(orow, g.crop_w * D, extrapolation_value_);
-        continue;
+    ForEachSample(g, box, [&](int64_t y, int64_t x, const Sample& s) {
+      float* o = out + (y * g.crop_w + x) * D;
+      if (!bilinear) {
+        const T* src = img + (s.nearest_y * g.width + s.nearest_x) * D;
+        for (int64_t d = 0; d < D; ++d) o[d] = ToFloat(src[d]);
+        return;
       }
-      const int64_t top = static_cast<int64_t>(std::floor(in_y));
-      const int64_t bottom = static_cast<int64_t>(std::ceil(in_y));
-      const int64_t nearest_y = static_cast<int64_t>(std::round(in_y));
-      const float y_lerp = in_y - static_cast<float>(top);
-      for (int64_t x = 0; x < g.crop_w; ++x) {
-        float* o = orow + x * D;
-        const float in_x = Position(x, g.crop_w, g.width, x1, x2, w_scale);
-        if (!Inside(in_x, g.width)) {
-          std::fill_n(o, D, extrapolation_value_);
-          continue;
-        }
-        if (!bilinear) {
-          const T* src = img + (nearest_y * g.width + static_cast<int64_t>(std::round(in_x))) * D;
-          for (int64_t d = 0; d < D; ++d) o[d] = ToFloat(src[d]);
-          continue;
-        }
-        const int64_t left = static_cast<int64_t>(std::floor(in_x));
-        const int64_t right = static_cast<int64_t>(std::ceil(in_x));
-        const float x_lerp = in_x - static_cast<float>(left);
-        const T* tl = img + (top * g.width + left) * D;
-        const T* tr = img + (top * g.width + right) * D;
-        const T* bl = img + (bottom * g.width + left) * D;
-        const T* br = img + (bottom * g.width + right) * D;
-        for (int64_t d = 0; d < D; ++d) {
-          const float t = ToFloat(tl[d]) + (ToFloat(tr[d]) - ToFloat(tl[d])) * x_lerp;
-          const float bt = ToFloat(bl[d]) + (ToFloat(br[d]) - ToFloat(bl[d])) * x_lerp;
-          o[d] = t + (bt - t) * y_lerp;
-        }
+      const T* tl = img + (s.top * g.width + s.left) * D;
+      const T* tr = img + (s.top * g.width + s.right) * D;
+      const T* bl = img + (s.bottom * g.width + s.left) * D;
+      const T* br = img + (s.bottom * g.width + s.right) * D;
+      for (int64_t d = 0; d < D; ++d) {
+        const float t = ToFloat(tl[d]) + (ToFloat(tr[d]) - ToFloat(tl[d])) * s.x_lerp;
+        const float bt = ToFloat(bl[d]) + (ToFloat(br[d]) - ToFloat(bl[d])) * s.x_lerp;
+        o[d] = t + (bt - t) * s.y_lerp;
       }
-    }
+    });
   }
 
   std::string method_;
   float extrapolation_value_ = 0;
 };
 
-
-// One sampled crop position of one box: the image pixels around it and the
-// interpolation weights (bilinear), or the nearest pixel.
-struct Sample {
-  int64_t top, bottom, left, right, nearest_y, nearest_x;
-  float y_lerp, x_lerp;
-};
-
-// Calls f(y, x, sample) for each crop position of `box` that lies inside
-// the image, in row-major crop order.
-template <typename F>
-void ForEachSample(const Geometry& g, const float* box, F&& f) {
-  const float y1 = box[0], x1 = box[1], y2 = box[2], x2 = box[3];
-  const float h_scale = AxisScale(g.crop_h, g.height, y1, y2);
-  const float w_scale = AxisScale(g.crop_w, g.width, x1, x2);
-  for (int64_t y = 0; y < g.crop_h; ++y) {
-    const float in_y = Position(y, g.crop_h, g.height, y1, y2, h_scale);
-    if (!Inside(in_y, g.height)) continue;
-    Sample s;
-    s.top = static_cast<int64_t>(std::floor(in_y));
-    s.bottom = static_cast<int64_t>(std::ceil(in_y));
-    s.nearest_y = static_cast<int64_t>(std::round(in_y));
-    s.y_lerp = in_y - static_cast<float>(s.top);
-    for (int64_t x = 0; x < g.crop_w; ++x) {
-      const float in_x = Position(x, g.crop_w, g.width, x1, x2, w_scale);
-      if (!Inside(in_x, g.width)) continue;
-      s.left = static_cast<int64_t>(std::floor(in_x));
-      s.right = static_cast<int64_t>(std::ceil(in_x));
-      s.nearest_x = static_cast<int64_t>(std::round(in_x));
-      s.x_lerp = in_x - static_cast<float>(s.left);
-      f(y, x, s);
-    }
-  }
-}
 
 // grads [num_boxes, crop_h, crop_w, depth] (float), checked against the
 // boxes and `depth`; *g gets the crop geometry.
