@@ -104,16 +104,23 @@ Node* ReplaceNodes(const std::vector<Node*>& chain, const Node* last, const std:
   return fused;
 }
 
+bool DataInputs(const Node& n, int count, std::vector<Endpoint>* inputs) {
+  inputs->clear();
+  for (int i = 0; i < count; ++i) {
+    const Edge* e = n.input_edge(i);
+    if (e == nullptr) return false;
+    inputs->push_back({e->src(), e->src_output()});
+  }
+  return true;
+}
+
 bool FuseBiasActivation(PassEnv& env, Graph* g, const std::string& device_type, const std::string& contraction,
                         const std::string& fused_op_name, const std::unordered_set<std::string>& activations,
                         bool same_data_format) {
   const pp::OpDef* fused_op = env.OpDef(fused_op_name);
   if (fused_op == nullptr) return false;
   bool changed = false;
-  // By id: a fusion deletes nodes later in the order.
-  std::vector<int> order;
-  for (Node* n : g->TopologicalOrder()) order.push_back(n->id());
-  for (int id : order) {
+  for (int id : g->TopologicalIds()) {
     Node* n = g->FindNodeId(id);
     if (n == nullptr || n->op() != contraction || env.DeviceType(n->device()) != device_type) continue;
     FusionChain chain;

@@ -18,6 +18,9 @@ struct Endpoint {
   int slot;
 };
 
+// The sources of `n`'s first `count` data inputs; false if any is missing.
+bool DataInputs(const Node& n, int count, std::vector<Endpoint>* inputs);
+
 // Copies the attrs of `from` that `op` declares into `def`.
 void CopyDeclaredAttrs(const Node& from, const pp::OpDef& op, pp::NodeDef* def);
 

@@ -172,6 +172,12 @@ std::vector<Node*> Graph::TopologicalOrder() const {
   return order;
 }
 
+std::vector<int> Graph::TopologicalIds() const {
+  std::vector<int> ids;
+  for (Node* n : TopologicalOrder()) ids.push_back(n->id());
+  return ids;
+}
+
 std::vector<int> Graph::LoopDepths() const {
   bool loops = false;
   for (Node* n : nodes()) loops = loops || n->op() == "Enter" || n->op() == "RefEnter";

@@ -106,6 +106,9 @@ class Graph {
   // Every node after its inputs (a while loop's back edges, out of
   // NextIteration nodes, not counted).
   std::vector<Node*> TopologicalOrder() const;
+  // Their ids: what a rewrite walks, since it may delete nodes later in the
+  // order.
+  std::vector<int> TopologicalIds() const;
   // Per node id, how many while loops the node is inside (0: the root
   // frame); empty when the graph has no Enter node.
   std::vector<int> LoopDepths() const;

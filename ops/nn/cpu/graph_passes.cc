@@ -47,9 +47,7 @@ bool FuseConvPoolNodes(PassEnv& env, Graph* g) {
   const pp::OpDef* fused_op = env.OpDef("_FusedConv2DPool");
   if (fused_op == nullptr) return false;
   bool changed = false;
-  std::vector<int> order;
-  for (Node* n : g->TopologicalOrder()) order.push_back(n->id());
-  for (int id : order) {
+  for (int id : g->TopologicalIds()) {
     Node* conv = g->FindNodeId(id);
     if (conv == nullptr || conv->op() != "_FusedConv2D" || env.DeviceType(conv->device()) != DEVICE_CPU) continue;
     Node* pool = passes::SoleConsumer(env, *conv);
@@ -73,12 +71,7 @@ bool FuseConvPoolNodes(PassEnv& env, Graph* g) {
     attrs["pool_padding"].set_s(padding);
     if (!env.KernelAvailable(def, conv->device())) continue;
     std::vector<passes::Endpoint> data_in;
-    for (int i = 0; i < conv->num_inputs(); ++i) {
-      const passes::Edge* e = conv->input_edge(i);
-      if (e == nullptr) break;
-      data_in.push_back({e->src(), e->src_output()});
-    }
-    if (static_cast<int>(data_in.size()) != conv->num_inputs()) continue;
+    if (!passes::DataInputs(*conv, conv->num_inputs(), &data_in)) continue;
     passes::ReplaceNodes({conv, pool}, pool, data_in, std::move(def), g);
     changed = true;
   }
@@ -96,9 +89,7 @@ bool FusePoolGradReluNodes(PassEnv& env, Graph* g) {
   const pp::OpDef* fused_op = env.OpDef("_MaxPoolGradReluGrad");
   if (fused_op == nullptr) return false;
   bool changed = false;
-  std::vector<int> order;
-  for (Node* n : g->TopologicalOrder()) order.push_back(n->id());
-  for (int id : order) {
+  for (int id : g->TopologicalIds()) {
     Node* pool_grad = g->FindNodeId(id);
     if (pool_grad == nullptr || pool_grad->op() != "MaxPoolGrad" ||
         env.DeviceType(pool_grad->device()) != DEVICE_CPU)
@@ -119,12 +110,7 @@ bool FusePoolGradReluNodes(PassEnv& env, Graph* g) {
     passes::CopyDeclaredAttrs(*pool_grad, *fused_op, &def);
     if (!env.KernelAvailable(def, pool_grad->device())) continue;
     std::vector<passes::Endpoint> data_in;
-    for (int i = 0; i < 3; ++i) {
-      const passes::Edge* e = pool_grad->input_edge(i);
-      if (e == nullptr) break;
-      data_in.push_back({e->src(), e->src_output()});
-    }
-    if (data_in.size() != 3) continue;
+    if (!passes::DataInputs(*pool_grad, 3, &data_in)) continue;
     passes::ReplaceNodes({pool_grad, relu_grad}, relu_grad, data_in, std::move(def), g);
     changed = true;
   }

@@ -109,9 +109,7 @@ class LayoutPass {
   LayoutPass(PassEnv& env, Graph* g) : env_(env), g_(g), loop_depth_(g->LoopDepths()) {}
 
   bool Run() {
-    std::vector<int> order;
-    for (Node* n : g_->TopologicalOrder()) order.push_back(n->id());
-    for (int id : order) {
+    for (int id : g_->TopologicalIds()) {
       Node* n = g_->FindNodeId(id);
       if (n == nullptr || InLoop(*n) || env_.DeviceType(n->device()) != DEVICE_CPU) continue;
       const std::string& op = n->op();
