@@ -581,7 +581,7 @@ TEST(CropAndResizeTest, Errors) {
     EXPECT_ERROR(run(img, Floats({1, 4}, {0, bad, 1, 1}), ind0, Size(2, 2)), Code::kInvalidArgument,
                  "Boxes contains at least one element that is not finite");
   }
-  EXPECT_ERROR(run(img, box, ind0, Size(2, 2), CropAttrs("bicubic")), Code::kInvalidArgument, "method");
+  EXPECT_ERROR(run(img, box, ind0, Size(2, 2), CropAttrs("bicubic")), Code::kInvalidArgument, "method", "bicubic");
 }
 
 // --------------------------------------- CropAndResize's gradients
@@ -715,6 +715,8 @@ TEST(CropAndResizeGradTest, Errors) {
                "'n'");
   EXPECT_ERROR(image_grad(g, Floats({1, 4}, {0, std::nan(""), 1, 1}), ind0, size), Code::kInvalidArgument,
                "Boxes contains at least one element that is not finite");
+  EXPECT_ERROR((OpRun{"CropAndResizeGradImage", GradImageAttrs("area"), {g, box, ind0, size}}.Try()),
+               Code::kInvalidArgument, "method", "area");
   auto boxes_grad = [&](const Tensor& grads, const Tensor& image, const Tensor& boxes, const Tensor& ind) {
     return OpRun{"CropAndResizeGradBoxes", TypeAttr("T", "DT_FLOAT") + StrAttr("method", "bilinear"),
                  {grads, image, boxes, ind}}

@@ -115,12 +115,21 @@ void ForEachSample(const Geometry& g, const float* box, F&& f) {
   }
 }
 
+// The `method` attr of CropAndResize and CropAndResizeGradImage: whether it
+// is "bilinear" (else "nearest"; anything else is refused).
+Status ReadBilinear(OpKernelConstruction* c, bool* bilinear) {
+  std::string method;
+  GR_RETURN_IF_ERROR_SDK(c->GetAttr("method", &method));
+  if (method != "bilinear" && method != "nearest")
+    return errors::InvalidArgument("method must be 'bilinear' or 'nearest', not '", method, "'");
+  *bilinear = method == "bilinear";
+  return Status();
+}
+
 class CropAndResizeOp : public OpKernel {
  public:
   explicit CropAndResizeOp(OpKernelConstruction* c) : OpKernel(c) {
-    OP_REQUIRES_OK(c, c->GetAttr("method", &method_));
-    OP_REQUIRES(c, method_ == "bilinear" || method_ == "nearest",
-                errors::InvalidArgument("method must be 'bilinear' or 'nearest'", method_));
+    OP_REQUIRES_OK(c, ReadBilinear(c, &bilinear_));
     OP_REQUIRES_OK(c, c->GetAttr("extrapolation_value", &extrapolation_value_));
   }
 
@@ -167,7 +176,7 @@ class CropAndResizeOp : public OpKernel {
   void CropBox(const Geometry& g, const T* img, const float* box, float* out) const {
     const int64_t D = g.depth;
     std::fill_n(out, g.crop_h * g.crop_w * D, extrapolation_value_);
-    const bool bilinear = method_ == "bilinear";
+    const bool bilinear = bilinear_;
     ForEachSample(g, box, [&](int64_t y, int64_t x, const Sample& s) {
       float* o = out + (y * g.crop_w + x) * D;
       if (!bilinear) {
@@ -187,7 +196,7 @@ class CropAndResizeOp : public OpKernel {
     });
   }
 
-  std::string method_;
+  bool bilinear_ = true;
   float extrapolation_value_ = 0;
 };
 
@@ -210,9 +219,7 @@ Status CheckGrads(const TensorView& grads, int64_t num_boxes, int64_t depth, Geo
 class CropAndResizeGradImageOp : public OpKernel {
  public:
   explicit CropAndResizeGradImageOp(OpKernelConstruction* c) : OpKernel(c) {
-    OP_REQUIRES_OK(c, c->GetAttr("method", &method_));
-    OP_REQUIRES(c, method_ == "bilinear" || method_ == "nearest",
-                errors::InvalidArgument("method must be 'bilinear' or 'nearest'", method_));
+    OP_REQUIRES_OK(c, ReadBilinear(c, &bilinear_));
   }
 
   void Compute(OpKernelContext* ctx) override {
@@ -256,7 +263,7 @@ class CropAndResizeGradImageOp : public OpKernel {
     const float* gr = grads.data<float>();
     const float* bx = boxes.data<float>();
     const int32_t* ind = box_ind.data<int32_t>();
-    const bool bilinear = method_ == "bilinear";
+    const bool bilinear = bilinear_;
     const int64_t work = num_boxes * g.crop_h * g.crop_w * D * 4 + n;
     ForRange(ctx, D, work, work / D + 1, [&](int64_t d0, int64_t d1) {
       std::vector<Acc> buffer;
@@ -303,7 +310,7 @@ class CropAndResizeGradImageOp : public OpKernel {
     });
   }
 
-  std::string method_;
+  bool bilinear_ = true;
 };
 
 // CropAndResizeGradBoxes (bilinear): the boxes' gradient [num_boxes, 4].
