@@ -32,3 +32,41 @@ function(graphrt_add_standard_plugin target)
     OUTPUT_DIRECTORY ${GRAPHRT_PLUGIN_BUILD_DIR}
     INSTALL_DESTINATION ${GRAPHRT_PLUGIN_SUBDIR})
 endfunction()
+
+# graphrt_add_plugin_isa_build(<target> <level> [INSTALL_DESTINATION dir])
+# A build of plugin <target> for x86-64 level <level> (x86-64-v4, say): the
+# same sources, libraries and options compiled with -march=<level>, under
+# the same file name in the subdirectory <level> of the plugin's directory,
+# where the loader picks it on CPUs that run that level (so one package runs
+# on older CPUs and uses AVX-512 on newer ones). Call it once <target>'s
+# properties are final; the target is <target>_<level>.
+function(graphrt_add_plugin_isa_build target level)
+  cmake_parse_arguments(P "" "INSTALL_DESTINATION" "" ${ARGN})
+  set(build ${target}_${level})
+  get_target_property(sources ${target} SOURCES)
+  add_library(${build} MODULE ${sources})
+  foreach(prop LINK_LIBRARIES LINK_OPTIONS INCLUDE_DIRECTORIES COMPILE_DEFINITIONS COMPILE_OPTIONS
+               CXX_VISIBILITY_PRESET C_VISIBILITY_PRESET VISIBILITY_INLINES_HIDDEN PREFIX)
+    get_target_property(value ${target} ${prop})
+    if(prop STREQUAL "COMPILE_OPTIONS" AND value)
+      # The plugin's own -march goes (CMake would drop a repeated one).
+      list(FILTER value EXCLUDE REGEX "^-march=")
+    endif()
+    if(value)
+      set_target_properties(${build} PROPERTIES ${prop} "${value}")
+    endif()
+  endforeach()
+  target_compile_options(${build} PRIVATE -march=${level})
+  get_target_property(name ${target} OUTPUT_NAME)
+  if(NOT name)
+    set(name ${target})
+  endif()
+  get_target_property(dir ${target} LIBRARY_OUTPUT_DIRECTORY)
+  if(NOT dir)
+    set(dir ${CMAKE_CURRENT_BINARY_DIR})
+  endif()
+  set_target_properties(${build} PROPERTIES OUTPUT_NAME ${name} LIBRARY_OUTPUT_DIRECTORY ${dir}/${level})
+  if(P_INSTALL_DESTINATION)
+    install(TARGETS ${build} LIBRARY DESTINATION ${P_INSTALL_DESTINATION}/${level})
+  endif()
+endfunction()

@@ -27,6 +27,12 @@ for f in ./usr/bin/graphrt ./usr/lib/libgraphrt_core.so ./usr/include/graphrt/c_
   "./usr/$PYDIR/graphrt/__init__.py"; do
   grep -qxF "$f" "$TMP/contents.txt" || fail "$f is not in the package"
 done
+# The AVX-512 builds of plugins (GRAPHRT_ISA_BUILDS), where the build made them.
+for f in "$BUILD"/lib/graphrt/plugins/x86-64-v4/*.so; do
+  [[ -e "$f" ]] || continue
+  grep -qxF "./usr/lib/graphrt/plugins/x86-64-v4/$(basename "$f")" "$TMP/contents.txt" ||
+    fail "the x86-64-v4 build $(basename "$f") is not in the package"
+done
 depends=$(dpkg-deb -f "$DEB" Depends)
 for d in libprotobuf libtbb python3-numpy "python3 (>= 3."; do
   grep -q "$d" <<<"$depends" || fail "Depends lacks $d: $depends"

@@ -4,12 +4,14 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <array>
 #include <boost/dll/runtime_symbol_info.hpp>
 #include <boost/dll/shared_library.hpp>
 #include <boost/filesystem.hpp>
 #include <cstdlib>
 #include <mutex>
 #include <set>
+#include <string_view>
 
 #include "control_flow_ops.h"
 #include "graphrt/core/partition.h"
@@ -52,13 +54,91 @@ Runtime& Runtime::Global() {
   return *rt;
 }
 
-Status Runtime::Impl::Load(const std::string& path) {
+namespace {
+
+// ---- builds of a plugin for newer x86-64 levels
+// Beside a plugin file a package may ship builds of it for newer levels of
+// the x86-64 ISA, each in a subdirectory named after its level
+// (plugins/x86-64-v4/libfoo.so), as glibc-hwcaps lays out libraries: the
+// loader picks the build for the newest level this CPU runs, so one package
+// runs on every x86-64-v3 CPU and uses AVX-512 where there is one.
+struct IsaLevel {
+  const char* name;
+  bool (*cpu_runs)();
+};
+
+#if defined(__x86_64__)
+// Each level's features as both GCC and clang name them for
+// __builtin_cpu_supports (which also checks that the OS saves the AVX and
+// AVX-512 registers); x86-64-v3's F16C, MOVBE and LZCNT come with AVX2 and
+// BMI2 on every CPU that has those.
+bool RunsV2() {
+  return __builtin_cpu_supports("sse3") && __builtin_cpu_supports("ssse3") && __builtin_cpu_supports("sse4.1") &&
+         __builtin_cpu_supports("sse4.2") && __builtin_cpu_supports("popcnt");
+}
+bool RunsV3() {
+  return RunsV2() && __builtin_cpu_supports("avx") && __builtin_cpu_supports("avx2") &&
+         __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("fma");
+}
+bool RunsV4() {
+  return RunsV3() && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512cd") && __builtin_cpu_supports("avx512dq") &&
+         __builtin_cpu_supports("avx512vl");
+}
+// Newest first.
+constexpr std::array<IsaLevel, 3> kIsaLevels{{{"x86-64-v4", RunsV4}, {"x86-64-v3", RunsV3}, {"x86-64-v2", RunsV2}}};
+#else
+constexpr std::array<IsaLevel, 0> kIsaLevels{};
+#endif
+constexpr const char* kBaselineIsa = "x86-64";
+
+// The build of plugin file `file` to load: that of the newest level at or
+// below GRAPHRT_PLUGIN_ISA (a level name, or x86-64 for the file itself)
+// that this CPU runs and that exists; `file` itself when none does. `level`
+// names the build's level, empty for `file`.
+Status ChooseIsaBuild(const fs::path& file, fs::path* build, std::string* level) {
+  *build = file;
+  level->clear();
+  const char* cap = std::getenv("GRAPHRT_PLUGIN_ISA");
+  size_t first = 0;
+  if (cap != nullptr && cap[0] != '\0') {
+    if (std::string_view(cap) == kBaselineIsa) return Status::OK();
+    first = kIsaLevels.size();
+    for (size_t i = 0; i < kIsaLevels.size(); ++i)
+      if (std::string_view(cap) == kIsaLevels[i].name) first = i;
+    if (first == kIsaLevels.size()) {
+      std::string known = kBaselineIsa;
+      for (const IsaLevel& l : kIsaLevels) known += std::string(", ") + l.name;
+      return errors::InvalidArgument("GRAPHRT_PLUGIN_ISA is '", cap, "'; expected one of: ", known);
+    }
+  }
+  for (size_t i = first; i < kIsaLevels.size(); ++i) {
+    if (!kIsaLevels[i].cpu_runs()) continue;
+    boost::system::error_code ec;
+    const fs::path candidate = file.parent_path() / kIsaLevels[i].name / file.filename();
+    if (fs::is_regular_file(candidate, ec)) {
+      *build = candidate;
+      *level = kIsaLevels[i].name;
+      return Status::OK();
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Status Runtime::Impl::Load(const std::string& named_path) {
   boost::system::error_code ec;
-  fs::path p(path);
-  if (!fs::exists(p, ec)) return errors::NotFound("plugin file '", path, "' not found");
+  fs::path p(named_path);
+  if (!fs::exists(p, ec)) return errors::NotFound("plugin file '", named_path, "' not found");
   if (fs::is_directory(p, ec))
-    return errors::InvalidArgument("plugin '", path, "' is a directory; use --plugin-dir / LoadPluginDirectory");
-  const std::string canonical = fs::canonical(p, ec).string();
+    return errors::InvalidArgument("plugin '", named_path, "' is a directory; use --plugin-dir / LoadPluginDirectory");
+  fs::path build;
+  std::string level;
+  GR_RETURN_IF_ERROR(ChooseIsaBuild(fs::canonical(p, ec), &build, &level).WithContext("plugin '" + named_path + "'"));
+  const std::string canonical = fs::canonical(build, ec).string();
+  // Messages name the file asked for, and the build loaded where it is another.
+  const std::string path = level.empty() ? named_path : named_path + " (its " + level + " build '" + canonical + "')";
   for (const PluginInfo& info : plugins)
     if (info.path == canonical) return Status::OK();  // already loaded
 

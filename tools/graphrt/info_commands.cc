@@ -16,7 +16,10 @@ namespace {
 
 const char kPluginNote[] =
     "\nThe standard plugins are loaded from the directory beside the core library\n"
-    "(<libdir>/graphrt/plugins) and from each directory in GRAPHRT_PLUGIN_PATH.\n";
+    "(<libdir>/graphrt/plugins) and from each directory in GRAPHRT_PLUGIN_PATH.\n"
+    "A plugin's build for a newer x86-64 level beside it (<dir>/x86-64-v4/<file>)\n"
+    "replaces it on CPUs that run that level; GRAPHRT_PLUGIN_ISA=x86-64-v3, say,\n"
+    "caps the level (x86-64: the files themselves).\n";
 
 // Parses a command that takes only the plugin options (and maybe one
 // positional word); returns false after --help.

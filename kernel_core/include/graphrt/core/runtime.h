@@ -31,9 +31,14 @@ class Runtime {
  public:
   static Runtime& Global();
 
-  // Loads one plugin file. A failed load changes nothing.
+  // Loads one plugin file. Where builds of it for newer x86-64 levels lie
+  // beside it (<dir>/x86-64-v4/<file>, also -v3 and -v2), loads the one for
+  // the newest level this CPU runs instead; GRAPHRT_PLUGIN_ISA (a level
+  // name, or x86-64 for the file itself) caps the level. A failed load
+  // changes nothing.
   Status LoadPlugin(const std::string& path);
-  // Loads every lib*.so in `dir` (sorted by name); stops at the first error.
+  // Loads every lib*.so in `dir` (sorted by name), each as LoadPlugin does;
+  // stops at the first error.
   Status LoadPluginDirectory(const std::string& dir);
   // Loads, once per process, the standard plugin directory (beside the core
   // library: <libdir>/graphrt/plugins) and each directory of GRAPHRT_PLUGIN_PATH
