@@ -121,6 +121,8 @@ raw=$out_dir/raw-$(date +%Y%m%d-%H%M%S).txt
 {
   echo "# $(date -Is) $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //') nproc=$(nproc) load=$(cut -d' ' -f1-3 /proc/loadavg)"
   echo "# graphrt $(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo '?') binaries in $build/bin"
+  # Which build of each plugin this CPU loads (x86-64-v4 builds where it has AVX-512).
+  echo "# x86-64-v4 plugin builds loaded: $("$build/bin/graphrt" plugins 2>/dev/null | grep -c '/x86-64-v4/' || true)"
   for ((r = 1; r <= repeat; r++)); do
     for T in $threads; do
       for W in "${our_workloads[@]}"; do

@@ -66,6 +66,9 @@ function(graphrt_add_plugin_isa_build target level)
     set(dir ${CMAKE_CURRENT_BINARY_DIR})
   endif()
   set_target_properties(${build} PROPERTIES OUTPUT_NAME ${name} LIBRARY_OUTPUT_DIRECTORY ${dir}/${level})
+  # Building the plugin builds this too: a stale build beside a fresh file
+  # would be what a newer CPU loads.
+  add_dependencies(${target} ${build})
   if(P_INSTALL_DESTINATION)
     install(TARGETS ${build} LIBRARY DESTINATION ${P_INSTALL_DESTINATION}/${level})
   endif()
