@@ -7,12 +7,16 @@ in C++ (threads=1 session, warm-up, every call timed on its own, median of at
 least 20 calls and 1 s), then runs graphrt_bench_workloads on the same graphs
 in the same sitting and prints both and the difference.
 
-    PYTHONPATH=build/python bench/python_overhead.py [--build build] [--min-time 1]
+    PYTHONPATH=build/python bench/python_overhead.py [--build build] [--min-time 1] [--rounds 1]
 
 Three Python figures per workload: `run` is sess.run(fetch_name, feed_dict)
 (what a script does); `run_list` fetches ["y:0"] (the general fetch-structure
 path); `native` calls the extension directly with the flattened names (the
-binding's own cost, no Python-side fetch handling).
+binding's own cost, no Python-side fetch handling). With --rounds N the
+Python and C++ figures are taken N times, alternating, and each column is
+the median of its rounds (W2 moves by several percent between single runs on
+a shared machine); the last column then also gives the range of the rounds'
+own differences.
 """
 
 import argparse
@@ -68,6 +72,7 @@ def main():
     ap.add_argument("--build", default="build")
     ap.add_argument("--min-time", type=float, default=1.0)
     ap.add_argument("--no-cpp", action="store_true", help="skip the C++ benchmark")
+    ap.add_argument("--rounds", type=int, default=1, help="alternate the Python and C++ figures N times")
     args = ap.parse_args()
     sys.path.insert(0, os.path.join(args.build, "python"))
     import graphrt
@@ -89,25 +94,35 @@ def main():
         fetch = sink(g)
         feeds = feeds_of()
         warm, reps = (50, 20) if name.startswith("W1") else (10, 20)
+        py = {"run": [], "run_list": [], "native": []}
+        cpp = []
         with graphrt.Session(g, config=cfg) as sess:
             impl = sess._impl
             names = [fetch]
-            py = {
-                "run": median_us(lambda: sess.run(fetch, feeds), warm, args.min_time, reps),
-                "run_list": median_us(lambda: sess.run([fetch], feeds), warm, args.min_time, reps),
-                "native": median_us(lambda: impl.run(feeds, names, [], None, False), warm, args.min_time, reps),
-            }
-        cpp = None if args.no_cpp else cpp_figure(args.build, name, args.min_time)
+            for _ in range(args.rounds):
+                py["run"].append(median_us(lambda: sess.run(fetch, feeds), warm, args.min_time, reps)[0])
+                py["run_list"].append(median_us(lambda: sess.run([fetch], feeds), warm, args.min_time, reps)[0])
+                py["native"].append(
+                    median_us(lambda: impl.run(feeds, names, [], None, False), warm, args.min_time, reps)[0])
+                if not args.no_cpp:
+                    cpp.append(cpp_figure(args.build, name, args.min_time))
         rows.append((name, cpp, py))
 
     print("| workload | C++ Session::Run | Python sess.run(name) | sess.run([name]) | native binding | "
           "overhead of sess.run |")
     print("|---|---|---|---|---|---|")
     for name, cpp, py in rows:
-        over = "" if cpp is None else "%+.2f us (%+.1f%%)" % (py["run"][0] - cpp, 100.0 * (py["run"][0] - cpp) / cpp)
+        run = statistics.median(py["run"])
+        over = ""
+        if cpp:
+            c = statistics.median(cpp)
+            over = "%+.2f us (%+.1f%%)" % (run - c, 100.0 * (run - c) / c)
+            if len(cpp) > 1:
+                rel = [100.0 * (p - q) / q for p, q in zip(py["run"], cpp)]
+                over += "; rounds %+.1f%% to %+.1f%%" % (min(rel), max(rel))
         print("| %s | %s | %.2f us | %.2f us | %.2f us | %s |" % (
-            name, "-" if cpp is None else "%.2f us" % cpp, py["run"][0], py["run_list"][0], py["native"][0], over))
-
+            name, "%.2f us" % statistics.median(cpp) if cpp else "-", run, statistics.median(py["run_list"]),
+            statistics.median(py["native"]), over))
 
 if __name__ == "__main__":
     main()
