@@ -58,6 +58,28 @@ cmake --build "$TMP/zero_out" -j 2 >"$TMP/build.log" 2>&1 || { cat "$TMP/build.l
   { cat "$TMP/ops.txt" >&2; fail "graphrt ops ZeroOut"; }
 grep -qF "ZeroOut(to_zero: int32) -> (zeroed: int32)" "$TMP/ops.txt" || { cat "$TMP/ops.txt" >&2; fail "ZeroOut"; }
 
+echo "== graphrt_add_plugin_isa_build from the package: a plugin's x86-64-v3 build beside it"
+mkdir -p "$TMP/isa_src"
+cat >"$TMP/isa_src/CMakeLists.txt" <<CMAKE
+cmake_minimum_required(VERSION 3.22)
+project(zero_out_isa CXX)
+find_package(graphrt REQUIRED)
+graphrt_add_plugin(zero_out SOURCES $SRC/examples/zero_out/zero_out.cc)
+graphrt_add_plugin_isa_build(zero_out x86-64-v3)
+CMAKE
+cmake -S "$TMP/isa_src" -B "$TMP/isa" -DCMAKE_PREFIX_PATH="$ROOT/usr" -DCMAKE_BUILD_TYPE=Release \
+  >"$TMP/isa_configure.log" 2>&1 || { cat "$TMP/isa_configure.log" >&2; fail "configure (isa)"; }
+cmake --build "$TMP/isa" -j 2 >"$TMP/isa_build.log" 2>&1 || { cat "$TMP/isa_build.log" >&2; fail "build (isa)"; }
+[[ -f "$TMP/isa/x86-64-v3/libzero_out.so" ]] || fail "no x86-64-v3 build of zero_out"
+# This CPU's choice (AVX2 and FMA: the x86-64-v3 build), and the file itself when capped.
+want="$TMP/isa/libzero_out.so"
+grep -qw avx2 /proc/cpuinfo && grep -qw fma /proc/cpuinfo && want="$TMP/isa/x86-64-v3/libzero_out.so"
+"$GRAPHRT" plugins --plugin "$TMP/isa/libzero_out.so" >"$TMP/isa_plugins.txt" 2>&1 || fail "graphrt plugins (isa)"
+grep -qF "  $want" "$TMP/isa_plugins.txt" || { cat "$TMP/isa_plugins.txt" >&2; fail "expected $want loaded"; }
+GRAPHRT_PLUGIN_ISA=x86-64 "$GRAPHRT" plugins --plugin "$TMP/isa/libzero_out.so" >"$TMP/isa_plugins.txt" 2>&1 ||
+  fail "graphrt plugins (isa, capped)"
+grep -qF "  $TMP/isa/libzero_out.so" "$TMP/isa_plugins.txt" || { cat "$TMP/isa_plugins.txt" >&2; fail "the cap"; }
+
 echo "== the Python module from the package"
 PYTHONPATH="$ROOT/usr/$PYDIR" PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3 - "$ROOT" "$SRC" >"$TMP/py.txt" 2>&1 <<'PY' ||
 import sys
