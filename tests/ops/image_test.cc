@@ -732,7 +732,7 @@ TEST(CropAndResizeGradTest, Errors) {
   EXPECT_ERROR((OpRun{"CropAndResizeGradBoxes", TypeAttr("T", "DT_FLOAT") + StrAttr("method", "nearest"),
                       {g, img, box, ind0}}
                     .Try()),
-               Code::kInvalidArgument, "method");
+               Code::kInvalidArgument, "method", "nearest");
   // The session goes on.
   ExpectValues(GradBoxes(g, img, {1, 4}, {0, 0, 1, 1}, {0}), {1, 4}, {0, 0, 0, 0});
 }

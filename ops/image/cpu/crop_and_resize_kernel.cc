@@ -40,6 +40,16 @@ struct Geometry {
   int64_t height, width, depth, crop_h, crop_w;
 };
 
+// The 4-D image input's batch and geometry (crop size left 0), with
+// TensorFlow's messages.
+Status ImageGeometry(const TensorView& image, int64_t* batch, Geometry* g) {
+  if (image.rank() != 4) return errors::InvalidArgument("input image must be 4-D", image.ShapeString());
+  *batch = image.dim(0);
+  *g = Geometry{image.dim(1), image.dim(2), image.dim(3), 0, 0};
+  if (g->height <= 0 || g->width <= 0) return errors::InvalidArgument("image dimensions must be positive");
+  return Status();
+}
+
 // TensorFlow's shape checks of boxes and box_ind, with its messages.
 Status CheckBoxes(const TensorView& boxes, const TensorView& box_ind, int64_t* num_boxes) {
   if (boxes.rank() != 2) return errors::InvalidArgument("boxes must be 2-D, got: ", boxes.ShapeString());
@@ -138,9 +148,10 @@ class CropAndResizeOp : public OpKernel {
     const TensorView boxes = ctx->input(1);
     const TensorView box_ind = ctx->input(2);
     const TensorView crop_size = ctx->input(3);
-    OP_REQUIRES(ctx, image.rank() == 4, errors::InvalidArgument("input image must be 4-D", image.ShapeString()));
-    const int64_t batch = image.dim(0), height = image.dim(1), width = image.dim(2), depth = image.dim(3);
-    OP_REQUIRES(ctx, height > 0 && width > 0, errors::InvalidArgument("image dimensions must be positive"));
+    int64_t batch = 0;
+    Geometry g{};
+    OP_REQUIRES_OK(ctx, ImageGeometry(image, &batch, &g));
+    const int64_t height = g.height, width = g.width, depth = g.depth;
     int64_t num_boxes = 0;
     OP_REQUIRES_OK(ctx, CheckBoxes(boxes, box_ind, &num_boxes));
     OP_REQUIRES(ctx, crop_size.rank() == 1, errors::InvalidArgument("crop_size must be 1-D", crop_size.ShapeString()));
@@ -148,6 +159,8 @@ class CropAndResizeOp : public OpKernel {
                 errors::InvalidArgument("crop_size must have two elements", crop_size.ShapeString()));
     const int64_t crop_h = crop_size.data<int32_t>()[0], crop_w = crop_size.data<int32_t>()[1];
     OP_REQUIRES(ctx, crop_h > 0 && crop_w > 0, errors::InvalidArgument("crop dimensions must be positive"));
+    g.crop_h = crop_h;
+    g.crop_w = crop_w;
     const std::vector<int64_t> dims = {num_boxes, crop_h, crop_w, depth};
     int64_t n = 0;
     TensorView out;
@@ -158,7 +171,6 @@ class CropAndResizeOp : public OpKernel {
     if (n == 0) return;
     const bool ok = DispatchReal(image.dtype(), [&](auto zero) {
       using T = decltype(zero);
-      const Geometry g{height, width, depth, crop_h, crop_w};
       const T* img = image.data<T>();
       float* o = out.data<float>();
       ForRange(ctx, num_boxes, n, crop_h * crop_w * depth * 8, [&](int64_t begin, int64_t end) {
@@ -319,7 +331,7 @@ class CropAndResizeGradBoxesOp : public OpKernel {
   explicit CropAndResizeGradBoxesOp(OpKernelConstruction* c) : OpKernel(c) {
     std::string method;
     OP_REQUIRES_OK(c, c->GetAttr("method", &method));
-    OP_REQUIRES(c, method == "bilinear", errors::InvalidArgument("method must be 'bilinear'", method));
+    OP_REQUIRES(c, method == "bilinear", errors::InvalidArgument("method must be 'bilinear', not '", method, "'"));
   }
 
   void Compute(OpKernelContext* ctx) override {
@@ -327,10 +339,9 @@ class CropAndResizeGradBoxesOp : public OpKernel {
     const TensorView image = ctx->input(1);
     const TensorView boxes = ctx->input(2);
     const TensorView box_ind = ctx->input(3);
-    OP_REQUIRES(ctx, image.rank() == 4, errors::InvalidArgument("input image must be 4-D", image.ShapeString()));
-    const int64_t batch = image.dim(0);
-    Geometry g{image.dim(1), image.dim(2), image.dim(3), 0, 0};
-    OP_REQUIRES(ctx, g.height > 0 && g.width > 0, errors::InvalidArgument("image dimensions must be positive"));
+    int64_t batch = 0;
+    Geometry g{};
+    OP_REQUIRES_OK(ctx, ImageGeometry(image, &batch, &g));
     int64_t num_boxes = 0;
     OP_REQUIRES_OK(ctx, CheckBoxes(boxes, box_ind, &num_boxes));
     OP_REQUIRES_OK(ctx, CheckGrads(grads, num_boxes, g.depth, &g));
