@@ -11,8 +11,11 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <iostream>
 #include <set>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "graphrt/core/runtime.h"
 #include "test_util.h"
