@@ -65,13 +65,14 @@ int RunProbe() {
 // In a death-test child: loads the probe with GRAPHRT_PLUGIN_ISA set to
 // `cap` (unset for nullptr) and exits with the level of the build that ran;
 // 90 if the plugin list names another file than that build, 91 if loading
-// failed.
+// failed, 92 if what LoadPlugin reported is not that build.
 [[noreturn]] void LoadProbeAndExit(const char* cap) {
   if (cap != nullptr)
     setenv("GRAPHRT_PLUGIN_ISA", cap, 1);
   else
     unsetenv("GRAPHRT_PLUGIN_ISA");
-  Status s = Runtime::Global().LoadPlugin(kProbe);
+  PluginInfo loaded;
+  Status s = Runtime::Global().LoadPlugin(kProbe, &loaded);
   if (!s.ok()) {
     std::cerr << "load: " << s << "\n";
     std::_Exit(91);
@@ -80,6 +81,11 @@ int RunProbe() {
   std::string want_path = std::string(GRAPHRT_TEST_PLUGIN_DIR) + "/";
   if (level > 1) want_path += kLevelNames[level] + "/";
   want_path += "libgraphrt_test_isa_probe.so";
+  // What the load reports is the build that runs, and so is the plugin list.
+  if (loaded.name != "test_isa_probe" || loaded.path != want_path || loaded.ops != std::vector<std::string>{"TestIsaLevel"}) {
+    std::cerr << "LoadPlugin reported " << loaded.name << " at " << loaded.path << ", expected " << want_path << "\n";
+    std::_Exit(92);
+  }
   for (const PluginInfo& p : Runtime::Global().Plugins())
     if (p.name == "test_isa_probe" && p.path != want_path) {
       std::cerr << "loaded " << p.path << ", expected " << want_path << "\n";
@@ -118,6 +124,12 @@ TEST_F(PluginIsa, UnknownLevelIsRefusedByName) {
   for (const PluginInfo& p : Runtime::Global().Plugins()) EXPECT_NE(p.name, "test_isa_probe");
   ASSERT_TRUE(Runtime::Global().LoadPlugin(kProbe).ok());
   EXPECT_EQ(RunProbe(), ExpectedProbeLevel(4));
+  // Loading it again loads nothing and still says which plugin the file is.
+  PluginInfo again;
+  ASSERT_TRUE(Runtime::Global().LoadPlugin(kProbe, &again).ok());
+  EXPECT_EQ(again.name, "test_isa_probe");
+  EXPECT_EQ(again.ops, std::vector<std::string>{"TestIsaLevel"});
+  EXPECT_NE(again.path.find("libgraphrt_test_isa_probe.so"), std::string::npos) << again.path;
 }
 
 #ifdef GRAPHRT_ISA_BUILDS

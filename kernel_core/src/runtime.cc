@@ -36,7 +36,7 @@ struct Runtime::Impl {
   std::once_flag defaults_once;
   Status defaults_status;
 
-  Status Load(const std::string& path);
+  Status Load(const std::string& path, PluginInfo* loaded);
 };
 
 Runtime::Runtime() : impl_(std::make_unique<Impl>()) {
@@ -127,7 +127,7 @@ Status ChooseIsaBuild(const fs::path& file, fs::path* build, std::string* level)
 
 }  // namespace
 
-Status Runtime::Impl::Load(const std::string& named_path) {
+Status Runtime::Impl::Load(const std::string& named_path, PluginInfo* loaded) {
   boost::system::error_code ec;
   fs::path p(named_path);
   if (!fs::exists(p, ec)) return errors::NotFound("plugin file '", named_path, "' not found");
@@ -140,7 +140,10 @@ Status Runtime::Impl::Load(const std::string& named_path) {
   // Messages name the file asked for, and the build loaded where it is another.
   const std::string path = level.empty() ? named_path : named_path + " (its " + level + " build '" + canonical + "')";
   for (const PluginInfo& info : plugins)
-    if (info.path == canonical) return Status::OK();  // already loaded
+    if (info.path == canonical) {  // already loaded
+      if (loaded != nullptr) *loaded = info;
+      return Status::OK();
+    }
 
   auto lib = std::make_unique<boost::dll::shared_library>();
   dlerror();
@@ -220,14 +223,17 @@ Status Runtime::Impl::Load(const std::string& named_path) {
   kernels.AddAll(std::move(reg.kernels));
   devices.AddAll(std::move(reg.devices));
   graph_passes.AddAll(std::move(reg.graph_passes));
+  if (loaded != nullptr) *loaded = info;
   plugins.push_back(std::move(info));
   libs.push_back(std::move(lib));
   return Status::OK();
 }
 
-Status Runtime::LoadPlugin(const std::string& path) {
+Status Runtime::LoadPlugin(const std::string& path) { return LoadPlugin(path, nullptr); }
+
+Status Runtime::LoadPlugin(const std::string& path, PluginInfo* loaded) {
   std::lock_guard<std::mutex> lock(impl_->mu);
-  return impl_->Load(path);
+  return impl_->Load(path, loaded);
 }
 
 Status Runtime::LoadPluginDirectory(const std::string& dir) {

@@ -2,6 +2,7 @@
 errors, threads, close / with."""
 
 import collections
+import os
 import threading
 
 import numpy as np
@@ -329,6 +330,17 @@ def test_native_errors_use_the_classes(tmp_path):
         graphrt.saved_model.load(str(tmp_path / "no_model"))
     with pytest.raises(errors.NotFoundError):
         graphrt.load_op_library(str(tmp_path / "libnothing.so"))
+
+
+def test_load_op_library_describes_the_plugin():
+    # The array plugin, loaded on import, named by a relative path: described
+    # all the same (on an AVX-512 CPU the build loaded is another file).
+    path = os.path.relpath(os.path.join(graphrt._graphrt.default_plugin_directory(), "libgraphrt_ops_array_cpu.so"))
+    lib = graphrt.load_op_library(path)
+    assert lib.name == "ops_array_cpu"
+    assert "ExpandDims" in lib.ops and "ConcatV2" in lib.ops and "MatMul" not in lib.ops
+    assert os.path.basename(lib.path) == "libgraphrt_ops_array_cpu.so"
+    assert any(k.startswith("ExpandDims on CPU") for k in lib.kernels)
 
 
 def test_list_devices():

@@ -568,21 +568,19 @@ PYBIND11_MODULE(_graphrt, m) {
   m.def("default_plugin_directory", &Runtime::DefaultPluginDirectory);
   m.def("load_op_library", [](const std::string& path) {
     Status s;
+    PluginInfo p;
     {
       py::gil_scoped_release release;
-      s = Runtime::Global().LoadPlugin(path);
+      s = Runtime::Global().LoadPlugin(path, &p);
     }
     Check(s);
     py::dict d;
-    for (const PluginInfo& p : Runtime::Global().Plugins()) {
-      if (p.path != path) continue;
-      d["name"] = p.name;
-      d["version"] = p.version;
-      d["path"] = p.path;
-      d["ops"] = p.ops;
-      d["kernels"] = p.kernels;
-      d["devices"] = p.devices;
-    }
+    d["name"] = p.name;
+    d["version"] = p.version;
+    d["path"] = p.path;
+    d["ops"] = p.ops;
+    d["kernels"] = p.kernels;
+    d["devices"] = p.devices;
     return d;
   });
   m.def("plugins", [] {

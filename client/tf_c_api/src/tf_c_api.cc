@@ -6,7 +6,6 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -652,18 +651,13 @@ TF_Library* TF_LoadLibrary(const char* library_filename, TF_Status* status) {
   Call(status, fn, [&]() -> Status {
     if (library_filename == nullptr) return NullArgument(fn, "library_filename");
     graphrt::Runtime& rt = graphrt::Runtime::Global();
-    GR_RETURN_IF_ERROR(rt.LoadPlugin(library_filename));
-    // The runtime records plugins by canonical path.
-    std::error_code ec;
-    const std::string canonical = std::filesystem::canonical(library_filename, ec).string();
+    graphrt::PluginInfo plugin;
+    GR_RETURN_IF_ERROR(rt.LoadPlugin(library_filename, &plugin));
     graphrt::proto::OpList list;
-    for (const graphrt::PluginInfo& info : rt.Plugins()) {
-      if (info.path != canonical) continue;
-      for (const std::string& op : info.ops) {
-        const graphrt::proto::OpDef* def = nullptr;
-        GR_RETURN_IF_ERROR(rt.ops().LookUpOpDef(op, &def));
-        *list.add_op() = *def;
-      }
+    for (const std::string& op : plugin.ops) {
+      const graphrt::proto::OpDef* def = nullptr;
+      GR_RETURN_IF_ERROR(rt.ops().LookUpOpDef(op, &def));
+      *list.add_op() = *def;
     }
     auto lib = std::make_unique<TF_Library>();
     if (!list.SerializeToString(&lib->op_list)) return errors::Internal(fn, ": could not serialize the OpList");

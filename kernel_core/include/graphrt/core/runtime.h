@@ -37,6 +37,10 @@ class Runtime {
   // name, or x86-64 for the file itself) caps the level. A failed load
   // changes nothing.
   Status LoadPlugin(const std::string& path);
+  // The same, and on success `*loaded` describes the plugin `path` is
+  // (loaded now or before; its path is the build that was loaded, which
+  // may be another file than `path`).
+  Status LoadPlugin(const std::string& path, PluginInfo* loaded);
   // Loads every lib*.so in `dir` (sorted by name), each as LoadPlugin does;
   // stops at the first error.
   Status LoadPluginDirectory(const std::string& dir);
