@@ -82,7 +82,8 @@ int RunProbe() {
   if (level > 1) want_path += kLevelNames[level] + "/";
   want_path += "libgraphrt_test_isa_probe.so";
   // What the load reports is the build that runs, and so is the plugin list.
-  if (loaded.name != "test_isa_probe" || loaded.path != want_path || loaded.ops != std::vector<std::string>{"TestIsaLevel"}) {
+  if (loaded.name != "test_isa_probe" || loaded.path != want_path ||
+      loaded.ops != std::vector<std::string>{"TestIsaLevel"}) {
     std::cerr << "LoadPlugin reported " << loaded.name << " at " << loaded.path << ", expected " << want_path << "\n";
     std::_Exit(92);
   }
