@@ -34,16 +34,9 @@ cast() {
   echo 'node { name: "sum" op: "Sum" input: "exp" input: "axis" attr { key: "T" value { type: DT_FLOAT } }' \
        'attr { key: "Tidx" value { type: DT_INT32 } } }'
 } >"$tmp/elementwise.pbtxt"
-# x = the peers' input pattern, 65536 floats ('<f4' .npy, version 1.0).
-python3 - "$tmp/x.npy" <<'EOF'
-import struct, sys
-n = 1 << 16
-header = "{'descr': '<f4', 'fortran_order': False, 'shape': (%d,), }" % n
-header += " " * ((64 - (10 + len(header) + 1) % 64) % 64) + "\n"
-with open(sys.argv[1], "wb") as f:
-    f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode())
-    f.write(struct.pack("<%df" % n, *[((i * 7919) % 1000) / 1000 - 0.5 for i in range(n)]))
-EOF
+# x = the peers' input pattern, 65536 floats (Debian's python3 and numpy, as bench/run.sh uses).
+/usr/bin/python3 -c 'import numpy as np, sys
+np.save(sys.argv[1], ((np.arange(1 << 16) * 7919) % 1000 / 1000 - 0.5).astype(np.float32))' "$tmp/x.npy"
 
 # Kernel time per run of each op type, in microseconds, as "Op=us" words.
 profile() {
