@@ -107,6 +107,13 @@ expect_error "show --all with --signature_def" 2 "--all shows every tag set and 
 # ----------------------------------------------------------------- run
 run_ok "run SavedModel by signature key" "$GRAPHRT" run "$MATRIX" --feed "x=$TMP/m.npy" &&
   expect_out "run: default fetch = signature outputs" "y (y:0): dtype=float shape=[1,3,3] values=[2.5, 3, 3.5, 4, 4.5, 5, 5.5, 6, 6.5]"
+# A TensorFlow 2 SavedModel (tf.Module, resource variables; its save
+# function uses StaticRegexFullMatch): it loads, and its signatures read the
+# checkpoint's values (tf_testdata README: w = 0.20429754, b = 0).
+run_ok "run a TF2 SavedModel's signature w" "$GRAPHRT" run "$TF/rust/examples/regression_savedmodel" --signature w &&
+  expect_out "TF2 SavedModel: w" "output (StatefulPartitionedCall_2:0): dtype=float shape=[1] values=[0.20429754]"
+run_ok "run a TF2 SavedModel's signature b" "$GRAPHRT" run "$TF/rust/examples/regression_savedmodel" --signature b &&
+  expect_out "TF2 SavedModel: b" "dtype=float shape=[1] values=[0]"
 run_ok "run --dir --tag_set --signature_def --outdir --overwrite" "$GRAPHRT" run --dir "$MATRIX" --tag_set serve \
     --signature_def serving_default --feed "x=$TMP/m.npy" --outdir "$TMP/sm_out" --overwrite &&
   expect_out "run with saved_model_cli's flags" "y (y:0): dtype=float shape=[1,3,3]"
