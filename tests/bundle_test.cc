@@ -1011,3 +1011,169 @@ TEST(BundleV1, RewriteIsByteIdentical) {
 
 }  // namespace
 }  // namespace graphrt
+
+// ------------------------------------------------------------ many slices
+
+namespace graphrt {
+namespace {
+
+std::string SliceProtoBytes(const bd::TensorSlice& s) {
+  std::string out;
+  for (const bd::Extent& e : s.extents)
+    out += Bytes(1, e.full() ? std::string()
+                             : (e.start ? Field(1, static_cast<uint64_t>(e.start)) : std::string()) +
+                                   Field(2, static_cast<uint64_t>(e.length)));
+  return out;
+}
+
+// Opens an index listing tensor "t" of `dims` as `slices` (their own
+// entries absent: opening checks the slices, lookups would fail).
+bd::Status OpenSliced(const std::vector<int64_t>& dims, const std::vector<bd::TensorSlice>& slices) {
+  std::string entry = Field(1, bd::DT_FLOAT) + Bytes(2, Shape(dims));
+  for (const bd::TensorSlice& s : slices) entry += Bytes(7, SliceProtoBytes(s));
+  std::unique_ptr<bd::CheckpointReader> r;
+  return OpenHandMade(Header(Field(1, 1)), "t", entry, "", &r);
+}
+
+bd::TensorSlice Box(const std::vector<std::pair<int64_t, int64_t>>& extents) {
+  bd::TensorSlice s;
+  for (const auto& [start, length] : extents) {
+    bd::Extent e;
+    e.start = length < 0 ? 0 : start;
+    e.length = length;
+    s.extents.push_back(e);
+  }
+  return s;
+}
+
+// The reference answer: any two slices sharing an element.
+bool PairwiseOverlap(const std::vector<int64_t>& dims, const std::vector<bd::TensorSlice>& slices) {
+  for (size_t i = 0; i < slices.size(); ++i)
+    for (size_t j = i + 1; j < slices.size(); ++j) {
+      bool meet = true;
+      for (size_t d = 0; d < dims.size(); ++d) {
+        const bd::Extent& a = slices[i].extents[d];
+        const bd::Extent& b = slices[j].extents[d];
+        const int64_t alo = a.full() ? 0 : a.start, ahi = a.full() ? dims[d] : a.start + a.length;
+        const int64_t blo = b.full() ? 0 : b.start, bhi = b.full() ? dims[d] : b.start + b.length;
+        meet = meet && std::max(alo, blo) < std::min(ahi, bhi);
+      }
+      if (meet) return true;
+    }
+  return false;
+}
+
+void ExpectOverlapVerdict(const std::vector<int64_t>& dims, const std::vector<bd::TensorSlice>& slices,
+                          const std::string& what) {
+  const bool overlap = PairwiseOverlap(dims, slices);
+  const bd::Status s = OpenSliced(dims, slices);
+  EXPECT_EQ(s.ok(), !overlap) << what << ": " << s.message;
+  if (!s.ok()) {
+    EXPECT_EQ(s.code, bd::kDataLoss) << what;
+    EXPECT_NE(s.message.find(" of tensor t overlap"), std::string::npos) << s.message;
+    EXPECT_NE(s.message.find("<memory>.index"), std::string::npos) << s.message;
+  }
+}
+
+// Random slice sets in 1 to 4 dimensions, against the pairwise check: grid
+// partitions (disjoint), partitions with one slice added (most overlap),
+// and free random boxes, empty and full extents included.
+TEST(BundleSlices, OverlapCheckAgreesWithPairwiseCheck) {
+  std::mt19937 rng(2027);
+  auto uniform = [&](int64_t lo, int64_t hi) { return lo + static_cast<int64_t>(rng() % static_cast<uint64_t>(hi - lo + 1)); };
+  int disjoint = 0, overlapping = 0;
+  for (int round = 0; round < 4000; ++round) {
+    const size_t rank = 1 + static_cast<size_t>(round % 4);
+    std::vector<int64_t> dims(rank);
+    for (int64_t& d : dims) d = uniform(1, 7);
+    std::vector<bd::TensorSlice> slices;
+    auto random_box = [&] {
+      bd::TensorSlice s;
+      for (int64_t d : dims) {
+        bd::Extent e;
+        if (rng() % 5 != 0) {
+          e.start = uniform(0, d);
+          e.length = uniform(0, d - e.start);
+        }
+        s.extents.push_back(e);
+      }
+      return s;
+    };
+    if (round % 3 == 2) {
+      const size_t n = 2 + rng() % 6;
+      for (size_t i = 0; i < n; ++i) slices.push_back(random_box());
+    } else {
+      // A grid: random cuts per dimension, then every cell.
+      std::vector<std::vector<int64_t>> cuts(rank);
+      for (size_t d = 0; d < rank; ++d) {
+        cuts[d] = {0, dims[d]};
+        for (int64_t c = 1; c < dims[d]; ++c)
+          if (rng() % 2) cuts[d].push_back(c);
+        std::sort(cuts[d].begin(), cuts[d].end());
+      }
+      std::vector<size_t> idx(rank, 0);
+      for (;;) {
+        bd::TensorSlice s;
+        for (size_t d = 0; d < rank; ++d) {
+          bd::Extent e;
+          e.start = cuts[d][idx[d]];
+          e.length = cuts[d][idx[d] + 1] - e.start;
+          if (e.start == 0 && e.length == dims[d] && rng() % 2) e = bd::Extent();  // as "-"
+          s.extents.push_back(e);
+        }
+        slices.push_back(s);
+        size_t d = 0;
+        for (; d < rank; ++d) {
+          if (++idx[d] + 1 < cuts[d].size()) break;
+          idx[d] = 0;
+        }
+        if (d == rank) break;
+      }
+      if (round % 3 == 1) slices.push_back(random_box());
+      std::shuffle(slices.begin(), slices.end(), rng);
+    }
+    if (slices.size() < 2) continue;
+    (PairwiseOverlap(dims, slices) ? overlapping : disjoint)++;
+    ExpectOverlapVerdict(dims, slices, "round " + std::to_string(round));
+  }
+  EXPECT_GT(disjoint, 1000);
+  EXPECT_GT(overlapping, 500);
+}
+
+// Tens of thousands of slices (the reproducer's shape: one-element slices
+// of a vector; a 2-D and a 3-D grid): opened, and one overlapping slice
+// anywhere is found and named.
+TEST(BundleSlices, ManySlicesAreCheckedAndOverlapsNamed) {
+  std::vector<bd::TensorSlice> line;
+  for (int64_t i = 0; i < 32768; ++i) line.push_back(Box({{32767 - i, 1}}));
+  EXPECT_TRUE(OpenSliced({32768}, line).ok());
+  line.push_back(Box({{20000, 2}}));
+  bd::Status s = OpenSliced({32768}, line);
+  EXPECT_EQ(s.code, bd::kDataLoss);
+  EXPECT_NE(s.message.find("20000,2"), std::string::npos) << s.message;
+
+  std::vector<bd::TensorSlice> grid;
+  for (int64_t i = 0; i < 181; ++i)
+    for (int64_t j = 0; j < 181; ++j) grid.push_back(Box({{j, 1}, {i, 1}, {0, -1}}));
+  EXPECT_TRUE(OpenSliced({181, 181, 3}, grid).ok());
+  grid.push_back(Box({{180, 1}, {0, 181}, {0, -1}}));
+  s = OpenSliced({181, 181, 3}, grid);
+  EXPECT_EQ(s.code, bd::kDataLoss);
+  EXPECT_NE(s.message.find("180,1:0,181:-"), std::string::npos) << s.message;
+
+  std::vector<bd::TensorSlice> cube;
+  for (int64_t i = 0; i < 32; ++i)
+    for (int64_t j = 0; j < 32; ++j)
+      for (int64_t k = 0; k < 32; ++k) cube.push_back(Box({{i, 1}, {j, 1}, {k, 1}}));
+  EXPECT_TRUE(OpenSliced({32, 32, 32}, cube).ok());
+  cube.insert(cube.begin() + 5000, Box({{31, 1}, {31, 1}, {30, 2}}));
+  s = OpenSliced({32, 32, 32}, cube);
+  EXPECT_EQ(s.code, bd::kDataLoss);
+  EXPECT_NE(s.message.find("31,1:31,1:30,2"), std::string::npos) << s.message;
+  // Identical slices, and slices of zero elements (which overlap nothing).
+  EXPECT_EQ(OpenSliced({4, 2}, {Box({{1, 2}, {0, -1}}), Box({{1, 2}, {0, -1}})}).code, bd::kDataLoss);
+  EXPECT_TRUE(OpenSliced({4, 2}, {Box({{1, 0}, {0, -1}}), Box({{0, 4}, {0, -1}}), Box({{2, 0}, {0, 2}})}).ok());
+}
+
+}  // namespace
+}  // namespace graphrt
