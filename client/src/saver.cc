@@ -14,6 +14,7 @@
 #include <set>
 
 #include "file_util.h"
+#include "graphrt/bundle/bundle.h"
 #include "graphrt/client/meta_graph.h"
 #include "graphrt/core/graph_def_io.h"
 #include "graphrt/core/tensor.h"
@@ -202,8 +203,11 @@ std::string UniqueScope(const proto::GraphDef& graph, const std::string& base) {
   }
 }
 
-// Every file of checkpoint `prefix`: V2 (.index, .data-*), V1 (prefix,
-// prefix-?????-of-?????) and the .meta file.
+bool IsV1Shard(const std::string& rest) { return rest.size() == 15 && rest[0] == '-' && rest.substr(6, 4) == "-of-"; }
+
+// Every file of checkpoint `prefix`: V2 (.index, .data-*, and what an
+// interrupted save left: .index.pending, temporaries), V1 (prefix,
+// prefix-?????-of-?????) and the .meta file (and its temporaries).
 std::vector<std::string> CheckpointFiles(const std::string& prefix, bool include_meta) {
   std::vector<std::string> files;
   std::string dir = DirName(prefix);
@@ -214,9 +218,8 @@ std::vector<std::string> CheckpointFiles(const std::string& prefix, bool include
     const std::string name = it->path().filename().string();
     if (name.compare(0, base.size(), base) != 0) continue;
     const std::string rest = name.substr(base.size());
-    const bool v1_shard = rest.size() == 15 && rest[0] == '-' && rest.substr(6, 4) == "-of-";
-    if (rest.empty() || rest == ".index" || rest.rfind(".data-", 0) == 0 || v1_shard ||
-        (include_meta && rest == ".meta"))
+    if (rest.empty() || rest.rfind(".index", 0) == 0 || rest.rfind(".data-", 0) == 0 || IsV1Shard(rest) ||
+        (include_meta && (rest == ".meta" || rest.rfind(".meta.tmp", 0) == 0)))
       files.push_back(JoinPath(DirName(prefix), name));
   }
   return files;
@@ -236,13 +239,14 @@ std::vector<std::string> MatchingFiles(const std::string& pattern) {
 }
 
 bool CheckpointExists(const std::string& prefix) {
-  if (FileExists(prefix + ".index")) return true;
+  if (bundle::V2BundleExists(prefix)) return true;
   // A V1 pattern as the V1 Saver reports sharded checkpoints
   // ("<prefix>-?????-of-00002").
   if (prefix.find_first_of("?*[") != std::string::npos) return !MatchingFiles(prefix).empty();
   for (const std::string& f : CheckpointFiles(prefix, false)) {
     // V1: the prefix itself, or one of its shards.
-    if (f == prefix || f.size() == prefix.size() + 15) return !client_internal::IsDirectory(f);
+    if (f == prefix || IsV1Shard(f.substr(std::min(f.size(), prefix.size()))))
+      return !client_internal::IsDirectory(f);
   }
   return false;
 }

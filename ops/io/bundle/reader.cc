@@ -406,6 +406,8 @@ class V2Reader : public CheckpointReader {
     return Status();
   }
 
+  void SetPending() { pending_ = true; }
+
   void SetMemoryShards(std::vector<std::string> shards) {
     mem_shards_ = std::move(shards);
     in_memory_ = true;
@@ -485,7 +487,14 @@ class V2Reader : public CheckpointReader {
           sh.size = sh.mem->size();
         }
       } else {
-        sh.fd = ::open(sh.path.c_str(), O_RDONLY | O_CLOEXEC);
+        // The pending index of an interrupted overwrite pairs with the
+        // pending data files, or with the final ones once renamed.
+        if (pending_) {
+          const std::string pending = sh.path + kPendingSuffix;
+          sh.fd = ::open(pending.c_str(), O_RDONLY | O_CLOEXEC);
+          if (sh.fd >= 0) sh.path = pending;
+        }
+        if (sh.fd < 0) sh.fd = ::open(sh.path.c_str(), O_RDONLY | O_CLOEXEC);
         struct stat st;
         if (sh.fd < 0) {
           sh.open_status = ErrnoStatus("cannot open data file", sh.path);
@@ -644,6 +653,7 @@ class V2Reader : public CheckpointReader {
   int num_shards_ = 1;
   bool big_endian_ = false;
   bool in_memory_ = false;
+  bool pending_ = false;
   std::vector<std::string> mem_shards_;
   std::map<int, Shard> shards_;
 };
@@ -870,12 +880,24 @@ std::string DataFilename(const std::string& prefix, int shard, int num_shards) {
 }
 std::string IndexFilename(const std::string& prefix) { return prefix + ".index"; }
 
+bool V2BundleExists(const std::string& prefix) {
+  return FileExists(IndexFilename(prefix)) || FileExists(IndexFilename(prefix) + kPendingSuffix);
+}
+
 Status CheckpointReader::OpenV2(const std::string& prefix, std::unique_ptr<CheckpointReader>* out) {
   std::string bytes;
-  const std::string index = IndexFilename(prefix);
-  Status s = ReadFileToString(index, &bytes);
-  if (!s.ok()) return s;
   auto r = std::make_unique<V2Reader>();
+  // A pending index is a committed overwrite that a crash interrupted
+  // (BundleWriter): it, not the older .index, is the checkpoint.
+  std::string index = IndexFilename(prefix) + kPendingSuffix;
+  Status s = ReadFileToString(index, &bytes);
+  if (s.ok()) {
+    r->SetPending();
+  } else if (s.code == kNotFound) {
+    index = IndexFilename(prefix);
+    s = ReadFileToString(index, &bytes);
+  }
+  if (!s.ok()) return s;
   s = r->Init(prefix, std::move(bytes), index);
   if (!s.ok()) return s;
   *out = std::move(r);
@@ -909,7 +931,7 @@ Status CheckpointReader::OpenV1FromMemory(const std::string& file, std::unique_p
 }
 
 Status CheckpointReader::Open(const std::string& prefix, std::unique_ptr<CheckpointReader>* out) {
-  if (FileExists(IndexFilename(prefix))) return OpenV2(prefix, out);
+  if (V2BundleExists(prefix)) return OpenV2(prefix, out);
   Status s = OpenV1(prefix, out);
   if (s.code == kNotFound)
     return MakeStatus(kNotFound, "no checkpoint at " + prefix + " (neither " + IndexFilename(prefix) +
