@@ -520,9 +520,138 @@ Status Saver::Save(Session* session, const std::string& prefix, int64_t global_s
   return Status::OK();
 }
 
+namespace {
+// "node:3" -> ("node", 3); "node" -> ("node", 0).
+std::pair<std::string, int> SplitTensorName(const std::string& t) {
+  const size_t colon = t.rfind(':');
+  if (colon == std::string::npos || colon + 1 == t.size() ||
+      t.find_first_not_of("0123456789", colon + 1) != std::string::npos)
+    return {t, 0};
+  if (t.size() - colon - 1 > 9) return {t.substr(0, colon), -1};
+  return {t.substr(0, colon), std::stoi(t.substr(colon + 1))};
+}
+
+std::vector<std::string> ConstStrings(const proto::NodeDef* n, bool* ok) {
+  std::vector<std::string> out;
+  *ok = n != nullptr && n->op() == "Const" && n->attr().count("value");
+  if (*ok)
+    for (const std::string& v : n->attr().at("value").tensor().string_val()) out.push_back(v);
+  return out;
+}
+
+std::string DimsText(const std::vector<int64_t>& dims) { return bundle::ShapeString(dims); }
+}  // namespace
+
+Status Saver::CheckRestorable(const std::string& prefix) const {
+  const proto::GraphDef& graph = meta_graph_.graph_def();
+  std::map<std::string, const proto::NodeDef*> nodes;
+  for (const proto::NodeDef& n : graph.node()) nodes[n.name()] = &n;
+  auto node = [&](const std::string& input) -> const proto::NodeDef* {
+    auto it = nodes.find(TensorNameToNodeName(input));
+    return it == nodes.end() ? nullptr : it->second;
+  };
+  // The assigns the restore op runs, through its NoOps (restore_shard).
+  std::vector<const proto::NodeDef*> assigns;
+  std::set<const proto::NodeDef*> seen;
+  std::vector<const proto::NodeDef*> todo = {node(saver_def_.restore_op_name())};
+  while (!todo.empty()) {
+    const proto::NodeDef* n = todo.back();
+    todo.pop_back();
+    if (n == nullptr || !seen.insert(n).second) continue;
+    if (n->op() == "NoOp") {
+      for (const std::string& in : n->input()) todo.push_back(node(in));
+    } else if ((n->op() == "Assign" || n->op() == "AssignVariableOp") && n->input_size() == 2) {
+      assigns.push_back(n);
+    }
+  }
+  if (assigns.empty()) return Status::OK();
+  std::unique_ptr<bundle::CheckpointReader> reader;
+  // A checkpoint this cannot read fails in the restore kernels, before
+  // any assign runs.
+  if (!bundle::CheckpointReader::Open(prefix, &reader).ok()) return Status::OK();
+
+  // What each restore node's outputs will hold.
+  struct Restored {
+    std::string key;
+    std::vector<int64_t> dims;
+    bool known = false;
+  };
+  std::map<const proto::NodeDef*, std::vector<Restored>> restores;
+  std::vector<std::string> missing, wrong;
+  for (const proto::NodeDef* a : assigns) {
+    const proto::NodeDef* r = node(a->input(1));
+    if (r == nullptr || r->op() != "RestoreV2" || r->input_size() < 3 || restores.count(r)) continue;
+    bool names_ok = false, slices_ok = false;
+    const std::vector<std::string> names = ConstStrings(node(r->input(1)), &names_ok);
+    const std::vector<std::string> specs = ConstStrings(node(r->input(2)), &slices_ok);
+    auto dt = r->attr().find("dtypes");
+    std::vector<Restored>& out = restores[r];
+    if (!names_ok || !slices_ok || dt == r->attr().end() || specs.size() != names.size() ||
+        dt->second.list().type_size() != static_cast<int>(names.size()))
+      continue;
+    out.resize(names.size());
+    for (size_t i = 0; i < names.size(); ++i) {
+      out[i].key = names[i];
+      const bundle::EntryInfo* e = reader->Find(names[i]);
+      if (e == nullptr) {
+        missing.push_back("Key " + names[i] + " not found in checkpoint " + prefix);
+        continue;
+      }
+      const int want = dt->second.list().type(static_cast<int>(i));
+      if (e->dtype != want) {
+        wrong.push_back("tensor " + names[i] + " is " + bundle::DTypeName(e->dtype) + " in the checkpoint, the restore expects " +
+                        bundle::DTypeName(want));
+        continue;
+      }
+      bool has_shape = false;
+      std::vector<int64_t> full;
+      bundle::TensorSlice slice;
+      if (!bundle::ParseShapeAndSlice(specs[i], &has_shape, &full, &slice).ok()) continue;
+      if (!has_shape) {
+        out[i].dims = e->dims;
+        out[i].known = true;
+      } else if (full == e->dims && bundle::SliceDims(slice, full, &out[i].dims).ok()) {
+        out[i].known = true;
+      }
+    }
+  }
+  // Assign's validate_shape compares with the variable's shape: the declared
+  // one where it is fully defined.
+  for (const proto::NodeDef* a : assigns) {
+    if (a->op() != "Assign") continue;
+    auto vs = a->attr().find("validate_shape");
+    if (vs != a->attr().end() && !vs->second.b()) continue;
+    const proto::NodeDef* var = node(a->input(0));
+    const auto [restore_name, index] = SplitTensorName(a->input(1));
+    auto r = restores.find(node(restore_name));
+    if (var == nullptr || (var->op() != "VariableV2" && var->op() != "Variable") || r == restores.end() ||
+        index < 0 || static_cast<size_t>(index) >= r->second.size() || !r->second[static_cast<size_t>(index)].known)
+      continue;
+    auto shape = var->attr().find("shape");
+    if (shape == var->attr().end() || shape->second.shape().unknown_rank()) continue;
+    std::vector<int64_t> declared;
+    bool defined = true;
+    for (const auto& d : shape->second.shape().dim()) {
+      defined = defined && d.size() >= 0;
+      declared.push_back(d.size());
+    }
+    const Restored& got = r->second[static_cast<size_t>(index)];
+    if (defined && declared != got.dims)
+      wrong.push_back("variable " + var->name() + " has shape " + DimsText(declared) + " but tensor " + got.key +
+                      " in the checkpoint has shape " + DimsText(got.dims));
+  }
+  if (missing.empty() && wrong.empty()) return Status::OK();
+  std::string all;
+  for (const auto* list : {&missing, &wrong})
+    for (const std::string& m : *list) all += (all.empty() ? "" : "; ") + m;
+  all += " (no variable was changed)";
+  return missing.empty() ? errors::InvalidArgument(all) : errors::NotFound(all);
+}
+
 Status Saver::Restore(Session* session, const std::string& prefix) {
   if (!CheckpointExists(prefix))
     return errors::NotFound("The passed save_path is not a valid checkpoint: ", prefix);
+  GR_RETURN_IF_ERROR(CheckRestorable(prefix).WithContext("Saver: restoring from " + prefix));
   std::vector<Tensor> outputs;
   return session
       ->Run({{saver_def_.filename_tensor_name(), Tensor::StringScalar(prefix)}}, {},

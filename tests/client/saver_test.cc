@@ -520,7 +520,75 @@ TEST(SaverRoundTrip, NamedVariablesOnlyAndShapeMismatch) {
   ExpectValues(session.get(), {10, 20}, 7);  // the session keeps working
 }
 
-// A Saver given a path relative to the working directory writes the state
+// A restore that cannot succeed for every variable changes none: here n is
+// declared int64 [2] but the checkpoint holds a scalar, so its Assign would
+// fail after w's had run. Also through a sharded saver (one RestoreV2 per
+// device), and for a tensor the checkpoint lacks.
+const char kMismatchGraph[] = R"pb(
+  node { name: "w" op: "VariableV2" device: "/device:CPU:0"
+         attr { key: "dtype" value { type: DT_FLOAT } }
+         attr { key: "shape" value { shape { dim { size: 2 } } } } }
+  node { name: "w/v" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } }
+         attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: 2 } } float_val: 3 float_val: 4 } } } }
+  node { name: "w/set" op: "Assign" input: "w" input: "w/v" attr { key: "T" value { type: DT_FLOAT } } }
+  node { name: "n" op: "VariableV2"
+         attr { key: "dtype" value { type: DT_INT64 } }
+         attr { key: "shape" value { shape { dim { size: 2 } } } } }
+  node { name: "n/v" op: "Const" attr { key: "dtype" value { type: DT_INT64 } }
+         attr { key: "value" value { tensor { dtype: DT_INT64 tensor_shape { dim { size: 2 } } int64_val: 5 int64_val: 6 } } } }
+  node { name: "n/set" op: "Assign" input: "n" input: "n/v" attr { key: "T" value { type: DT_INT64 } } }
+  node { name: "init" op: "NoOp" input: "^w/set" input: "^n/set" }
+  node { name: "w/read" op: "Identity" input: "w" attr { key: "T" value { type: DT_FLOAT } } }
+  node { name: "n/read" op: "Identity" input: "n" attr { key: "T" value { type: DT_INT64 } } }
+)pb";
+
+TEST(SaverRoundTrip, RestoreChangesNoVariableUnlessAllMatch) {
+  GRAPHRT_REQUIRE_OPS("VariableV2", "Assign", "SaveV2", "RestoreV2", "StringJoin", "ShardedFilename",
+                      "MergeV2Checkpoints");
+  ScopedTempDir tmp;
+  proto::GraphDef saved_graph = testing::ParseGraph(kRealGraph);
+  auto saved = testing::CreateSession(saved_graph);
+  ASSERT_TRUE(saved->Run({}, {}, {"init"}, nullptr).ok());
+  std::unique_ptr<Saver> saver;
+  ASSERT_TRUE(Saver::Create(saved.get(), &saved_graph, SaverOptions(), &saver).ok());
+  ASSERT_TRUE(saver->Save(saved.get(), tmp.Join("model")).ok());  // w = [1, 2], n = 7
+  SaverOptions only_w;
+  only_w.var_names = {"w"};
+  std::unique_ptr<Saver> w_saver;
+  ASSERT_TRUE(Saver::Create(saved.get(), &saved_graph, only_w, &w_saver).ok());
+  ASSERT_TRUE(w_saver->Save(saved.get(), tmp.Join("only_w")).ok());
+
+  for (bool sharded : {false, true}) {
+    proto::GraphDef graph = testing::ParseGraph(kMismatchGraph);
+    auto session = testing::CreateSession(graph);
+    ASSERT_TRUE(session->Run({}, {}, {"init"}, nullptr).ok());
+    SaverOptions options;
+    options.sharded = sharded;
+    std::unique_ptr<Saver> restorer;
+    ASSERT_TRUE(Saver::Create(session.get(), &graph, options, &restorer).ok());
+    auto expect_unchanged = [&] {
+      std::vector<Tensor> out;
+      ASSERT_TRUE(session->Run({}, {"w/read:0", "n/read:0"}, {}, &out).ok());
+      EXPECT_EQ(testing::ToVector<float>(out[0]), (std::vector<float>{3, 4})) << "sharded " << sharded;
+      EXPECT_EQ(testing::ToVector<int64_t>(out[1]), (std::vector<int64_t>{5, 6})) << "sharded " << sharded;
+    };
+    for (int round = 0; round < 5; ++round) {
+      Status s = restorer->Restore(session.get(), tmp.Join("model"));
+      EXPECT_EQ(s.code(), Code::kInvalidArgument) << s;
+      EXPECT_NE(s.message().find("Saver: restoring from " + tmp.Join("model") +
+                                 ": variable n has shape [2] but tensor n in the checkpoint has shape []"),
+                std::string::npos) << s;
+      EXPECT_NE(s.message().find("no variable was changed"), std::string::npos) << s;
+      expect_unchanged();
+      s = restorer->Restore(session.get(), tmp.Join("only_w"));
+      EXPECT_EQ(s.code(), Code::kNotFound) << s;
+      EXPECT_NE(s.message().find("Key n not found in checkpoint " + tmp.Join("only_w")), std::string::npos) << s;
+      expect_unchanged();
+    }
+  }
+}
+
+// A Saver given a path relative to the working directory writes the state// A Saver given a path relative to the working directory writes the state
 // file's paths relative to the checkpoint directory (as TensorFlow does), so
 // LatestCheckpoint of that relative directory finds the checkpoint.
 TEST(SaverRoundTrip, RelativeDirectoryStateFileResolves) {

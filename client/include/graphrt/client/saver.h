@@ -64,6 +64,10 @@ class Saver {
               std::string* path = nullptr);
   // Restores every saved variable from checkpoint `prefix` (V2, or V1 when
   // the restore kernels read it). NotFound when no checkpoint is there.
+  // All or nothing where the Saver knows its graph (Create, or FromSaverDef
+  // with the meta graph): every tensor's presence, dtype and shape (against
+  // the variable's declared shape, as Assign's validate_shape does) is
+  // checked against the checkpoint's index before any variable changes.
   Status Restore(Session* session, const std::string& prefix);
 
   const proto::SaverDef& saver_def() const { return saver_def_; }
@@ -79,6 +83,7 @@ class Saver {
   Saver() = default;
   double Now() const;
   Status DeleteOldCheckpoints();
+  Status CheckRestorable(const std::string& prefix) const;
 
   proto::SaverDef saver_def_;
   proto::MetaGraphDef meta_graph_;
