@@ -8,10 +8,12 @@
 #include <google/protobuf/text_format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <filesystem>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "file_util.h"
 #include "graphrt/bundle/bundle.h"
@@ -223,6 +225,20 @@ std::vector<std::string> CheckpointFiles(const std::string& prefix, bool include
       files.push_back(JoinPath(DirName(prefix), name));
   }
   return files;
+}
+
+// The step of a checkpoint named "<base>-<digits>" followed by `*rest`, or -1.
+int64_t StepOf(const std::string& name, const std::string& base, std::string* rest) {
+  if (name.size() <= base.size() + 1 || name.compare(0, base.size(), base) != 0 || name[base.size()] != '-') return -1;
+  size_t i = base.size() + 1;
+  int64_t step = 0;
+  for (; i < name.size() && std::isdigit(static_cast<unsigned char>(name[i])); ++i) {
+    if (step > (INT64_MAX - 9) / 10) return -1;
+    step = step * 10 + (name[i] - '0');
+  }
+  if (i == base.size() + 1) return -1;
+  *rest = name.substr(i);
+  return step;
 }
 
 }  // namespace
@@ -488,6 +504,7 @@ Status Saver::Save(Session* session, const std::string& prefix, int64_t global_s
       return errors::InvalidArgument("Saver: the MetaGraphDef for ", written, " does not serialize (over 2 GiB?)");
     GR_RETURN_IF_ERROR(client_internal::WriteFileAtomically(written + ".meta", bytes));
   }
+  if (scanned_.insert(prefix).second) AdoptEarlierCheckpoints(prefix, global_step >= 0, written);
   // Record it (moving an existing entry to the end), evict past max_to_keep.
   std::vector<std::string> evicted;
   if (options_.max_to_keep > 0) {
@@ -518,6 +535,57 @@ Status Saver::Save(Session* session, const std::string& prefix, int64_t global_s
   }
   if (path != nullptr) *path = written;
   return Status::OK();
+}
+
+void Saver::AdoptEarlierCheckpoints(const std::string& prefix, bool stepped, const std::string& written) {
+  const std::string dir = DirName(prefix);
+  const std::string base = BaseName(prefix);
+  // A crashed save's .meta temporary or sharded save's _temp_ directory
+  // (this save's own are gone by now).
+  auto crash_leftover = [](const std::string& rest) {
+    return rest.rfind(".meta.tmp", 0) == 0 || rest.rfind("_temp_", 0) == 0;
+  };
+  std::map<std::string, int64_t> found;  // "<prefix>-<n>" -> n
+  std::vector<std::string> stale;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir.empty() ? "." : dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    std::string rest;
+    const int64_t step = stepped ? StepOf(name, base, &rest) : -1;
+    if (step < 0) {
+      // The state file's temporaries (client_internal::WriteFileAtomically).
+      if ((!options_.latest_filename.empty() && name.rfind(options_.latest_filename + ".tmp", 0) == 0) ||
+          (!stepped && name.compare(0, base.size(), base) == 0 && crash_leftover(name.substr(base.size()))))
+        stale.push_back(JoinPath(dir, name));
+      continue;
+    }
+    if (crash_leftover(rest)) {
+      stale.push_back(JoinPath(dir, name));
+      continue;
+    }
+    found[JoinPath(dir, name.substr(0, name.size() - rest.size()))] = step;
+  }
+  for (const std::string& f : stale) {
+    std::error_code e;
+    fs::remove_all(f, e);  // best effort: a file someone else removed is no error
+  }
+  std::set<std::string> tracked;
+  for (const auto& entry : last_checkpoints_) tracked.insert(entry.first);
+  std::vector<std::tuple<fs::file_time_type, int64_t, std::string>> adopt;
+  for (const auto& [p, step] : found) {
+    if (p == written) continue;
+    // Completes an overwrite a crash interrupted, removes its temporaries.
+    bundle::RecoverBundle(p);
+    if (options_.max_to_keep == 0 || tracked.count(p) || !bundle::V2BundleExists(p)) continue;
+    std::error_code e;
+    const fs::file_time_type t = fs::last_write_time(p + ".index", e);
+    if (!e) adopt.emplace_back(t, step, p);
+  }
+  std::sort(adopt.begin(), adopt.end());
+  const double now = Now();
+  std::vector<std::pair<std::string, double>> earlier;
+  for (const auto& a : adopt) earlier.emplace_back(std::get<2>(a), now);
+  last_checkpoints_.insert(last_checkpoints_.begin(), earlier.begin(), earlier.end());
 }
 
 namespace {

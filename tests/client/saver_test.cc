@@ -373,6 +373,59 @@ TEST_F(SaverFixture, SaveAndRestoreErrors) {
   EXPECT_FALSE(Exists("checkpoint"));
 }
 
+// The first save with a global_step takes in the checkpoints "<prefix>-<n>"
+// that are already there (a former run's, ones a crash kept out of the
+// state file): oldest by file time first, then max_to_keep applies. It
+// also removes what crashed saves left, and nothing of other names.
+TEST_F(SaverFixture, FirstStepSaveAdoptsEarlierCheckpointsAndRemovesLeftovers) {
+  auto touch = [&](const std::string& name) { std::ofstream(tmp.Join(name)) << "x"; };
+  const auto t0 = fs::file_time_type::clock::now() - std::chrono::hours(1);
+  // model-2 is the oldest, then model-1, then model-3 (named in the state file).
+  for (const auto& [step, age] : std::vector<std::pair<int, int>>{{2, 0}, {1, 10}, {3, 20}}) {
+    const std::string p = "model-" + std::to_string(step);
+    for (const char* ext : {".index", ".data-00000-of-00001", ".meta"}) touch(p + ext);
+    fs::last_write_time(tmp.Join(p + ".index"), t0 + std::chrono::seconds(age));
+  }
+  ASSERT_TRUE(UpdateCheckpointState(tmp.path(), tmp.Join("model-3"), {tmp.Join("model-3")}).ok());
+  // Leftovers of crashed saves, and files that are not this saver's.
+  fs::create_directory(tmp.Join("model-5_temp_0123abcd"));
+  touch("model-5_temp_0123abcd/part-00000-of-00001.index");
+  const std::vector<std::string> leftovers = {"model-4.meta.tmp0123456789abcdef", "checkpoint.tmp00112233aabbccdd",
+                                              "model-6.index.tempstate77", "model-6.data-00000-of-00001.tempstate78",
+                                              "model-5_temp_0123abcd"};
+  for (size_t i = 0; i + 1 < leftovers.size(); ++i) touch(leftovers[i]);
+  const std::vector<std::string> others = {"model.index", "other-1.index", "modelx-1.index", "model-7x.index"};
+  for (const std::string& f : others) touch(f);
+
+  SaverOptions options;
+  options.max_to_keep = 2;
+  auto saver = Make(options);
+  ASSERT_TRUE(saver->Save(&session, tmp.Join("model"), 10).ok());
+  EXPECT_EQ(saver->last_checkpoints(), (std::vector<std::string>{tmp.Join("model-3"), tmp.Join("model-10")}));
+  for (const char* gone : {"model-1.index", "model-1.data-00000-of-00001", "model-1.meta", "model-2.index",
+                           "model-2.meta"})
+    EXPECT_FALSE(Exists(gone)) << gone;
+  EXPECT_TRUE(Exists("model-3.index") && Exists("model-3.meta") && Exists("model-10.index"));
+  for (const std::string& f : leftovers) EXPECT_FALSE(Exists(f)) << f;
+  for (const std::string& f : others) EXPECT_TRUE(Exists(f)) << f;
+  proto::CheckpointState state;
+  ASSERT_TRUE(GetCheckpointState(tmp.path(), &state).ok());
+  EXPECT_EQ(std::vector<std::string>(state.all_model_checkpoint_paths().begin(), state.all_model_checkpoint_paths().end()),
+            (std::vector<std::string>{tmp.Join("model-3"), tmp.Join("model-10")}));
+  // Only the first save looks: a checkpoint appearing later is not taken in.
+  touch("model-0.index");
+  ASSERT_TRUE(saver->Save(&session, tmp.Join("model"), 11).ok());
+  EXPECT_EQ(saver->last_checkpoints(), (std::vector<std::string>{tmp.Join("model-10"), tmp.Join("model-11")}));
+  EXPECT_TRUE(Exists("model-0.index"));
+  EXPECT_FALSE(Exists("model-3.index"));
+  // max_to_keep = 0 keeps everything: nothing is taken in or deleted.
+  options.max_to_keep = 0;
+  auto keep_all = Make(options);
+  ASSERT_TRUE(keep_all->Save(&session, tmp.Join("model"), 12).ok());
+  EXPECT_TRUE(keep_all->last_checkpoints().empty());
+  EXPECT_TRUE(Exists("model-0.index") && Exists("model-10.index") && Exists("model-11.index"));
+}
+
 TEST(CheckpointStateTest, ReadsTensorFlowsStateFiles) {
   GRAPHRT_TESTDATA(tf2onnx, "tf2onnx/models/regression/checkpoint");
   proto::CheckpointState state;
