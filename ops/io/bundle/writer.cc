@@ -273,7 +273,9 @@ Status PendingHeaderShards(std::string bytes, const std::string& what, int* num_
 // Data files first, then the index: until the index is renamed, readers
 // take the pending index and every data file from .pending or, once
 // renamed, its final name. The directory sync between them keeps that
-// order on disk (a power cut must not keep the index rename alone).
+// order on disk (a power cut must not keep the index rename alone). None
+// after the index rename: the commit was durable already, and a power cut
+// that loses the renames leaves the pending files, which read the same.
 Status RollForward(const std::string& prefix, int num_shards) {
   for (int i = 0; i < num_shards; ++i) {
     const std::string to = DataFilename(prefix, i, num_shards);
@@ -288,7 +290,7 @@ Status RollForward(const std::string& prefix, int num_shards) {
   const std::string pending = index + kPendingSuffix;
   FileStep("rename");
   if (::rename(pending.c_str(), index.c_str()) != 0) return ErrnoStatus("cannot rename " + pending + " to", index);
-  return SyncDirOf(prefix);
+  return Status();
 }
 
 // "<digits>-of-<digits>" at the start of `s`; its length, or 0.
