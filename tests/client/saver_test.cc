@@ -726,8 +726,9 @@ TEST(SaverKillTest, KilledWhileSavingLeavesALoadableCheckpoint) {
     envp.push_back(nullptr);
     pid_t pid;
     ASSERT_EQ(posix_spawn(&pid, "/proc/self/exe", nullptr, nullptr, argv.data(), envp.data()), 0);
-    // The last rounds wait long enough for several saves to finish.
-    const int ms = round >= 10 ? 400 : static_cast<int>(rng() % 150);
+    // The last rounds wait long enough for several saves to finish, even on
+    // a loaded machine (a save fsyncs its files and directory several times).
+    const int ms = round >= 10 ? 1200 : static_cast<int>(rng() % 150);
     std::this_thread::sleep_for(std::chrono::milliseconds(ms));
     ::kill(pid, SIGKILL);
     int status = 0;
