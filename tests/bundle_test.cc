@@ -14,6 +14,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <random>
 #include <set>
@@ -1007,6 +1008,342 @@ TEST(BundleV1, RewriteIsByteIdentical) {
     ASSERT_TRUE(bd::WriteV1Checkpoint(dir + "/out", items).ok());
     EXPECT_EQ(ReadAll(dir + "/out"), ReadAll(root + "/" + file)) << file;
   }
+}
+
+}  // namespace
+}  // namespace graphrt
+
+// --------------------------------------------------- overwriting a prefix
+
+namespace graphrt {
+namespace {
+
+constexpr int64_t kBigElems = 16384;
+
+// One checkpoint "version v": every tensor holds v (bytes computed here, so
+// a read-back compares bit for bit). Shards: 1 = one BundleWriter at
+// `prefix`; 2 = two part bundles in <prefix>_tmp merged into `prefix`, as a
+// sharded Saver does. No gtest asserts: it also runs in killed children.
+bool SaveVersion(const std::string& prefix, int v, int shards, const std::function<void()>& before_merge = {}) {
+  const std::vector<float> big(kBigElems, static_cast<float>(v) + 0.5f);
+  auto add_first = [&](bd::BundleWriter* w) {
+    return w->Add("big", bd::DT_FLOAT, {kBigElems}, reinterpret_cast<const char*>(big.data()), big.size() * 4).ok() &&
+           w->Add("n", Pod<int32_t>(bd::DT_INT32, {}, {v})).ok();
+  };
+  auto add_second = [&](bd::BundleWriter* w) {
+    return w->Add("s", Strings({2}, {"v" + std::to_string(v), std::string(100 * v, 'x')})).ok();
+  };
+  if (shards == 1) {
+    bd::BundleWriter w(prefix);
+    return add_first(&w) && add_second(&w) && w.Finish().ok();
+  }
+  const std::string tmp = prefix + "_tmp";
+  const std::string a = tmp + "/part-00000-of-00002", b = tmp + "/part-00001-of-00002";
+  {
+    bd::BundleWriter w(a);
+    if (!add_first(&w) || !w.Finish().ok()) return false;
+  }
+  {
+    bd::BundleWriter w(b);
+    if (!add_second(&w) || !w.Finish().ok()) return false;
+  }
+  if (before_merge) before_merge();
+  return bd::MergeBundles({a, b}, prefix, true, false).ok();
+}
+
+// The version every tensor of `prefix` holds, bit for bit; -1 (and *why)
+// when it does not read or its tensors disagree.
+int ReadVersion(const std::string& prefix, std::string* why) {
+  std::unique_ptr<bd::CheckpointReader> r;
+  bd::Status s = bd::CheckpointReader::Open(prefix, &r);
+  if (!s.ok()) return *why = s.message, -1;
+  TensorValue n, big, str;
+  for (auto [name, t] : {std::pair<const char*, TensorValue*>{"n", &n}, {"big", &big}, {"s", &str}}) {
+    s = r->Lookup(name, t);
+    if (!s.ok()) return *why = s.message, -1;
+  }
+  if (n.bytes.size() != 4) return *why = "n has " + std::to_string(n.bytes.size()) + " bytes", -1;
+  const int v = Values<int32_t>(n)[0];
+  const std::vector<float> want(kBigElems, static_cast<float>(v) + 0.5f);
+  if (big.bytes != std::string(reinterpret_cast<const char*>(want.data()), want.size() * 4))
+    return *why = "big does not hold version " + std::to_string(v), -1;
+  if (str.strings != std::vector<std::string>{"v" + std::to_string(v), std::string(100 * v, 'x')})
+    return *why = "s does not hold version " + std::to_string(v), -1;
+  return v;
+}
+
+std::set<std::string> DirNames(const std::string& dir) {
+  std::set<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) names.insert(e.path().filename().string());
+  return names;
+}
+
+// Every file step of an overwrite (each write, fsync, rename, unlink), in
+// turn: a child saves version 2 over version 1 and is SIGKILLed just before
+// that step. The prefix then reads as version 1 or version 2 exactly, and
+// the next save of it completes and leaves only the checkpoint's files.
+// (Merged: the steps of the merge; before it only the parts are written.)
+void KillAtEveryStep(int shards) {
+  std::vector<std::string> steps;
+  size_t first = 0;
+  {
+    const std::string probe = TempDir();
+    ASSERT_TRUE(SaveVersion(probe, 1, shards));
+    bd::SetFileStepHookForTesting([&](uint64_t, const char* what) { steps.push_back(what); });
+    const bool ok = SaveVersion(probe, 2, shards, [&] { first = steps.size() - 1; });
+    bd::SetFileStepHookForTesting(nullptr);
+    ASSERT_TRUE(ok);
+  }
+  ASSERT_GE(steps.size() - first, 12u);
+  int saw_old = 0, saw_new = 0;
+  for (size_t k = first; k <= steps.size(); ++k) {
+    const std::string dir = MakeDir();
+    const std::string prefix = dir + "/model";
+    ASSERT_TRUE(SaveVersion(prefix, 1, shards));
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      size_t seen = 0;
+      bd::SetFileStepHookForTesting([&](uint64_t, const char*) {
+        if (seen++ == k) ::raise(SIGKILL);
+      });
+      _exit(SaveVersion(prefix, 2, shards) ? 0 : 3);
+    }
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    const std::string at = k < steps.size() ? "killed before step " + std::to_string(k) + " (" + steps[k] + ")"
+                                            : "not killed";
+    if (k < steps.size()) {
+      EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << at;
+    } else {
+      EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << at;
+    }
+    std::string why;
+    const int v = ReadVersion(prefix, &why);
+    EXPECT_TRUE(v == 1 || v == 2) << at << ": " << why;
+    saw_old += v == 1;
+    saw_new += v == 2;
+    if (k == steps.size()) {
+      EXPECT_EQ(v, 2);
+    }
+    ASSERT_TRUE(SaveVersion(prefix, 3, shards)) << at;
+    EXPECT_EQ(ReadVersion(prefix, &why), 3) << at << ": " << why;
+    std::set<std::string> want = {"model.index"};
+    for (int i = 0; i < shards; ++i)
+      want.insert("model" + bd::DataFilename("", i, shards));
+    EXPECT_EQ(DirNames(dir), want) << at;
+    std::filesystem::remove_all(dir);
+  }
+  // Kills before the commit keep the old checkpoint, later ones the new.
+  EXPECT_GT(saw_old, 3);
+  EXPECT_GT(saw_new, 3);
+}
+
+TEST(BundleCrashSafety, OverwriteKilledAtEveryStepReadsOldOrNew) { KillAtEveryStep(1); }
+
+TEST(BundleCrashSafety, MergedOverwriteKilledAtEveryStepReadsOldOrNew) { KillAtEveryStep(2); }
+
+// What a crash can leave: a committed pending index and data (readable
+// before anything completes them), temporaries. The next save of the
+// prefix completes or removes them; other prefixes' files are untouched.
+TEST(BundleCrashSafety, NextSaveCleansUpOnlyItsPrefix) {
+  const std::string dir = MakeDir();
+  const std::string p = dir + "/model";
+  ASSERT_TRUE(SaveVersion(p, 1, 1));
+  ASSERT_TRUE(SaveVersion(dir + "/other", 4, 1));
+  // A save of version 2 stopped right after its commit (the pending index).
+  ASSERT_TRUE(SaveVersion(dir + "/v2", 2, 1));
+  std::filesystem::rename(dir + "/v2.index", p + ".index.pending");
+  std::filesystem::rename(dir + "/v2.data-00000-of-00001", p + ".data-00000-of-00001.pending");
+  std::string why;
+  EXPECT_EQ(ReadVersion(p, &why), 2) << why;
+  EXPECT_TRUE(bd::V2BundleExists(p));
+  // Halfway through the renames: the data already renamed.
+  std::filesystem::rename(p + ".data-00000-of-00001.pending", p + ".data-00000-of-00001");
+  EXPECT_EQ(ReadVersion(p, &why), 2) << why;
+  // Temporaries of crashed saves of `model` and of `other` and `model-1`.
+  for (const char* f : {"model.index.tempstate0123abc", "model.data-00000-of-00001.tempstate99",
+                        "model.data-00003-of-00004.pending", "other.index.tempstate1", "model-1.index.tempstate2",
+                        "other.data-00000-of-00001.pending"})
+    WriteAll(dir + "/" + f, "junk");
+  ASSERT_TRUE(bd::RecoverBundle(p).ok());
+  EXPECT_EQ(ReadVersion(p, &why), 2) << why;
+  EXPECT_EQ(DirNames(dir), (std::set<std::string>{"model.index", "model.data-00000-of-00001", "other.index",
+                                                  "other.data-00000-of-00001", "other.index.tempstate1",
+                                                  "model-1.index.tempstate2", "other.data-00000-of-00001.pending"}));
+  EXPECT_EQ(ReadVersion(dir + "/other", &why), 4) << why;
+  // A pending index that does not parse was never committed: removed, the
+  // checkpoint stays as it was.
+  WriteAll(p + ".index.pending", "not a table");
+  ASSERT_TRUE(SaveVersion(p, 5, 1));
+  EXPECT_EQ(ReadVersion(p, &why), 5) << why;
+  EXPECT_FALSE(std::filesystem::exists(p + ".index.pending"));
+}
+
+}  // namespace
+}  // namespace graphrt
+
+// ------------------------------------------------------------ many slices
+
+namespace graphrt {
+namespace {
+
+std::string SliceProtoBytes(const bd::TensorSlice& s) {
+  std::string out;
+  for (const bd::Extent& e : s.extents)
+    out += Bytes(1, e.full() ? std::string()
+                             : (e.start ? Field(1, static_cast<uint64_t>(e.start)) : std::string()) +
+                                   Field(2, static_cast<uint64_t>(e.length)));
+  return out;
+}
+
+// Opens an index listing tensor "t" of `dims` as `slices` (their own
+// entries absent: opening checks the slices, lookups would fail).
+bd::Status OpenSliced(const std::vector<int64_t>& dims, const std::vector<bd::TensorSlice>& slices) {
+  std::string entry = Field(1, bd::DT_FLOAT) + Bytes(2, Shape(dims));
+  for (const bd::TensorSlice& s : slices) entry += Bytes(7, SliceProtoBytes(s));
+  std::unique_ptr<bd::CheckpointReader> r;
+  return OpenHandMade(Header(Field(1, 1)), "t", entry, "", &r);
+}
+
+bd::TensorSlice Box(const std::vector<std::pair<int64_t, int64_t>>& extents) {
+  bd::TensorSlice s;
+  for (const auto& [start, length] : extents) {
+    bd::Extent e;
+    e.start = length < 0 ? 0 : start;
+    e.length = length;
+    s.extents.push_back(e);
+  }
+  return s;
+}
+
+// The reference answer: any two slices sharing an element.
+bool PairwiseOverlap(const std::vector<int64_t>& dims, const std::vector<bd::TensorSlice>& slices) {
+  for (size_t i = 0; i < slices.size(); ++i)
+    for (size_t j = i + 1; j < slices.size(); ++j) {
+      bool meet = true;
+      for (size_t d = 0; d < dims.size(); ++d) {
+        const bd::Extent& a = slices[i].extents[d];
+        const bd::Extent& b = slices[j].extents[d];
+        const int64_t alo = a.full() ? 0 : a.start, ahi = a.full() ? dims[d] : a.start + a.length;
+        const int64_t blo = b.full() ? 0 : b.start, bhi = b.full() ? dims[d] : b.start + b.length;
+        meet = meet && std::max(alo, blo) < std::min(ahi, bhi);
+      }
+      if (meet) return true;
+    }
+  return false;
+}
+
+void ExpectOverlapVerdict(const std::vector<int64_t>& dims, const std::vector<bd::TensorSlice>& slices,
+                          const std::string& what) {
+  const bool overlap = PairwiseOverlap(dims, slices);
+  const bd::Status s = OpenSliced(dims, slices);
+  EXPECT_EQ(s.ok(), !overlap) << what << ": " << s.message;
+  if (!s.ok()) {
+    EXPECT_EQ(s.code, bd::kDataLoss) << what;
+    EXPECT_NE(s.message.find(" of tensor t overlap"), std::string::npos) << s.message;
+    EXPECT_NE(s.message.find("<memory>.index"), std::string::npos) << s.message;
+  }
+}
+
+// Random slice sets in 1 to 4 dimensions, against the pairwise check: grid
+// partitions (disjoint), partitions with one slice added (most overlap),
+// and free random boxes, empty and full extents included.
+TEST(BundleSlices, OverlapCheckAgreesWithPairwiseCheck) {
+  std::mt19937 rng(2027);
+  auto uniform = [&](int64_t lo, int64_t hi) { return lo + static_cast<int64_t>(rng() % static_cast<uint64_t>(hi - lo + 1)); };
+  int disjoint = 0, overlapping = 0;
+  for (int round = 0; round < 4000; ++round) {
+    const size_t rank = 1 + static_cast<size_t>(round % 4);
+    std::vector<int64_t> dims(rank);
+    for (int64_t& d : dims) d = uniform(1, 7);
+    std::vector<bd::TensorSlice> slices;
+    auto random_box = [&] {
+      bd::TensorSlice s;
+      for (int64_t d : dims) {
+        bd::Extent e;
+        if (rng() % 5 != 0) {
+          e.start = uniform(0, d);
+          e.length = uniform(0, d - e.start);
+        }
+        s.extents.push_back(e);
+      }
+      return s;
+    };
+    if (round % 3 == 2) {
+      const size_t n = 2 + rng() % 6;
+      for (size_t i = 0; i < n; ++i) slices.push_back(random_box());
+    } else {
+      // A grid: random cuts per dimension, then every cell.
+      std::vector<std::vector<int64_t>> cuts(rank);
+      for (size_t d = 0; d < rank; ++d) {
+        cuts[d] = {0, dims[d]};
+        for (int64_t c = 1; c < dims[d]; ++c)
+          if (rng() % 2) cuts[d].push_back(c);
+        std::sort(cuts[d].begin(), cuts[d].end());
+      }
+      std::vector<size_t> idx(rank, 0);
+      for (;;) {
+        bd::TensorSlice s;
+        for (size_t d = 0; d < rank; ++d) {
+          bd::Extent e;
+          e.start = cuts[d][idx[d]];
+          e.length = cuts[d][idx[d] + 1] - e.start;
+          if (e.start == 0 && e.length == dims[d] && rng() % 2) e = bd::Extent();  // as "-"
+          s.extents.push_back(e);
+        }
+        slices.push_back(s);
+        size_t d = 0;
+        for (; d < rank; ++d) {
+          if (++idx[d] + 1 < cuts[d].size()) break;
+          idx[d] = 0;
+        }
+        if (d == rank) break;
+      }
+      if (round % 3 == 1) slices.push_back(random_box());
+      std::shuffle(slices.begin(), slices.end(), rng);
+    }
+    if (slices.size() < 2) continue;
+    (PairwiseOverlap(dims, slices) ? overlapping : disjoint)++;
+    ExpectOverlapVerdict(dims, slices, "round " + std::to_string(round));
+  }
+  EXPECT_GT(disjoint, 1000);
+  EXPECT_GT(overlapping, 500);
+}
+
+// Tens of thousands of slices (the reproducer's shape: one-element slices
+// of a vector; a 2-D and a 3-D grid): opened, and one overlapping slice
+// anywhere is found and named.
+TEST(BundleSlices, ManySlicesAreCheckedAndOverlapsNamed) {
+  std::vector<bd::TensorSlice> line;
+  for (int64_t i = 0; i < 32768; ++i) line.push_back(Box({{32767 - i, 1}}));
+  EXPECT_TRUE(OpenSliced({32768}, line).ok());
+  line.push_back(Box({{20000, 2}}));
+  bd::Status s = OpenSliced({32768}, line);
+  EXPECT_EQ(s.code, bd::kDataLoss);
+  EXPECT_NE(s.message.find("20000,2"), std::string::npos) << s.message;
+
+  std::vector<bd::TensorSlice> grid;
+  for (int64_t i = 0; i < 181; ++i)
+    for (int64_t j = 0; j < 181; ++j) grid.push_back(Box({{j, 1}, {i, 1}, {0, -1}}));
+  EXPECT_TRUE(OpenSliced({181, 181, 3}, grid).ok());
+  grid.push_back(Box({{180, 1}, {0, 181}, {0, -1}}));
+  s = OpenSliced({181, 181, 3}, grid);
+  EXPECT_EQ(s.code, bd::kDataLoss);
+  EXPECT_NE(s.message.find("180,1:0,181:-"), std::string::npos) << s.message;
+
+  std::vector<bd::TensorSlice> cube;
+  for (int64_t i = 0; i < 32; ++i)
+    for (int64_t j = 0; j < 32; ++j)
+      for (int64_t k = 0; k < 32; ++k) cube.push_back(Box({{i, 1}, {j, 1}, {k, 1}}));
+  EXPECT_TRUE(OpenSliced({32, 32, 32}, cube).ok());
+  cube.insert(cube.begin() + 5000, Box({{31, 1}, {31, 1}, {30, 2}}));
+  s = OpenSliced({32, 32, 32}, cube);
+  EXPECT_EQ(s.code, bd::kDataLoss);
+  EXPECT_NE(s.message.find("31,1:31,1:30,2"), std::string::npos) << s.message;
+  // Identical slices, and slices of zero elements (which overlap nothing).
+  EXPECT_EQ(OpenSliced({4, 2}, {Box({{1, 2}, {0, -1}}), Box({{1, 2}, {0, -1}})}).code, bd::kDataLoss);
+  EXPECT_TRUE(OpenSliced({4, 2}, {Box({{1, 0}, {0, -1}}), Box({{0, 4}, {0, -1}}), Box({{2, 0}, {0, 2}})}).ok());
 }
 
 }  // namespace

@@ -121,8 +121,9 @@ bool TFRecordWriter::FileStillExists() const {
 
 // ------------------------------------------------------------------ reading
 
-Status ReadTFRecords(const std::string& path, std::vector<std::string>* records) {
+Status ReadTFRecords(const std::string& path, std::vector<std::string>* records, uint64_t* incomplete_tail) {
   records->clear();
+  if (incomplete_tail != nullptr) *incomplete_tail = 0;
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
   if (!f) return errors::NotFound("Could not open TFRecord file ", path, ": ", ErrnoText());
   struct stat st;
@@ -131,7 +132,14 @@ Status ReadTFRecords(const std::string& path, std::vector<std::string>* records)
   const uint64_t file_size = static_cast<uint64_t>(st.st_size);
   uint64_t offset = 0;
   while (offset < file_size) {
-    auto truncated = [&] { return errors::DataLoss("truncated record at ", offset, " in ", path); };
+    // A record cut short can only be the last one: a writer still writing
+    // it (TensorBoard's reader stops there too). Checksums of complete
+    // headers and records are still checked: damage is an error.
+    auto truncated = [&] {
+      if (incomplete_tail == nullptr) return errors::DataLoss("truncated record at ", offset, " in ", path);
+      *incomplete_tail = file_size - offset;
+      return Status::OK();
+    };
     auto corrupted = [&] { return errors::DataLoss("corrupted record at ", offset, " in ", path); };
     char header[kHeaderBytes];
     if (file_size - offset < kHeaderBytes || !ReadFully(f.get(), header, kHeaderBytes)) return truncated();
@@ -151,10 +159,12 @@ Status ReadTFRecords(const std::string& path, std::vector<std::string>* records)
   return Status();
 }
 
-Status ReadEventFile(const std::string& path, std::vector<proto::Event>* events) {
+Status ReadEventFile(const std::string& path, std::vector<proto::Event>* events, uint64_t* incomplete_tail) {
   events->clear();
   std::vector<std::string> records;
-  if (Status s = ReadTFRecords(path, &records); !s.ok()) return s;
+  uint64_t tail = 0;
+  if (Status s = ReadTFRecords(path, &records, &tail); !s.ok()) return s;
+  if (incomplete_tail != nullptr) *incomplete_tail = tail;
   uint64_t offset = 0;
   for (size_t i = 0; i < records.size(); ++i) {
     proto::Event e;

@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "file_util.h"
 #include "graphrt/client/meta_graph.h"
 
 namespace graphrt {
@@ -454,7 +455,25 @@ Status ChiefSessionCreator::CreateSession(std::unique_ptr<Session>* out) {
   if (!prefix.empty()) {
     if (sc.saver == nullptr)
       return errors::FailedPrecondition("cannot restore ", prefix, ": the graph has no variables and no saver");
-    GR_RETURN_IF_ERROR(sc.saver->Restore(session.get(), prefix));
+    Status restored = sc.saver->Restore(session.get(), prefix);
+    // A damaged latest checkpoint (DataLoss, a file gone): the newest older
+    // one the state file lists that restores, with a warning naming both.
+    proto::CheckpointState listed;
+    if ((restored.code() == Code::kDataLoss || restored.code() == Code::kNotFound) && checkpoint_path_.empty() &&
+        GetCheckpointState(checkpoint_dir_, &listed).ok()) {
+      for (int i = listed.all_model_checkpoint_paths_size() - 1; i >= 0; --i) {
+        const std::string& older = listed.all_model_checkpoint_paths(i);
+        if (older == prefix || !CheckpointExists(older)) continue;
+        if (!sc.saver->Restore(session.get(), older).ok()) continue;
+        std::cerr << "WARNING: graphrt: the latest checkpoint " << prefix << " does not restore (" << restored
+                  << "); restored " << older << " instead, the newest good one listed in "
+                  << client_internal::JoinPath(checkpoint_dir_, "checkpoint") << "\n";
+        prefix = older;
+        restored = Status::OK();
+        break;
+      }
+    }
+    GR_RETURN_IF_ERROR(restored);
     // Older checkpoints join the saver's rotation (max_to_keep).
     proto::CheckpointState state;
     if (!checkpoint_dir_.empty() && sc.saver->last_checkpoints().empty() &&

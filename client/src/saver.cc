@@ -8,12 +8,15 @@
 #include <google/protobuf/text_format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <filesystem>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "file_util.h"
+#include "graphrt/bundle/bundle.h"
 #include "graphrt/client/meta_graph.h"
 #include "graphrt/core/graph_def_io.h"
 #include "graphrt/core/tensor.h"
@@ -202,8 +205,11 @@ std::string UniqueScope(const proto::GraphDef& graph, const std::string& base) {
   }
 }
 
-// Every file of checkpoint `prefix`: V2 (.index, .data-*), V1 (prefix,
-// prefix-?????-of-?????) and the .meta file.
+bool IsV1Shard(const std::string& rest) { return rest.size() == 15 && rest[0] == '-' && rest.substr(6, 4) == "-of-"; }
+
+// Every file of checkpoint `prefix`: V2 (.index, .data-*, and what an
+// interrupted save left: .index.pending, temporaries), V1 (prefix,
+// prefix-?????-of-?????) and the .meta file (and its temporaries).
 std::vector<std::string> CheckpointFiles(const std::string& prefix, bool include_meta) {
   std::vector<std::string> files;
   std::string dir = DirName(prefix);
@@ -214,12 +220,25 @@ std::vector<std::string> CheckpointFiles(const std::string& prefix, bool include
     const std::string name = it->path().filename().string();
     if (name.compare(0, base.size(), base) != 0) continue;
     const std::string rest = name.substr(base.size());
-    const bool v1_shard = rest.size() == 15 && rest[0] == '-' && rest.substr(6, 4) == "-of-";
-    if (rest.empty() || rest == ".index" || rest.rfind(".data-", 0) == 0 || v1_shard ||
-        (include_meta && rest == ".meta"))
+    if (rest.empty() || rest.rfind(".index", 0) == 0 || rest.rfind(".data-", 0) == 0 || IsV1Shard(rest) ||
+        (include_meta && (rest == ".meta" || rest.rfind(".meta.tmp", 0) == 0)))
       files.push_back(JoinPath(DirName(prefix), name));
   }
   return files;
+}
+
+// The step of a checkpoint named "<base>-<digits>" followed by `*rest`, or -1.
+int64_t StepOf(const std::string& name, const std::string& base, std::string* rest) {
+  if (name.size() <= base.size() + 1 || name.compare(0, base.size(), base) != 0 || name[base.size()] != '-') return -1;
+  size_t i = base.size() + 1;
+  int64_t step = 0;
+  for (; i < name.size() && std::isdigit(static_cast<unsigned char>(name[i])); ++i) {
+    if (step > (INT64_MAX - 9) / 10) return -1;
+    step = step * 10 + (name[i] - '0');
+  }
+  if (i == base.size() + 1) return -1;
+  *rest = name.substr(i);
+  return step;
 }
 
 }  // namespace
@@ -236,13 +255,14 @@ std::vector<std::string> MatchingFiles(const std::string& pattern) {
 }
 
 bool CheckpointExists(const std::string& prefix) {
-  if (FileExists(prefix + ".index")) return true;
+  if (bundle::V2BundleExists(prefix)) return true;
   // A V1 pattern as the V1 Saver reports sharded checkpoints
   // ("<prefix>-?????-of-00002").
   if (prefix.find_first_of("?*[") != std::string::npos) return !MatchingFiles(prefix).empty();
   for (const std::string& f : CheckpointFiles(prefix, false)) {
     // V1: the prefix itself, or one of its shards.
-    if (f == prefix || f.size() == prefix.size() + 15) return !client_internal::IsDirectory(f);
+    if (f == prefix || IsV1Shard(f.substr(std::min(f.size(), prefix.size()))))
+      return !client_internal::IsDirectory(f);
   }
   return false;
 }
@@ -484,6 +504,7 @@ Status Saver::Save(Session* session, const std::string& prefix, int64_t global_s
       return errors::InvalidArgument("Saver: the MetaGraphDef for ", written, " does not serialize (over 2 GiB?)");
     GR_RETURN_IF_ERROR(client_internal::WriteFileAtomically(written + ".meta", bytes));
   }
+  if (scanned_.insert(prefix).second) AdoptEarlierCheckpoints(prefix, global_step >= 0, written);
   // Record it (moving an existing entry to the end), evict past max_to_keep.
   std::vector<std::string> evicted;
   if (options_.max_to_keep > 0) {
@@ -516,9 +537,189 @@ Status Saver::Save(Session* session, const std::string& prefix, int64_t global_s
   return Status::OK();
 }
 
+void Saver::AdoptEarlierCheckpoints(const std::string& prefix, bool stepped, const std::string& written) {
+  const std::string dir = DirName(prefix);
+  const std::string base = BaseName(prefix);
+  // A crashed save's .meta temporary or sharded save's _temp_ directory
+  // (this save's own are gone by now).
+  auto crash_leftover = [](const std::string& rest) {
+    return rest.rfind(".meta.tmp", 0) == 0 || rest.rfind("_temp_", 0) == 0;
+  };
+  std::map<std::string, int64_t> found;  // "<prefix>-<n>" -> n
+  std::vector<std::string> stale;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir.empty() ? "." : dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    std::string rest;
+    const int64_t step = stepped ? StepOf(name, base, &rest) : -1;
+    if (step < 0) {
+      // The state file's temporaries (client_internal::WriteFileAtomically).
+      if ((!options_.latest_filename.empty() && name.rfind(options_.latest_filename + ".tmp", 0) == 0) ||
+          (!stepped && name.compare(0, base.size(), base) == 0 && crash_leftover(name.substr(base.size()))))
+        stale.push_back(JoinPath(dir, name));
+      continue;
+    }
+    if (crash_leftover(rest)) {
+      stale.push_back(JoinPath(dir, name));
+      continue;
+    }
+    found[JoinPath(dir, name.substr(0, name.size() - rest.size()))] = step;
+  }
+  for (const std::string& f : stale) {
+    std::error_code e;
+    fs::remove_all(f, e);  // best effort: a file someone else removed is no error
+  }
+  std::set<std::string> tracked;
+  for (const auto& entry : last_checkpoints_) tracked.insert(entry.first);
+  std::vector<std::tuple<fs::file_time_type, int64_t, std::string>> adopt;
+  for (const auto& [p, step] : found) {
+    if (p == written) continue;
+    // Completes an overwrite a crash interrupted, removes its temporaries.
+    bundle::RecoverBundle(p);
+    if (options_.max_to_keep == 0 || tracked.count(p) || !bundle::V2BundleExists(p)) continue;
+    std::error_code e;
+    const fs::file_time_type t = fs::last_write_time(p + ".index", e);
+    if (!e) adopt.emplace_back(t, step, p);
+  }
+  std::sort(adopt.begin(), adopt.end());
+  const double now = Now();
+  std::vector<std::pair<std::string, double>> earlier;
+  for (const auto& a : adopt) earlier.emplace_back(std::get<2>(a), now);
+  last_checkpoints_.insert(last_checkpoints_.begin(), earlier.begin(), earlier.end());
+}
+
+namespace {
+// "node:3" -> ("node", 3); "node" -> ("node", 0).
+std::pair<std::string, int> SplitTensorName(const std::string& t) {
+  const size_t colon = t.rfind(':');
+  if (colon == std::string::npos || colon + 1 == t.size() ||
+      t.find_first_not_of("0123456789", colon + 1) != std::string::npos)
+    return {t, 0};
+  if (t.size() - colon - 1 > 9) return {t.substr(0, colon), -1};
+  return {t.substr(0, colon), std::stoi(t.substr(colon + 1))};
+}
+
+std::vector<std::string> ConstStrings(const proto::NodeDef* n, bool* ok) {
+  std::vector<std::string> out;
+  *ok = n != nullptr && n->op() == "Const" && n->attr().count("value");
+  if (*ok)
+    for (const std::string& v : n->attr().at("value").tensor().string_val()) out.push_back(v);
+  return out;
+}
+
+std::string DimsText(const std::vector<int64_t>& dims) { return bundle::ShapeString(dims); }
+}  // namespace
+
+Status Saver::CheckRestorable(const std::string& prefix) const {
+  const proto::GraphDef& graph = meta_graph_.graph_def();
+  std::map<std::string, const proto::NodeDef*> nodes;
+  for (const proto::NodeDef& n : graph.node()) nodes[n.name()] = &n;
+  auto node = [&](const std::string& input) -> const proto::NodeDef* {
+    auto it = nodes.find(TensorNameToNodeName(input));
+    return it == nodes.end() ? nullptr : it->second;
+  };
+  // The assigns the restore op runs, through its NoOps (restore_shard).
+  std::vector<const proto::NodeDef*> assigns;
+  std::set<const proto::NodeDef*> seen;
+  std::vector<const proto::NodeDef*> todo = {node(saver_def_.restore_op_name())};
+  while (!todo.empty()) {
+    const proto::NodeDef* n = todo.back();
+    todo.pop_back();
+    if (n == nullptr || !seen.insert(n).second) continue;
+    if (n->op() == "NoOp") {
+      for (const std::string& in : n->input()) todo.push_back(node(in));
+    } else if ((n->op() == "Assign" || n->op() == "AssignVariableOp") && n->input_size() == 2) {
+      assigns.push_back(n);
+    }
+  }
+  if (assigns.empty()) return Status::OK();
+  std::unique_ptr<bundle::CheckpointReader> reader;
+  // A checkpoint this cannot read fails in the restore kernels, before
+  // any assign runs.
+  if (!bundle::CheckpointReader::Open(prefix, &reader).ok()) return Status::OK();
+
+  // What each restore node's outputs will hold.
+  struct Restored {
+    std::string key;
+    std::vector<int64_t> dims;
+    bool known = false;
+  };
+  std::map<const proto::NodeDef*, std::vector<Restored>> restores;
+  std::vector<std::string> missing, wrong;
+  for (const proto::NodeDef* a : assigns) {
+    const proto::NodeDef* r = node(a->input(1));
+    if (r == nullptr || r->op() != "RestoreV2" || r->input_size() < 3 || restores.count(r)) continue;
+    bool names_ok = false, slices_ok = false;
+    const std::vector<std::string> names = ConstStrings(node(r->input(1)), &names_ok);
+    const std::vector<std::string> specs = ConstStrings(node(r->input(2)), &slices_ok);
+    auto dt = r->attr().find("dtypes");
+    std::vector<Restored>& out = restores[r];
+    if (!names_ok || !slices_ok || dt == r->attr().end() || specs.size() != names.size() ||
+        dt->second.list().type_size() != static_cast<int>(names.size()))
+      continue;
+    out.resize(names.size());
+    for (size_t i = 0; i < names.size(); ++i) {
+      out[i].key = names[i];
+      const bundle::EntryInfo* e = reader->Find(names[i]);
+      if (e == nullptr) {
+        missing.push_back("Key " + names[i] + " not found in checkpoint " + prefix);
+        continue;
+      }
+      const int want = dt->second.list().type(static_cast<int>(i));
+      if (e->dtype != want) {
+        wrong.push_back("tensor " + names[i] + " is " + bundle::DTypeName(e->dtype) + " in the checkpoint, the restore expects " +
+                        bundle::DTypeName(want));
+        continue;
+      }
+      bool has_shape = false;
+      std::vector<int64_t> full;
+      bundle::TensorSlice slice;
+      if (!bundle::ParseShapeAndSlice(specs[i], &has_shape, &full, &slice).ok()) continue;
+      if (!has_shape) {
+        out[i].dims = e->dims;
+        out[i].known = true;
+      } else if (full == e->dims && bundle::SliceDims(slice, full, &out[i].dims).ok()) {
+        out[i].known = true;
+      }
+    }
+  }
+  // Assign's validate_shape compares with the variable's shape: the declared
+  // one where it is fully defined.
+  for (const proto::NodeDef* a : assigns) {
+    if (a->op() != "Assign") continue;
+    auto vs = a->attr().find("validate_shape");
+    if (vs != a->attr().end() && !vs->second.b()) continue;
+    const proto::NodeDef* var = node(a->input(0));
+    const auto [restore_name, index] = SplitTensorName(a->input(1));
+    auto r = restores.find(node(restore_name));
+    if (var == nullptr || (var->op() != "VariableV2" && var->op() != "Variable") || r == restores.end() ||
+        index < 0 || static_cast<size_t>(index) >= r->second.size() || !r->second[static_cast<size_t>(index)].known)
+      continue;
+    auto shape = var->attr().find("shape");
+    if (shape == var->attr().end() || shape->second.shape().unknown_rank()) continue;
+    std::vector<int64_t> declared;
+    bool defined = true;
+    for (const auto& d : shape->second.shape().dim()) {
+      defined = defined && d.size() >= 0;
+      declared.push_back(d.size());
+    }
+    const Restored& got = r->second[static_cast<size_t>(index)];
+    if (defined && declared != got.dims)
+      wrong.push_back("variable " + var->name() + " has shape " + DimsText(declared) + " but tensor " + got.key +
+                      " in the checkpoint has shape " + DimsText(got.dims));
+  }
+  if (missing.empty() && wrong.empty()) return Status::OK();
+  std::string all;
+  for (const auto* list : {&missing, &wrong})
+    for (const std::string& m : *list) all += (all.empty() ? "" : "; ") + m;
+  all += " (no variable was changed)";
+  return missing.empty() ? errors::InvalidArgument(all) : errors::NotFound(all);
+}
+
 Status Saver::Restore(Session* session, const std::string& prefix) {
   if (!CheckpointExists(prefix))
     return errors::NotFound("The passed save_path is not a valid checkpoint: ", prefix);
+  GR_RETURN_IF_ERROR(CheckRestorable(prefix).WithContext("Saver: restoring from " + prefix));
   std::vector<Tensor> outputs;
   return session
       ->Run({{saver_def_.filename_tensor_name(), Tensor::StringScalar(prefix)}}, {},

@@ -159,6 +159,37 @@ TEST(TFRecordTest, CorruptionAndTruncationAreDataLoss) {
   const uint32_t m = RefMask(RefCrc32c(huge.substr(0, 8)));
   for (int i = 0; i < 4; ++i) huge[8 + i] = static_cast<char>((m >> (8 * i)) & 0xff);
   expect_loss(good + huge, "truncated record at " + std::to_string(good.size()));
+  // Asked to (a file a writer is still appending to), the cut-off last
+  // record ends the read instead: the complete ones come back, and how many
+  // bytes were left over.
+  const std::vector<std::string> first_only = {"alpha"};
+  for (const auto& [bytes, tail] : std::vector<std::pair<std::string, uint64_t>>{
+           {good.substr(0, good.size() - 6), good.size() - 6 - second},
+           {good.substr(0, good.size() - 1), good.size() - 1 - second},
+           {good.substr(0, second + 7), 7},
+           {good.substr(0, second + 12), 12},
+           {good + huge, 16}}) {
+    WriteBytes(path, bytes);
+    uint64_t left = 99;
+    const Status s = ReadTFRecords(path, &got, &left);
+    ASSERT_TRUE(s.ok()) << s;
+    EXPECT_EQ(left, tail);
+    EXPECT_EQ(got, bytes.size() > good.size() ? (std::vector<std::string>{"alpha", "beta!"}) : first_only);
+  }
+  WriteBytes(path, good);
+  uint64_t left = 99;
+  ASSERT_TRUE(ReadTFRecords(path, &got, &left).ok());
+  EXPECT_EQ(left, 0u);
+  // Damage is still an error then: a complete record or header with a bad
+  // checksum, before or at the end.
+  bad = good;
+  bad[second + 12 + 2] ^= 0x01;
+  WriteBytes(path, bad);
+  EXPECT_EQ(ReadTFRecords(path, &got, &left).code(), Code::kDataLoss);
+  bad = good.substr(0, second + 12);
+  bad[second + 1] ^= 0x40;  // the length of the last, header-only record
+  WriteBytes(path, bad);
+  EXPECT_EQ(ReadTFRecords(path, &got, &left).code(), Code::kDataLoss);
   // An empty file has no records; a missing one is NotFound.
   WriteBytes(path, "");
   ASSERT_TRUE(ReadTFRecords(path, &got).ok());
@@ -450,9 +481,18 @@ TEST(EventsCliTest, PrintsStepsTagsAndValues) {
   WriteBytes(dir + "/bad", bad);
   EXPECT_EQ(RunCli("events " + dir + "/bad", &out), 1);
   EXPECT_TRUE(Has(out, "graphrt: error: events: corrupted record at 40 in " + dir + "/bad")) << out;
+  // Cut inside the second record (a run still writing it): the complete
+  // first event is shown, with a note; as TensorBoard reads such a file.
   WriteBytes(dir + "/short", file.substr(0, 50));
-  EXPECT_EQ(RunCli("events " + dir + "/short", &out), 1);
-  EXPECT_TRUE(Has(out, "truncated record at 40")) << out;
+  EXPECT_EQ(RunCli("events " + dir + "/short", &out), 0) << out;
+  EXPECT_TRUE(Has(out, "file: " + dir + "/short (1 events)")) << out;
+  EXPECT_TRUE(Has(out, "step 0  file_version  brain.Event:2")) << out;
+  EXPECT_TRUE(Has(out, "graphrt events: " + dir + "/short: the last 10 bytes are an incomplete record")) << out;
+  std::vector<proto::Event> events;
+  uint64_t tail = 0;
+  ASSERT_TRUE(ReadEventFile(dir + "/short", &events, &tail).ok());
+  EXPECT_EQ(events.size(), 1u);
+  EXPECT_EQ(tail, 10u);
   EXPECT_EQ(RunCli("events " + dir + "/missing", &out), 1);
   EXPECT_TRUE(Has(out, "Could not open")) << out;
   EXPECT_EQ(RunCli("events", &out), 2);

@@ -268,6 +268,55 @@ TEST_F(MonitoredSessionTest, ChiefInitialisesWithoutCheckpointAndRestoresWithOne
   EXPECT_EQ(ReadStep(ms->raw_session()), 3);
 }
 
+// A damaged latest checkpoint: the chief restores the newest good one the
+// state file lists, and says so on stderr naming both.
+TEST_F(MonitoredSessionTest, ChiefFallsBackFromACorruptLatestCheckpoint) {
+  ScopedTempDir dir;
+  auto scaffold = std::make_shared<Scaffold>(CounterMetaGraph());
+  std::unique_ptr<MonitoredSession> ms;
+  ASSERT_TRUE(NewMonitored(scaffold, {}, &ms, dir.path()).ok());
+  std::string path;
+  for (int step = 1; step <= 3; ++step) {
+    ASSERT_TRUE(ms->Run({}, {}, {"train"}, nullptr).ok());
+    ASSERT_TRUE(scaffold->saver->Save(ms->raw_session(), dir.Join("model.ckpt"), step, &path).ok());
+  }
+  ASSERT_TRUE(ms->Close().ok());
+  // One byte of step 3's data flipped; step 2's data file removed.
+  const std::string data3 = dir.Join("model.ckpt-3.data-00000-of-00001");
+  std::string bytes;
+  {
+    std::ifstream in(data3, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    bytes = ss.str();
+  }
+  ASSERT_FALSE(bytes.empty());
+  bytes[0] ^= 0x40;
+  std::ofstream(data3, std::ios::binary | std::ios::trunc) << bytes;
+  fs::remove(dir.Join("model.ckpt-2.data-00000-of-00001"));
+
+  auto creator = std::make_unique<ChiefSessionCreator>(std::make_shared<Scaffold>(CounterMetaGraph()),
+                                                       SessionOptions(), dir.path());
+  ChiefSessionCreator* chief = creator.get();
+  ::testing::internal::CaptureStderr();
+  Status s = MonitoredSession::Create(std::move(creator), {}, &ms);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_EQ(chief->restored_from(), dir.Join("model.ckpt-1"));
+  EXPECT_EQ(ReadStep(ms->raw_session()), 1);
+  EXPECT_NE(err.find("WARNING: graphrt: the latest checkpoint " + dir.Join("model.ckpt-3") + " does not restore"),
+            std::string::npos) << err;
+  EXPECT_NE(err.find("Checksum does not match"), std::string::npos) << err;
+  EXPECT_NE(err.find("restored " + dir.Join("model.ckpt-1") + " instead"), std::string::npos) << err;
+  ASSERT_TRUE(ms->Close().ok());
+
+  // Nothing good left: the latest one's error.
+  fs::remove(dir.Join("model.ckpt-1.data-00000-of-00001"));
+  s = NewMonitored(std::make_shared<Scaffold>(CounterMetaGraph()), {}, &ms, dir.path());
+  EXPECT_EQ(s.code(), Code::kDataLoss) << s;
+  EXPECT_NE(s.message().find("model.ckpt-3"), std::string::npos) << s;
+}
+
 TEST_F(MonitoredSessionTest, NotReadyNamesTheUninitializedVariables) {
   auto scaffold = std::make_shared<Scaffold>(CounterMetaGraph());
   scaffold->init_op = {"delta/default"};  // initialises nothing

@@ -74,8 +74,12 @@ void PrintSummary(const std::string& prefix, const proto::Summary& summary, cons
 
 void PrintEvents(const std::string& path, const std::string& tag, int64_t max_values) {
   std::vector<proto::Event> events;
-  Check(ReadEventFile(path, &events), "events");
+  uint64_t incomplete = 0;
+  Check(ReadEventFile(path, &events, &incomplete), "events");
   std::cout << "file: " << path << " (" << events.size() << " events)\n";
+  if (incomplete != 0)
+    std::cerr << "graphrt events: " << path << ": the last " << incomplete
+              << " bytes are an incomplete record (still being written?); showing the complete ones\n";
   for (const proto::Event& e : events) {
     const std::string prefix = "step " + std::to_string(e.step()) + "  ";
     if (e.what_case() == proto::Event::kSummary) {

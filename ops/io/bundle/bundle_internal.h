@@ -48,6 +48,20 @@ bool FileExists(const std::string& path);
 Status SyncDirOf(const std::string& path);
 std::string UniqueTempSuffix();
 Status ErrnoStatus(const std::string& what, const std::string& path);
+// Called before every write, fsync, rename and unlink of a save: the
+// fault-injection point of the crash tests (SetFileStepHookForTesting,
+// GRAPHRT_TEST_CRASH_AT).
+void FileStep(const char* what);
+
+// Overwriting a prefix in place (see BundleWriter in bundle.h): the new
+// files go to "<file>.pending" names, the pending index is the commit
+// point, then they are renamed over the old ones.
+constexpr const char kPendingSuffix[] = ".pending";
+// Moves each (from, to) data file to to.pending, writes `index_bytes` as
+// the pending index (the commit), then renames all into place; `to` names
+// are the prefix's data files.
+Status CommitBundle(const std::string& prefix, const std::vector<std::pair<std::string, std::string>>& data_moves,
+                    int num_shards, const std::string& index_bytes);
 
 // Proto <-> plain types.
 Status DimsFromProto(const TensorShapeProto& p, const std::string& what, std::vector<int64_t>* dims);
@@ -62,7 +76,11 @@ void ValuesToTensorProto(const TensorValue& t, TensorProto* p);
 
 // Checks that the stored slices of `e` lie inside its shape and do not
 // overlap (DataLoss naming `what`): slice lookups count covered elements.
+// O(n log n) in the number of slices when they vary in at most two
+// dimensions (partitioned variables vary in one).
 Status CheckSlicesDisjoint(const EntryInfo& e, const std::string& what);
+// Whether two slices (inside `full_dims`) share an element.
+bool SlicesOverlap(const TensorSlice& a, const TensorSlice& b, const std::vector<int64_t>& full_dims);
 
 }  // namespace bundle
 }  // namespace graphrt

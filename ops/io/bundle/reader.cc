@@ -7,8 +7,11 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <map>
+#include <queue>
+#include <set>
 
 #include "bundle_internal.h"
 
@@ -85,16 +88,6 @@ int64_t SliceElements(const TensorSlice& s, const std::vector<int64_t>& full_dim
   return n;
 }
 
-bool Overlap(const TensorSlice& a, const TensorSlice& b, const std::vector<int64_t>& full_dims) {
-  const TensorSlice x = Canonical(a, full_dims), y = Canonical(b, full_dims);
-  for (size_t i = 0; i < full_dims.size(); ++i) {
-    const int64_t lo = std::max(x.extents[i].start, y.extents[i].start);
-    const int64_t hi = std::min(x.extents[i].start + x.extents[i].length, y.extents[i].start + y.extents[i].length);
-    if (hi <= lo) return false;
-  }
-  return true;
-}
-
 int64_t OverlapElements(const TensorSlice& a, const TensorSlice& b, const std::vector<int64_t>& full_dims) {
   const TensorSlice x = Canonical(a, full_dims), y = Canonical(b, full_dims);
   int64_t n = 1;
@@ -108,17 +101,130 @@ int64_t OverlapElements(const TensorSlice& a, const TensorSlice& b, const std::v
 }
 }  // namespace
 
+bool SlicesOverlap(const TensorSlice& a, const TensorSlice& b, const std::vector<int64_t>& full_dims) {
+  const TensorSlice x = Canonical(a, full_dims), y = Canonical(b, full_dims);
+  for (size_t i = 0; i < full_dims.size(); ++i) {
+    const int64_t lo = std::max(x.extents[i].start, y.extents[i].start);
+    const int64_t hi = std::min(x.extents[i].start + x.extents[i].length, y.extents[i].start + y.extents[i].length);
+    if (hi <= lo) return false;
+  }
+  return true;
+}
+
 Status CheckSlicesDisjoint(const EntryInfo& e, const std::string& what) {
   for (const TensorSlice& s : e.slices) {
     std::vector<int64_t> d;
     Status st = SliceDims(s, e.dims, &d);
     if (!st.ok()) return MakeStatus(kDataLoss, what + ": stored slice of tensor " + e.name + ": " + st.message);
   }
-  for (size_t i = 0; i < e.slices.size(); ++i)
-    for (size_t j = i + 1; j < e.slices.size(); ++j)
-      if (Overlap(e.slices[i], e.slices[j], e.dims))
-        return MakeStatus(kDataLoss, what + ": stored slices " + e.slices[i].DebugString() + " and " +
-                                         e.slices[j].DebugString() + " of tensor " + e.name + " overlap");
+  const size_t rank = e.dims.size();
+  // Boxes [lo, hi) per dimension; empty ones overlap nothing.
+  std::vector<size_t> boxes;
+  std::vector<int64_t> lo, hi;
+  lo.reserve(e.slices.size() * rank);
+  hi.reserve(e.slices.size() * rank);
+  for (size_t i = 0; i < e.slices.size(); ++i) {
+    const TensorSlice c = Canonical(e.slices[i], e.dims);
+    bool empty = false;
+    for (const Extent& x : c.extents) empty = empty || x.length == 0;
+    if (empty) continue;
+    boxes.push_back(i);
+    for (const Extent& x : c.extents) {
+      lo.push_back(x.start);
+      hi.push_back(x.start + x.length);
+    }
+  }
+  const size_t n = boxes.size();
+  if (n < 2) return Status();
+  auto L = [&](size_t b, size_t d) { return lo[b * rank + d]; };
+  auto H = [&](size_t b, size_t d) { return hi[b * rank + d]; };
+  auto overlap_error = [&](size_t a, size_t b) {
+    return MakeStatus(kDataLoss, what + ": stored slices " + e.slices[boxes[a]].DebugString() + " and " +
+                                     e.slices[boxes[b]].DebugString() + " of tensor " + e.name + " overlap");
+  };
+  // A dimension in which every box has the same extent separates no two
+  // boxes: only the others matter (a partitioned variable varies in one).
+  std::vector<size_t> dims;
+  for (size_t d = 0; d < rank; ++d)
+    for (size_t b = 1; b < n; ++b)
+      if (L(b, d) != L(0, d) || H(b, d) != H(0, d)) {
+        dims.push_back(d);
+        break;
+      }
+  if (dims.empty()) return overlap_error(0, 1);  // identical boxes
+  // Sweep along the dimension where the fewest boxes overlap one point.
+  size_t sweep = dims[0];
+  if (dims.size() > 2) {
+    size_t best = SIZE_MAX;
+    for (size_t d : dims) {
+      std::vector<std::pair<int64_t, int>> ev;
+      ev.reserve(2 * n);
+      for (size_t b = 0; b < n; ++b) {
+        ev.emplace_back(L(b, d), 1);
+        ev.emplace_back(H(b, d), -1);
+      }
+      std::sort(ev.begin(), ev.end());  // an end sorts before a start at the same point
+      size_t depth = 0, max_depth = 0;
+      for (const auto& x : ev) {
+        depth = static_cast<size_t>(static_cast<int64_t>(depth) + x.second);
+        max_depth = std::max(max_depth, depth);
+      }
+      if (max_depth < best) {
+        best = max_depth;
+        sweep = d;
+      }
+    }
+  }
+  std::vector<size_t> order(n);
+  for (size_t b = 0; b < n; ++b) order[b] = b;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return L(a, sweep) < L(b, sweep); });
+  // The active boxes contain the sweep point; being disjoint, they are
+  // disjoint in the other dimensions. Expired by their end (min-heap).
+  using End = std::pair<int64_t, size_t>;
+  std::priority_queue<End, std::vector<End>, std::greater<End>> ends;
+  if (dims.size() == 1) {
+    // One dimension: each box must start at or after every earlier end.
+    size_t last = order[0];
+    for (size_t k = 1; k < n; ++k) {
+      const size_t b = order[k];
+      if (L(b, sweep) < H(last, sweep)) return overlap_error(last, b);
+      if (H(b, sweep) > H(last, sweep)) last = b;
+    }
+    return Status();
+  }
+  const size_t other = dims[0] == sweep ? dims[1] : dims[0];
+  // Two dimensions: the active boxes' extents in the other one are
+  // disjoint, so a new box can only meet its two neighbours there
+  // (O(n log n)). More dimensions: the new box is checked against every
+  // active one (O(n log n + n * most boxes over one point)).
+  std::map<int64_t, size_t> by_start;  // two dimensions: start in `other` -> box
+  std::set<size_t> active;             // more
+  for (size_t b : order) {
+    while (!ends.empty() && ends.top().first <= L(b, sweep)) {
+      const size_t gone = ends.top().second;
+      ends.pop();
+      if (dims.size() == 2) {
+        by_start.erase(L(gone, other));
+      } else {
+        active.erase(gone);
+      }
+    }
+    if (dims.size() == 2) {
+      auto it = by_start.lower_bound(L(b, other));
+      if (it != by_start.end() && L(it->second, other) < H(b, other)) return overlap_error(it->second, b);
+      if (it != by_start.begin() && H(std::prev(it)->second, other) > L(b, other))
+        return overlap_error(std::prev(it)->second, b);
+      by_start.emplace(L(b, other), b);
+    } else {
+      for (size_t a : active) {
+        bool meet = true;
+        for (size_t d : dims) meet = meet && L(a, d) < H(b, d) && L(b, d) < H(a, d);
+        if (meet) return overlap_error(a, b);
+      }
+      active.insert(b);
+    }
+    ends.emplace(H(b, sweep), b);
+  }
   return Status();
 }
 
@@ -300,6 +406,8 @@ class V2Reader : public CheckpointReader {
     return Status();
   }
 
+  void SetPending() { pending_ = true; }
+
   void SetMemoryShards(std::vector<std::string> shards) {
     mem_shards_ = std::move(shards);
     in_memory_ = true;
@@ -379,7 +487,14 @@ class V2Reader : public CheckpointReader {
           sh.size = sh.mem->size();
         }
       } else {
-        sh.fd = ::open(sh.path.c_str(), O_RDONLY | O_CLOEXEC);
+        // The pending index of an interrupted overwrite pairs with the
+        // pending data files, or with the final ones once renamed.
+        if (pending_) {
+          const std::string pending = sh.path + kPendingSuffix;
+          sh.fd = ::open(pending.c_str(), O_RDONLY | O_CLOEXEC);
+          if (sh.fd >= 0) sh.path = pending;
+        }
+        if (sh.fd < 0) sh.fd = ::open(sh.path.c_str(), O_RDONLY | O_CLOEXEC);
         struct stat st;
         if (sh.fd < 0) {
           sh.open_status = ErrnoStatus("cannot open data file", sh.path);
@@ -538,6 +653,7 @@ class V2Reader : public CheckpointReader {
   int num_shards_ = 1;
   bool big_endian_ = false;
   bool in_memory_ = false;
+  bool pending_ = false;
   std::vector<std::string> mem_shards_;
   std::map<int, Shard> shards_;
 };
@@ -764,12 +880,24 @@ std::string DataFilename(const std::string& prefix, int shard, int num_shards) {
 }
 std::string IndexFilename(const std::string& prefix) { return prefix + ".index"; }
 
+bool V2BundleExists(const std::string& prefix) {
+  return FileExists(IndexFilename(prefix)) || FileExists(IndexFilename(prefix) + kPendingSuffix);
+}
+
 Status CheckpointReader::OpenV2(const std::string& prefix, std::unique_ptr<CheckpointReader>* out) {
   std::string bytes;
-  const std::string index = IndexFilename(prefix);
-  Status s = ReadFileToString(index, &bytes);
-  if (!s.ok()) return s;
   auto r = std::make_unique<V2Reader>();
+  // A pending index is a committed overwrite that a crash interrupted
+  // (BundleWriter): it, not the older .index, is the checkpoint.
+  std::string index = IndexFilename(prefix) + kPendingSuffix;
+  Status s = ReadFileToString(index, &bytes);
+  if (s.ok()) {
+    r->SetPending();
+  } else if (s.code == kNotFound) {
+    index = IndexFilename(prefix);
+    s = ReadFileToString(index, &bytes);
+  }
+  if (!s.ok()) return s;
   s = r->Init(prefix, std::move(bytes), index);
   if (!s.ok()) return s;
   *out = std::move(r);
@@ -803,7 +931,7 @@ Status CheckpointReader::OpenV1FromMemory(const std::string& file, std::unique_p
 }
 
 Status CheckpointReader::Open(const std::string& prefix, std::unique_ptr<CheckpointReader>* out) {
-  if (FileExists(IndexFilename(prefix))) return OpenV2(prefix, out);
+  if (V2BundleExists(prefix)) return OpenV2(prefix, out);
   Status s = OpenV1(prefix, out);
   if (s.code == kNotFound)
     return MakeStatus(kNotFound, "no checkpoint at " + prefix + " (neither " + IndexFilename(prefix) +

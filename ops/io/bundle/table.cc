@@ -13,7 +13,10 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <csignal>
+#include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <random>
 
 #include "bundle_internal.h"
@@ -264,6 +267,30 @@ Status BuildIndexTable(const std::vector<std::pair<std::string, std::string>>& s
 
 // ------------------------------------------------------------------- files
 
+namespace {
+std::atomic<uint64_t> g_file_steps{0};
+std::function<void(uint64_t, const char*)>& StepHook() {
+  static std::function<void(uint64_t, const char*)> hook;
+  return hook;
+}
+}  // namespace
+
+void SetFileStepHookForTesting(std::function<void(uint64_t step, const char* what)> hook) {
+  StepHook() = std::move(hook);
+}
+
+void FileStep(const char* what) {
+  const uint64_t n = ++g_file_steps;
+  if (StepHook()) StepHook()(n, what);
+  // Fault injection for end-to-end tests (a Saver in Python or the CLI):
+  // SIGKILL at the process's Nth file step, as a crash would stop it.
+  static const uint64_t crash_at = [] {
+    const char* e = std::getenv("GRAPHRT_TEST_CRASH_AT");
+    return e ? std::strtoull(e, nullptr, 10) : 0ull;
+  }();
+  if (crash_at != 0 && n == crash_at) ::raise(SIGKILL);
+}
+
 Status ErrnoStatus(const std::string& what, const std::string& path) {
   const int e = errno;
   return MakeStatus(e == ENOENT ? kNotFound : kFailedPrecondition,
@@ -301,6 +328,7 @@ bool FileExists(const std::string& path) {
 }
 
 Status SyncDirOf(const std::string& path) {
+  FileStep("fsync directory");
   const size_t slash = path.rfind('/');
   const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
   const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -324,10 +352,12 @@ std::string UniqueTempSuffix() {
 
 Status WriteFileAtomically(const std::string& path, const std::string& bytes) {
   const std::string tmp = path + UniqueTempSuffix();
+  FileStep("create");
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return ErrnoStatus("cannot create", tmp);
   size_t done = 0;
   while (done < bytes.size()) {
+    FileStep("write");
     const ssize_t w = ::write(fd, bytes.data() + done, bytes.size() - done);
     if (w < 0 && errno == EINTR) continue;
     if (w < 0) {
@@ -338,6 +368,7 @@ Status WriteFileAtomically(const std::string& path, const std::string& bytes) {
     }
     done += static_cast<size_t>(w);
   }
+  FileStep("fsync");
   if (::fsync(fd) != 0) {
     Status s = ErrnoStatus("cannot fsync", tmp);
     ::close(fd);
@@ -345,6 +376,7 @@ Status WriteFileAtomically(const std::string& path, const std::string& bytes) {
     return s;
   }
   ::close(fd);
+  FileStep("rename");
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
     Status s = ErrnoStatus("cannot rename " + tmp + " to", path);
     ::unlink(tmp.c_str());

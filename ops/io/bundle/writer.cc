@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <set>
@@ -62,7 +63,12 @@ BundleWriter::BundleWriter(std::string prefix) : prefix_(std::move(prefix)) {
     status_ = MakeStatus(kNotFound, "cannot create directory " + dir.string() + ": " + ec.message());
     return;
   }
+  // Finish an interrupted overwrite first, so that this save starts from
+  // one consistent checkpoint and leaves no stale files behind.
+  status_ = RecoverBundle(prefix_);
+  if (!status_.ok()) return;
   data_tmp_ = DataFilename(prefix_, 0, 1) + UniqueTempSuffix();
+  FileStep("create");
   data_fd_ = ::open(data_tmp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (data_fd_ < 0) status_ = ErrnoStatus("cannot create", data_tmp_);
 }
@@ -75,6 +81,7 @@ BundleWriter::~BundleWriter() {
 namespace {
 Status WriteAll(int fd, const char* p, size_t n, const std::string& path) {
   while (n > 0) {
+    FileStep("write");
     const ssize_t w = ::write(fd, p, n);
     if (w < 0 && errno == EINTR) continue;
     if (w < 0) return ErrnoStatus("cannot write", path);
@@ -205,13 +212,11 @@ Status BundleWriter::AddSlice(const std::string& name, const std::vector<int64_t
                                                       DTypeName(sl->dtype) + " " + ShapeString(sl->full_dims) +
                                                       " vs " + DTypeName(t.dtype) + " " + ShapeString(full_dims) + ")");
   }
-  EntryInfo probe;
-  probe.name = name;
-  probe.dims = full_dims;
-  probe.slices = sl->slices;
-  probe.slices.push_back(ts);
-  s = CheckSlicesDisjoint(probe, prefix_);
-  if (!s.ok()) return status_ = MakeStatus(kInvalidArgument, s.message);
+  // Only the new slice against the earlier ones: O(n) per slice.
+  for (const TensorSlice& old : sl->slices)
+    if (SlicesOverlap(old, ts, full_dims))
+      return status_ = MakeStatus(kInvalidArgument, prefix_ + ": slices " + old.DebugString() + " and " +
+                                                        ts.DebugString() + " of tensor " + name + " overlap");
   std::string bytes;
   s = AddEntry(t.dtype, t.dims, t.bytes.data(), t.bytes.size(), &t.strings, &bytes);
   if (!s.ok()) return status_ = s;
@@ -230,12 +235,10 @@ Status BundleWriter::Finish() {
     for (const TensorSlice& ts : kv.second->slices) SliceToProto(ts, e.add_slices());
     entries_[kv.first] = e.SerializeAsString();
   }
-  // Data first: fsync, rename; then the index, whose rename commits.
+  FileStep("fsync");
   if (::fsync(data_fd_) != 0) return status_ = ErrnoStatus("cannot fsync", data_tmp_);
   ::close(data_fd_);
   data_fd_ = -1;
-  const std::string data = DataFilename(prefix_, 0, 1);
-  if (::rename(data_tmp_.c_str(), data.c_str()) != 0) return status_ = ErrnoStatus("cannot rename " + data_tmp_ + " to", data);
   std::vector<std::pair<std::string, std::string>> sorted;
   sorted.reserve(entries_.size() + 1);
   sorted.emplace_back("", HeaderBytes(1, 0));
@@ -243,10 +246,129 @@ Status BundleWriter::Finish() {
   std::string table;
   Status s = BuildTable(sorted, &table);
   if (!s.ok()) return status_ = s;
-  s = WriteFileAtomically(IndexFilename(prefix_), table);
+  s = CommitBundle(prefix_, {{data_tmp_, DataFilename(prefix_, 0, 1)}}, 1, table);
   if (!s.ok()) return status_ = s;
   finished_ = true;
   return Status();
+}
+
+// ------------------------------------------------------------ committing
+
+namespace {
+
+Status PendingHeaderShards(std::string bytes, const std::string& what, int* num_shards) {
+  std::unique_ptr<Table> t;
+  Status s = Table::Open(std::move(bytes), what, &t);
+  if (!s.ok()) return s;
+  std::string header;
+  s = t->Get("", &header);
+  if (!s.ok()) return s;
+  BundleHeaderProto h;
+  if (!h.ParseFromString(header) || h.num_shards() < 1 || h.num_shards() > (1 << 20))
+    return MakeStatus(kDataLoss, what + ": corrupt bundle header");
+  *num_shards = h.num_shards();
+  return Status();
+}
+
+// Data files first, then the index: until the index is renamed, readers
+// take the pending index and every data file from .pending or, once
+// renamed, its final name. The directory sync between them keeps that
+// order on disk (a power cut must not keep the index rename alone). None
+// after the index rename: the commit was durable already, and a power cut
+// that loses the renames leaves the pending files, which read the same.
+Status RollForward(const std::string& prefix, int num_shards) {
+  for (int i = 0; i < num_shards; ++i) {
+    const std::string to = DataFilename(prefix, i, num_shards);
+    const std::string from = to + kPendingSuffix;
+    FileStep("rename");
+    if (::rename(from.c_str(), to.c_str()) != 0 && errno != ENOENT)
+      return ErrnoStatus("cannot rename " + from + " to", to);
+  }
+  Status s = SyncDirOf(prefix);
+  if (!s.ok()) return s;
+  const std::string index = IndexFilename(prefix);
+  const std::string pending = index + kPendingSuffix;
+  FileStep("rename");
+  if (::rename(pending.c_str(), index.c_str()) != 0) return ErrnoStatus("cannot rename " + pending + " to", index);
+  return Status();
+}
+
+// "<digits>-of-<digits>" at the start of `s`; its length, or 0.
+size_t ShardSpecLength(const std::string& s) {
+  size_t i = 0;
+  while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
+  if (i == 0 || s.compare(i, 4, "-of-") != 0) return 0;
+  size_t j = i + 4;
+  const size_t k = j;
+  while (j < s.size() && std::isdigit(static_cast<unsigned char>(s[j]))) ++j;
+  return j == k ? 0 : j;
+}
+
+}  // namespace
+
+Status RecoverBundle(const std::string& prefix) {
+  const std::string pending_index = IndexFilename(prefix) + kPendingSuffix;
+  std::string bytes;
+  Status s = ReadFileToString(pending_index, &bytes);
+  if (s.ok()) {
+    int num_shards = 0;
+    // A pending index that does not open was never committed by a writer
+    // (they fsync it before the rename); it goes with the leftovers below.
+    if (PendingHeaderShards(std::move(bytes), pending_index, &num_shards).ok()) {
+      s = RollForward(prefix, num_shards);
+      if (!s.ok()) return s;
+    }
+  } else if (s.code != kNotFound) {
+    return s;
+  }
+  // Leftovers of saves of this prefix that crashed: their temporaries and
+  // uncommitted pending files. Other prefixes' files never match.
+  const std::filesystem::path p(prefix);
+  const std::filesystem::path dir = p.has_parent_path() ? p.parent_path() : std::filesystem::path(".");
+  const std::string base = p.filename().string();
+  const std::string index_base = base + ".index";
+  const std::string data_base = base + ".data-";
+  std::error_code ec;
+  std::vector<std::string> stale;
+  for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    std::string rest;
+    if (name.compare(0, index_base.size(), index_base) == 0) {
+      rest = name.substr(index_base.size());
+    } else if (name.compare(0, data_base.size(), data_base) == 0) {
+      const size_t n = ShardSpecLength(name.substr(data_base.size()));
+      if (n == 0) continue;
+      rest = name.substr(data_base.size() + n);
+    } else {
+      continue;
+    }
+    // The file pending, or a temporary of it or of its pending name.
+    const bool pending = rest.compare(0, sizeof(kPendingSuffix) - 1, kPendingSuffix) == 0;
+    if (pending) rest.erase(0, sizeof(kPendingSuffix) - 1);
+    if ((pending && rest.empty()) || rest.compare(0, 10, ".tempstate") == 0) stale.push_back((dir / name).string());
+  }
+  if (ec) return MakeStatus(kFailedPrecondition, "cannot list directory " + dir.string() + ": " + ec.message());
+  for (const std::string& f : stale) {
+    FileStep("unlink");
+    if (::unlink(f.c_str()) != 0 && errno != ENOENT) return ErrnoStatus("cannot remove stale file", f);
+  }
+  return Status();
+}
+
+Status CommitBundle(const std::string& prefix, const std::vector<std::pair<std::string, std::string>>& data_moves,
+                    int num_shards, const std::string& index_bytes) {
+  for (const auto& [from, to] : data_moves) {
+    const std::string pending = to + kPendingSuffix;
+    FileStep("rename");
+    if (::rename(from.c_str(), pending.c_str()) != 0) return ErrnoStatus("cannot rename " + from + " to", pending);
+  }
+  Status s = SyncDirOf(prefix);
+  if (!s.ok()) return s;
+  // The commit: once the pending index exists, the new checkpoint is the
+  // prefix's (readers use it; a crash from here on rolls forward).
+  s = WriteFileAtomically(IndexFilename(prefix) + kPendingSuffix, index_bytes);
+  if (!s.ok()) return s;
+  return RollForward(prefix, num_shards);
 }
 
 // ------------------------------------------------------------------ merge
@@ -315,26 +437,27 @@ Status MergeBundles(const std::vector<std::string>& prefixes, const std::string&
     inputs.push_back(in);
   }
   if (inputs.empty()) return MakeStatus(kInvalidArgument, "no checkpoint to merge into " + dest);
-  // Move the data files to their final names, make that durable, then commit
-  // with the merged index.
+  std::vector<std::pair<std::string, std::string>> sorted;
+  sorted.emplace_back("", HeaderBytes(total, endianness < 0 ? 0 : endianness));
+  for (const auto& kv : merged) sorted.emplace_back(kv.first, kv.second.SerializeAsString());
+  std::string table;
+  Status s = BuildTable(sorted, &table);
+  if (!s.ok()) return s;
+  // The data files move to `dest`'s names and the merged index commits, as
+  // a BundleWriter's save does (atomic over an existing `dest`).
+  s = RecoverBundle(dest);
+  if (!s.ok()) return s;
+  std::vector<std::pair<std::string, std::string>> moves;
   int base = 0;
   for (const Input& in : inputs) {
     for (int j = 0; j < in.num_shards; ++j) {
       const std::string from = DataFilename(in.prefix, j, in.num_shards);
       const std::string to = DataFilename(dest, base + j, total);
-      if (from != to && ::rename(from.c_str(), to.c_str()) != 0) return ErrnoStatus("cannot rename " + from + " to", to);
+      if (from != to) moves.emplace_back(from, to);
     }
     base += in.num_shards;
   }
-  Status s = SyncDirOf(dest);
-  if (!s.ok()) return s;
-  std::vector<std::pair<std::string, std::string>> sorted;
-  sorted.emplace_back("", HeaderBytes(total, endianness < 0 ? 0 : endianness));
-  for (const auto& kv : merged) sorted.emplace_back(kv.first, kv.second.SerializeAsString());
-  std::string table;
-  s = BuildTable(sorted, &table);
-  if (!s.ok()) return s;
-  s = WriteFileAtomically(IndexFilename(dest), table);
+  s = CommitBundle(dest, moves, total, table);
   if (!s.ok()) return s;
   for (const Input& in : inputs) {
     if (in.prefix != dest) ::unlink(IndexFilename(in.prefix).c_str());
@@ -385,9 +508,11 @@ Status WriteV1Checkpoint(const std::string& filename, const std::vector<V1Item>&
     } else if (info.dtype != it.value.dtype || info.dims != it.full_dims) {
       return MakeStatus(kInvalidArgument, what + ": saved twice with different dtypes or shapes");
     }
+    for (const TensorSlice& old : info.slices)
+      if (SlicesOverlap(old, ts, it.full_dims))
+        return MakeStatus(kInvalidArgument, filename + ": slices " + old.DebugString() + " and " + ts.DebugString() +
+                                                " of tensor " + it.name + " overlap");
     info.slices.push_back(ts);
-    s = CheckSlicesDisjoint(info, filename);
-    if (!s.ok()) return MakeStatus(kInvalidArgument, s.message);
     SliceToProto(ts, meta->mutable_tensor(meta_index[it.name])->add_slice());
     SavedTensorSlices data;
     SavedSlice* d = data.mutable_data();

@@ -60,12 +60,19 @@ class TFRecordWriter {
 // DataLoss naming the file and the record's offset on a CRC mismatch
 // ("corrupted record at <offset>") or a short header or body ("truncated
 // record at <offset>", a cut-off last record included); NotFound when the
-// file cannot be opened, InvalidArgument for a directory.
-Status ReadTFRecords(const std::string& path, std::vector<std::string>* records);
+// file cannot be opened, InvalidArgument for a directory. With
+// `incomplete_tail`, a cut-off last record (a writer still writing it) is
+// not an error: the records before it come back and *incomplete_tail gets
+// its bytes (0 when the file ends after a complete record).
+Status ReadTFRecords(const std::string& path, std::vector<std::string>* records,
+                     uint64_t* incomplete_tail = nullptr);
 
-// ReadTFRecords, then each record parsed as an Event (DataLoss when one does
-// not parse).
-Status ReadEventFile(const std::string& path, std::vector<proto::Event>* events);
+// Each complete record parsed as an Event (DataLoss when one does not
+// parse or a CRC does not match), as TensorBoard reads a file that a run is
+// still writing: a cut-off last record ends the events without error, its
+// bytes in *incomplete_tail when given.
+Status ReadEventFile(const std::string& path, std::vector<proto::Event>* events,
+                     uint64_t* incomplete_tail = nullptr);
 
 // One TensorBoard event file, as TF1's tf.summary.FileWriter writes it.
 // Thread-safe: hooks may call it from several threads.

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -59,11 +60,21 @@ class Saver {
 
   // Saves to `prefix` (prefix-<global_step> when global_step >= 0); *path gets
   // the checkpoint prefix written. Updates the state file and deletes
-  // checkpoints past max_to_keep.
+  // checkpoints past max_to_keep. The first save to a prefix removes what
+  // crashed saves left (the state file's and .meta temporaries, _temp_
+  // shard directories); with a global_step it also finds the earlier
+  // checkpoints "<prefix>-<n>" in the directory (a former run's, or ones a
+  // crash kept out of the state file), cleans up after their crashed saves
+  // and, with max_to_keep, takes them into the rotation, oldest (by file
+  // time) first.
   Status Save(Session* session, const std::string& prefix, int64_t global_step = -1,
               std::string* path = nullptr);
   // Restores every saved variable from checkpoint `prefix` (V2, or V1 when
   // the restore kernels read it). NotFound when no checkpoint is there.
+  // All or nothing where the Saver knows its graph (Create, or FromSaverDef
+  // with the meta graph): every tensor's presence, dtype and shape (against
+  // the variable's declared shape, as Assign's validate_shape does) is
+  // checked against the checkpoint's index before any variable changes.
   Status Restore(Session* session, const std::string& prefix);
 
   const proto::SaverDef& saver_def() const { return saver_def_; }
@@ -79,6 +90,8 @@ class Saver {
   Saver() = default;
   double Now() const;
   Status DeleteOldCheckpoints();
+  void AdoptEarlierCheckpoints(const std::string& prefix, bool stepped, const std::string& written);
+  Status CheckRestorable(const std::string& prefix) const;
 
   proto::SaverDef saver_def_;
   proto::MetaGraphDef meta_graph_;
@@ -88,6 +101,7 @@ class Saver {
   std::string temp_suffix_;
   std::vector<std::pair<std::string, double>> last_checkpoints_;  // (path, time)
   double next_keep_time_ = 0;
+  std::set<std::string> scanned_;  // prefixes whose earlier checkpoints were looked for
 };
 
 // Reads <dir>/<latest_filename>. NotFound when the file is missing,

@@ -173,10 +173,18 @@ class CheckpointReader {
 std::string DataFilename(const std::string& prefix, int shard, int num_shards);
 std::string IndexFilename(const std::string& prefix);
 
-// Writes a V2 bundle. Crash-safe: data and index go to temporary files,
-// are fsynced and renamed into place, the index last; a bundle's index is
-// its commit point, so a reader never sees a half-written checkpoint and
-// other prefixes (earlier checkpoints) are never touched.
+// Writes a V2 bundle. Crash-safe: data and index go to temporary files and
+// are fsynced; a prefix saved for the first time gets its index last, so a
+// reader never sees a half-written checkpoint, and other prefixes (earlier
+// checkpoints) are never touched. Overwriting an existing prefix is atomic
+// too, beyond TensorFlow (whose data-then-index renames leave new data
+// beside the old index when a crash falls between them): the new files are
+// first renamed to "<file>.pending", the pending index is renamed last (the
+// commit point), and only then are they renamed over the old files. A crash
+// before the commit leaves the old checkpoint as it was; after it, readers
+// (CheckpointReader::Open) read the pending files, and the next save of
+// the prefix completes the renames. That save also removes what crashed
+// saves of the prefix left. One writer per prefix at a time.
 class BundleWriter {
  public:
   explicit BundleWriter(std::string prefix);
@@ -227,6 +235,22 @@ Status BuildIndexTable(const std::vector<std::pair<std::string, std::string>>& s
 
 // Writes `bytes` to `path` through a temporary file, fsync and rename.
 Status WriteFileAtomically(const std::string& path, const std::string& bytes);
+
+// True when `prefix` holds a committed V2 bundle: its .index, or the
+// pending index of an overwrite that a crash interrupted (readable).
+bool V2BundleExists(const std::string& prefix);
+
+// Completes a committed overwrite of `prefix` that a crash interrupted (the
+// pending files renamed into place), then removes what crashed saves of it
+// left (temporaries, uncommitted pending files). Every save of `prefix`
+// does this first; a Saver also does it for earlier checkpoints it finds.
+Status RecoverBundle(const std::string& prefix);
+
+// Tests: `hook(n, what)` runs before the process's nth file step of a save
+// (each write, fsync, rename, unlink; `what` names it), e.g. to kill the
+// process there. Empty: none. The environment variable
+// GRAPHRT_TEST_CRASH_AT=N raises SIGKILL at step N (end-to-end tests).
+void SetFileStepHookForTesting(std::function<void(uint64_t step, const char* what)> hook);
 
 }  // namespace bundle
 }  // namespace graphrt
