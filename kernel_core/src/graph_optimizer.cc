@@ -258,7 +258,7 @@ Status RunPluginPass(const GraphPassRegistration& pass, const GraphPassServices&
   Graph fresh(g->op_registry());
   Status s = PassResult(pass, type_of, targets, *g).Build(out, &fresh);
   if (!s.ok()) return errors::Internal(who, " returned a graph the core refuses: ", s.message());
-  for (Node* n : g->op_nodes()) g->RemoveNode(n);
+  g->RemoveNodes(g->op_nodes());
   CopyGraph(fresh, g);
   return Status::OK();
 }

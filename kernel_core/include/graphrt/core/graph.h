@@ -100,9 +100,16 @@ class Graph {
   // leave its input and output types as they are; otherwise nothing changes.
   Status SetAttrs(Node* n, const google::protobuf::Map<std::string, proto::AttrValue>& attrs);
   const Edge* AddEdge(Node* src, int src_output, Node* dst, int dst_input);
+  // Adds src -> dst as a control edge unless there is one already (then
+  // returns nullptr). Costs the shorter of src's out- and dst's in-edges.
   const Edge* AddControlEdge(Node* src, Node* dst);
+  // RemoveEdge and RemoveNode cost the degrees of the nodes they touch;
+  // RemoveNodes removes many at once and filters each neighbour's edge
+  // lists once, so dropping N leaves of _SINK is O(N), not O(N^2).
   void RemoveEdge(const Edge* e);
+  void RemoveEdges(const std::vector<const Edge*>& edges);
   void RemoveNode(Node* n);
+  void RemoveNodes(const std::vector<Node*>& nodes);
 
   int num_node_ids() const { return static_cast<int>(nodes_.size()); }
   int num_op_nodes() const { return num_nodes_ - 2; }
