@@ -11,6 +11,13 @@ namespace {
 
 std::string CanonicalTensorName(const std::string& name, int index) { return name + ":" + std::to_string(index); }
 
+// An out edge remembered across its removal.
+struct Consumer {
+  Node* dst;
+  int dst_input;
+  bool is_control;
+};
+
 }  // namespace
 
 Status BuildClientGraph(const Graph& full, const std::vector<std::string>& feeds,
@@ -52,15 +59,15 @@ Status BuildClientGraph(const Graph& full, const std::vector<std::string>& feeds
       if (e->src_output() == slot ||
           (e->IsControlEdge() && (n->op() == "Placeholder" || n->op() == "PlaceholderV2")))
         rewire.push_back(e);
-    for (const Edge* e : rewire) {
-      Node* dst = e->dst();
-      const int dst_input = e->dst_input();
-      const bool is_control = e->IsControlEdge();
-      g.RemoveEdge(e);
-      if (is_control)
-        g.AddControlEdge(arg, dst);
+    // Removed together: one by one costs n's out-degree each.
+    std::vector<Consumer> consumers;
+    for (const Edge* e : rewire) consumers.push_back({e->dst(), e->dst_input(), e->IsControlEdge()});
+    g.RemoveEdges(rewire);
+    for (const Consumer& c : consumers) {
+      if (c.is_control)
+        g.AddControlEdge(arg, c.dst);
       else
-        g.AddEdge(arg, 0, dst, dst_input);
+        g.AddEdge(arg, 0, c.dst, c.dst_input);
     }
     g.AddControlEdge(g.source_node(), arg);
     arg_nodes[canonical] = arg;
@@ -132,8 +139,10 @@ Status BuildClientGraph(const Graph& full, const std::vector<std::string>& feeds
       stack.push_back(src);
     }
   }
+  std::vector<Node*> dead;
   for (Node* n : g.op_nodes())
-    if (!live[n->id()]) g.RemoveNode(n);
+    if (!live[n->id()]) dead.push_back(n);
+  g.RemoveNodes(dead);
   return Status::OK();
 }
 

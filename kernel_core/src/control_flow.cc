@@ -150,9 +150,8 @@ int FrameLayout::OutputFrame(const Node& n) const {
 }
 
 int FrameLayout::FrameNamed(const std::string& name) const {
-  for (size_t i = 1; i < frames.size(); ++i)
-    if (frames[i].name == name) return static_cast<int>(i);
-  return -1;
+  auto it = frame_index.find(name);
+  return it == frame_index.end() ? -1 : it->second;
 }
 
 bool HasControlFlow(const Graph& g) {
@@ -164,6 +163,7 @@ bool HasControlFlow(const Graph& g) {
 Status ComputeFrameLayout(const Graph& g, FrameLayout* out) {
   out->frames.assign(1, FrameLayout::Frame{});
   out->frame_of.assign(g.num_node_ids(), -1);
+  out->frame_index.clear();
   auto frame_label = [&](int f) { return f == 0 ? std::string("the root frame") : "frame '" + out->frames[f].name + "'"; };
   // Back edges (out of NextIteration) are checked once every frame is known.
   for (Node* n : g.TopologicalOrder()) {
@@ -193,6 +193,7 @@ Status ComputeFrameLayout(const Graph& g, FrameLayout* out) {
         return errors::InvalidArgument(NodePrefix(n->def()), ": an Enter needs a non-empty frame_name");
       const int known = out->FrameNamed(name->s());
       if (known < 0) {
+        out->frame_index.emplace(name->s(), static_cast<int>(out->frames.size()));
         out->frames.push_back({name->s(), frame, AttrInt(*n, "parallel_iterations", 10)});
         if (out->frames.back().parallel_iterations <= 0)
           return errors::InvalidArgument(NodePrefix(n->def()), ": parallel_iterations must be positive, got ",

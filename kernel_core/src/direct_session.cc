@@ -144,6 +144,10 @@ class DirectSession final : public Session {
     budget_->ReleaseOwner();  // the budget lives on while returned tensors do
   }
 
+  Status TensorFromProto(const proto::TensorProto& p, Tensor* out) override {
+    return StatusFromExceptions("Session::TensorFromProto", [&] { return Tensor::FromProto(p, out, host_allocator_); });
+  }
+
   Status Create(const proto::GraphDef& def) override {
     return StatusFromExceptions("Session::Create", [&] { return CreateImpl(def); });
   }
@@ -251,6 +255,16 @@ class DirectSession final : public Session {
     }
   }
 
+  // What the graph may grow to: the configured node count and the memory limit.
+  GraphLimits Limits() const {
+    GraphLimits l;
+    const int64_t n = options_.config.graphrt_options().max_graph_nodes();
+    if (n > 0) l.max_nodes = n;
+    l.max_bytes = budget_->limit();
+    l.hint = "ConfigProto.graphrt_options.max_graph_nodes raises it";
+    return l;
+  }
+
   Status CreateImpl(const proto::GraphDef& def) {
     std::lock_guard<std::mutex> lock(graph_mu_);
     if (closed_) return errors::Cancelled("Session has been closed.");
@@ -258,7 +272,7 @@ class DirectSession final : public Session {
     if (graph_) return errors::AlreadyExists("Session already has a graph; use Extend() to add nodes.");
     GR_RETURN_IF_ERROR(InitDevices());
     auto g = std::make_unique<Graph>(&Runtime::Global().ops());
-    GR_RETURN_IF_ERROR(ConvertGraphDefToGraph(def, g.get()));
+    GR_RETURN_IF_ERROR(ConvertGraphDefToGraph(def, g.get(), Limits()));
     GR_RETURN_IF_ERROR(ValidateGraph(g.get()));
     graph_ = std::move(g);
     return Status::OK();
@@ -275,7 +289,7 @@ class DirectSession final : public Session {
     // Extend atomically: work on a copy, swap in on success.
     auto g = std::make_unique<Graph>(&Runtime::Global().ops());
     CopyGraph(*graph_, g.get());
-    GR_RETURN_IF_ERROR(ExtendGraph(def, g.get()));
+    GR_RETURN_IF_ERROR(ExtendGraph(def, g.get(), Limits()));
     GR_RETURN_IF_ERROR(ValidateGraph(g.get()));
     graph_ = std::move(g);
     std::lock_guard<std::mutex> cache_lock(cache_mu_);
@@ -369,6 +383,9 @@ class DirectSession final : public Session {
         return errors::InvalidArgument("Feed '", name, "' is a resource handle; handles cannot be fed");
       // TensorShape's constructors do not check; kernels rely on the size rule.
       int64_t elements;
+      if (t.dims() > TensorShape::kMaxRank)
+        return errors::InvalidArgument("Feed '", name, "' has rank ", t.dims(), ", more than the ",
+                                       TensorShape::kMaxRank, " dimensions a tensor may have");
       if (gr_shape_num_elements(t.shape().data(), t.dims(), &elements) != GR_OK)
         return errors::InvalidArgument("Feed '", name, "' has shape ", t.shape().DebugString(),
                                        ", more than 2^58 elements or a negative dimension");

@@ -347,8 +347,10 @@ void FoldConstants(const GenericPassOptions& options, const GraphPassServices& s
     f.value = std::move(values[i]);
     folds.push_back(std::move(f));
   }
+  std::vector<Node*> doomed;
   for (Node* n : order)
-    if (n->IsOp() && removed[n->id()]) g->RemoveNode(n);
+    if (n->IsOp() && removed[n->id()]) doomed.push_back(n);
+  g->RemoveNodes(doomed);
   for (Fold& f : folds) {
     proto::NodeDef d = ConstDef(f.name, f.device, f.value.dtype());
     f.value.AsProtoTensorContent((*d.mutable_attr())["value"].mutable_tensor());
@@ -386,15 +388,23 @@ std::vector<int> ControlInputIds(const Node& n) {
 
 void HashCombine(size_t* h, size_t v) { *h ^= v + 0x9e3779b97f4a7c15ULL + (*h << 6) + (*h >> 2); }
 
+// n's data in-edges by input (null where none), in one pass: input_edge(i)
+// scans all of n's edges, so calling it per input is quadratic in a node
+// with many inputs (an AddN or Pack of thousands).
+std::vector<const Edge*> DataInputs(const Node& n) {
+  std::vector<const Edge*> in(n.num_inputs(), nullptr);
+  for (const Edge* e : n.in_edges())
+    if (!e->IsControlEdge() && e->dst_input() < n.num_inputs() && in[e->dst_input()] == nullptr) in[e->dst_input()] = e;
+  return in;
+}
+
 // Equal for nodes MergeKey calls equal.
 size_t HashOf(const Node& n) {
   std::hash<std::string_view> hs;
   size_t h = hs(n.op());
   HashCombine(&h, hs(n.assigned_device()));
-  for (int i = 0; i < n.num_inputs(); ++i) {
-    const Edge* e = n.input_edge(i);
+  for (const Edge* e : DataInputs(n))
     HashCombine(&h, e != nullptr ? static_cast<size_t>(e->src()->id()) * 1021 + e->src_output() : 0);
-  }
   for (int id : ControlInputIds(n)) HashCombine(&h, static_cast<size_t>(id));
   // Attrs in any order; a Const's value by its bytes, without copying them.
   size_t attrs = 0;
@@ -412,9 +422,10 @@ bool SameNode(const Node& a, const Node& b) {
   if (a.op() != b.op() || a.assigned_device() != b.assigned_device() || a.num_inputs() != b.num_inputs() ||
       a.def().attr_size() != b.def().attr_size())
     return false;
+  const std::vector<const Edge*> xs = DataInputs(a), ys = DataInputs(b);
   for (int i = 0; i < a.num_inputs(); ++i) {
-    const Edge* x = a.input_edge(i);
-    const Edge* y = b.input_edge(i);
+    const Edge* x = xs[i];
+    const Edge* y = ys[i];
     if (x == nullptr || y == nullptr || x->src() != y->src() || x->src_output() != y->src_output()) return false;
   }
   if (ControlInputIds(a) != ControlInputIds(b)) return false;
@@ -448,9 +459,7 @@ void EliminateCommonSubexpressions(Graph* g) {
 }  // namespace
 
 void AddControlEdgeOnce(Graph* g, Node* src, Node* dst) {
-  for (const Edge* e : dst->in_edges())
-    if (e->IsControlEdge() && e->src() == src) return;
-  g->AddControlEdge(src, dst);
+  g->AddControlEdge(src, dst);  // which skips a duplicate (scanning the shorter edge list)
 }
 
 Status RunGenericPasses(const GenericPassOptions& options, const GraphPassServices& services, Device* host,

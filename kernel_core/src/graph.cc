@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cstdlib>
 #include <deque>
+#include <unordered_set>
 
 #include "function_inline.h"
 #include "functional_lowering.h"
@@ -62,6 +63,10 @@ bool TypesCompatible(DataType src, DataType dst) {
 // Wires the inputs of the NodeDefs in [first, nodes.end()) given by name.
 Status AddEdgesFromInputs(Graph* g, const std::vector<Node*>& new_nodes) {
   std::unordered_map<std::string, Node*> index = g->BuildNameIndex();
+  // A new node's only edges so far are those added here, so "^x" listed
+  // twice is the only duplicate control edge to skip: marking its sources
+  // keeps a node with N control inputs O(N) (AddControlEdge would scan).
+  std::vector<int> control_from(g->num_node_ids(), -1);
   for (Node* n : new_nodes) {
     const proto::NodeDef& def = n->def();
     int data_inputs = 0;
@@ -82,7 +87,8 @@ Status AddEdgesFromInputs(Graph* g, const std::vector<Node*>& new_nodes) {
         return errors::InvalidArgument("Node '", n->name(), "': Unknown input node '", in, "'");
       Node* src = it->second;
       if (control) {
-        g->AddControlEdge(src, n);
+        if (control_from[src->id()] != n->id()) g->AddEdge(src, kControlSlot, n, kControlSlot);
+        control_from[src->id()] = n->id();
         continue;
       }
       if (slot >= src->num_outputs())
@@ -154,14 +160,28 @@ void ConnectSourceAndSink(Graph* g, const std::vector<Node*>& new_nodes) {
   }
 }
 
-Status AddNodeDefs(const proto::GraphDef& in, Graph* g) {
+Status AddNodeDefs(const proto::GraphDef& in, Graph* g, const GraphLimits& limits) {
+  // The nodes this graph may still take: the node limit, or the byte limit
+  // at kBytesPerNode per node, whichever is smaller.
+  int64_t max_nodes = limits.max_nodes;
+  std::string hint = limits.hint;
+  if (limits.max_bytes > 0 && limits.max_bytes / GraphLimits::kBytesPerNode < max_nodes) {
+    max_nodes = limits.max_bytes / GraphLimits::kBytesPerNode;
+    hint = "at about " + std::to_string(GraphLimits::kBytesPerNode) + " bytes a node, the memory limit of " +
+           std::to_string(limits.max_bytes) + " bytes allows no more; ConfigProto.graphrt_options." +
+           "session_memory_limit_bytes raises it";
+  }
+  const int64_t room = std::max<int64_t>(0, max_nodes - g->num_op_nodes());
+  if (in.node_size() > room)
+    return errors::ResourceExhausted("the GraphDef has ", in.node_size(), " nodes; the graph may have ", max_nodes,
+                                     " and has ", g->num_op_nodes(), " (", hint, ")");
   proto::GraphDef inlined;
   // Function calls and functional control flow (which calls the library's
   // functions, and says which one is missing when there is no library).
   const bool rewrite = in.library().function_size() > 0 ||
                        std::any_of(in.node().begin(), in.node().end(),
                                    [](const proto::NodeDef& n) { return IsFunctionalControlFlowOp(n.op()); });
-  if (rewrite) GR_RETURN_IF_ERROR(InlineFunctionCalls(in, *g->op_registry(), &inlined));
+  if (rewrite) GR_RETURN_IF_ERROR(InlineFunctionCalls(in, *g->op_registry(), room, hint, &inlined));
   const proto::GraphDef& def = rewrite ? inlined : in;
   std::unordered_map<std::string, Node*> index = g->BuildNameIndex();
   std::vector<Node*> added;
@@ -275,8 +295,16 @@ const Edge* Graph::AddEdge(Node* src, int src_output, Node* dst, int dst_input) 
 }
 
 const Edge* Graph::AddControlEdge(Node* src, Node* dst) {
-  for (const Edge* e : dst->in_edges_)
-    if (e->IsControlEdge() && e->src() == src) return nullptr;
+  // Either list would show a duplicate; the shorter one keeps a node with
+  // many edges (_SINK, _SOURCE, a NoOp waiting for N nodes) from making
+  // every edge added to it cost its degree.
+  if (src->out_edges_.size() <= dst->in_edges_.size()) {
+    for (const Edge* e : src->out_edges_)
+      if (e->IsControlEdge() && e->dst() == dst) return nullptr;
+  } else {
+    for (const Edge* e : dst->in_edges_)
+      if (e->IsControlEdge() && e->src() == src) return nullptr;
+  }
   return AddEdge(src, kControlSlot, dst, kControlSlot);
 }
 
@@ -292,12 +320,72 @@ void Graph::RemoveEdge(const Edge* e) {
   edges_[e->id()].reset();
 }
 
+void Graph::RemoveEdges(const std::vector<const Edge*>& edges) {
+  // A set of the batch, not a mark per edge id: a caller may remove a few
+  // edges at a time from a large graph.
+  const std::unordered_set<const Edge*> gone(edges.begin(), edges.end());
+  std::vector<Node*> ends;
+  for (const Edge* e : gone) {
+    ends.push_back(e->src());
+    ends.push_back(e->dst());
+  }
+  std::sort(ends.begin(), ends.end());
+  ends.erase(std::unique(ends.begin(), ends.end()), ends.end());
+  auto removed = [&](const Edge* e) { return gone.count(e) != 0; };
+  for (Node* n : ends) {  // one stable pass per node touched
+    n->out_edges_.erase(std::remove_if(n->out_edges_.begin(), n->out_edges_.end(), removed), n->out_edges_.end());
+    n->in_edges_.erase(std::remove_if(n->in_edges_.begin(), n->in_edges_.end(), removed), n->in_edges_.end());
+  }
+  for (const Edge* e : gone) edges_[e->id()].reset();
+}
+
 void Graph::RemoveNode(Node* n) {
   std::vector<const Edge*> all(n->in_edges_.begin(), n->in_edges_.end());
   all.insert(all.end(), n->out_edges_.begin(), n->out_edges_.end());
   for (const Edge* e : all) RemoveEdge(e);
   nodes_[n->id()].reset();
   --num_nodes_;
+}
+
+void Graph::RemoveNodes(const std::vector<Node*>& nodes) {
+  if (nodes.empty()) return;
+  std::vector<char> gone(nodes_.size(), 0), touched(nodes_.size(), 0);
+  std::vector<Node*> doomed;
+  for (Node* n : nodes) {
+    if (gone[n->id()]) continue;
+    gone[n->id()] = 1;
+    doomed.push_back(n);
+  }
+  std::vector<Node*> neighbours;
+  auto touch = [&](Node* o) {
+    if (gone[o->id()] || touched[o->id()]) return;
+    touched[o->id()] = 1;
+    neighbours.push_back(o);
+  };
+  for (Node* n : doomed) {
+    for (const Edge* e : n->in_edges_) touch(e->src());
+    for (const Edge* e : n->out_edges_) touch(e->dst());
+  }
+  // One stable pass per surviving neighbour keeps its edge order.
+  for (Node* o : neighbours) {
+    auto& outs = o->out_edges_;
+    outs.erase(std::remove_if(outs.begin(), outs.end(), [&](const Edge* e) { return gone[e->dst()->id()]; }),
+               outs.end());
+    auto& ins = o->in_edges_;
+    ins.erase(std::remove_if(ins.begin(), ins.end(), [&](const Edge* e) { return gone[e->src()->id()]; }),
+              ins.end());
+  }
+  // Each removed edge once: those to survivors here, then every in-edge of
+  // a removed node (edges between two removed nodes are among the latter).
+  for (Node* n : doomed)
+    for (const Edge* e : n->out_edges_)
+      if (!gone[e->dst()->id()]) edges_[e->id()].reset();
+  for (Node* n : doomed)
+    for (const Edge* e : n->in_edges_) edges_[e->id()].reset();
+  for (Node* n : doomed) {
+    nodes_[n->id()].reset();
+    --num_nodes_;
+  }
 }
 
 std::vector<Node*> Graph::nodes() const {
@@ -370,20 +458,20 @@ std::vector<Node*> Graph::TopologicalOrder() const {
   return order;
 }
 
-Status ConvertGraphDefToGraph(const proto::GraphDef& def, Graph* g) {
+Status ConvertGraphDefToGraph(const proto::GraphDef& def, Graph* g, const GraphLimits& limits) {
   if (def.has_versions()) GR_RETURN_IF_ERROR(CheckVersions(def.versions()));
   g->set_versions(def.versions());
-  return AddNodeDefs(def, g);
+  return AddNodeDefs(def, g, limits);
 }
 
-Status ExtendGraph(const proto::GraphDef& def, Graph* g) {
+Status ExtendGraph(const proto::GraphDef& def, Graph* g, const GraphLimits& limits) {
   if (def.has_versions()) {
     GR_RETURN_IF_ERROR(CheckVersions(def.versions()));
     if (g->num_op_nodes() > 0 && def.versions().producer() != g->versions().producer())
       return errors::InvalidArgument("Extend: GraphDef producer version ", def.versions().producer(),
                                      " differs from the session graph's ", g->versions().producer());
   }
-  return AddNodeDefs(def, g);
+  return AddNodeDefs(def, g, limits);
 }
 
 void CopyGraph(const Graph& src, Graph* dst) {

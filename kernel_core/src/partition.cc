@@ -169,8 +169,10 @@ Status Partition(const PartitionOptions& options, const Graph& g,
   for (auto& [device, part] : part_of) {
     auto p = std::make_unique<Graph>(g.op_registry());
     CopyGraph(g, p.get());
+    std::vector<Node*> elsewhere;
     for (Node* n : p->op_nodes())
-      if (n->assigned_device() != device) p->RemoveNode(n);
+      if (n->assigned_device() != device) elsewhere.push_back(n);
+    p->RemoveNodes(elsewhere);
     const auto index = p->BuildNameIndex();
     for (const Node* n : g.op_nodes())
       if (n->assigned_device() == device) copy[n->id()] = index.at(n->name());

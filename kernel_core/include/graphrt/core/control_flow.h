@@ -6,6 +6,7 @@
 #define GRAPHRT_CORE_CONTROL_FLOW_H_
 
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "graphrt/core/graph.h"
@@ -29,6 +30,8 @@ struct FrameLayout {
   };
   std::vector<Frame> frames;
   std::vector<int> frame_of;  // by node id; -1 for _SOURCE/_SINK
+  // frames' index by name, so a graph with many loops is not quadratic.
+  std::unordered_map<std::string, int> frame_index;
 
   // The frame `n`'s outputs are in: an Enter's loop, an Exit's parent,
   // else the frame `n` runs in.

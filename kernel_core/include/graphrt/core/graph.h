@@ -100,9 +100,16 @@ class Graph {
   // leave its input and output types as they are; otherwise nothing changes.
   Status SetAttrs(Node* n, const google::protobuf::Map<std::string, proto::AttrValue>& attrs);
   const Edge* AddEdge(Node* src, int src_output, Node* dst, int dst_input);
+  // Adds src -> dst as a control edge unless there is one already (then
+  // returns nullptr). Costs the shorter of src's out- and dst's in-edges.
   const Edge* AddControlEdge(Node* src, Node* dst);
+  // RemoveEdge and RemoveNode cost the degrees of the nodes they touch;
+  // RemoveNodes removes many at once and filters each neighbour's edge
+  // lists once, so dropping N leaves of _SINK is O(N), not O(N^2).
   void RemoveEdge(const Edge* e);
+  void RemoveEdges(const std::vector<const Edge*>& edges);
   void RemoveNode(Node* n);
+  void RemoveNodes(const std::vector<Node*>& nodes);
 
   int num_node_ids() const { return static_cast<int>(nodes_.size()); }
   int num_op_nodes() const { return num_nodes_ - 2; }
@@ -130,11 +137,28 @@ class Graph {
   proto::VersionDef versions_;
 };
 
+// How large a graph built from a GraphDef may become. A GraphDef's own
+// nodes cost their bytes, but function calls are inlined: a small library
+// can ask for more nodes than any memory holds (see function_inline.h).
+struct GraphLimits {
+  // What a node costs, at least, in the graph and what is built from it
+  // (placement, partitions, executor); turns a byte limit into nodes.
+  static constexpr int64_t kBytesPerNode = 1024;
+  static constexpr int64_t kDefaultMaxNodes = int64_t{4} << 20;
+  // The most op nodes the graph may have, function calls inlined.
+  int64_t max_nodes = kDefaultMaxNodes;
+  // Bytes the graph may take at kBytesPerNode per node; 0: no such limit.
+  int64_t max_bytes = 0;
+  // What a caller whose graph is refused can change, e.g. a config field.
+  std::string hint = "GraphLimits.max_nodes";
+};
+
 // Builds `g` (which must be empty) from a GraphDef: validates names, inputs,
-// types and acyclicity. Errors name the node.
-Status ConvertGraphDefToGraph(const proto::GraphDef& def, Graph* g);
+// types and acyclicity. Errors name the node; past `limits`,
+// RESOURCE_EXHAUSTED.
+Status ConvertGraphDefToGraph(const proto::GraphDef& def, Graph* g, const GraphLimits& limits = GraphLimits());
 // Adds the nodes of `def` to an existing graph (Session::Extend).
-Status ExtendGraph(const proto::GraphDef& def, Graph* g);
+Status ExtendGraph(const proto::GraphDef& def, Graph* g, const GraphLimits& limits = GraphLimits());
 // Copies src into the empty dst.
 void CopyGraph(const Graph& src, Graph* dst);
 
