@@ -295,6 +295,36 @@ TEST_F(PluginLoader, RejectedPluginWhoseInitRanStaysMapped) {
   EXPECT_FALSE(Exists(marker));
 }
 
+// A kernel that takes over a loaded plugin's kernel, and one that is never
+// chosen, say so (PluginInfo.kernels, which `graphrt plugins` prints).
+TEST_F(PluginLoader, KernelsThatReplaceOrAreShadowedSaySo) {
+  PluginInfo shadowed, override;
+  ASSERT_TRUE(Runtime::Global().LoadPlugin(TestPlugin("relu_shadowed"), &shadowed).ok());
+  ASSERT_EQ(shadowed.kernels.size(), 1u);
+  EXPECT_EQ(shadowed.kernels[0],
+            "Relu on CPU [is never used: shadowed by the kernel of plugin 'ops_nn_cpu' (priority 0 <= 0)]");
+  const std::string relu =
+      "node { name: 'x' op: 'Placeholder' attr { key: 'dtype' value { type: DT_FLOAT } } }"
+      "node { name: 'y' op: 'Relu' input: 'x' attr { key: 'T' value { type: DT_FLOAT } } }";
+  const Tensor x = testing::MakeTensor<float>(GR_FLOAT, {2}, {-1, 2});
+  std::vector<Tensor> out;
+  ASSERT_TRUE(testing::TryRunGraph(relu, {{"x", x}}, {"y"}, &out).ok());  // the standard kernel
+  EXPECT_EQ(testing::ToVector<float>(out[0]), (std::vector<float>{0, 2}));
+
+  ASSERT_TRUE(Runtime::Global().LoadPlugin(TestPlugin("relu_override"), &override).ok());
+  ASSERT_EQ(override.kernels.size(), 1u);
+  EXPECT_EQ(override.kernels[0],
+            "Relu on CPU [replaces the kernel of plugin 'ops_nn_cpu' (priority 1 > 0); "
+            "replaces the kernel of plugin 'test_relu_shadowed' (priority 1 > 0)]");
+  Status s = testing::TryRunGraph(relu, {{"x", x}}, {"y"}, &out);
+  EXPECT_NE(s.message().find("test kernel_override ran"), std::string::npos) << s;
+  // Plugins without overlapping kernels carry no mark.
+  for (const PluginInfo& p : Runtime::Global().Plugins()) {
+    if (p.name != "ops_array_cpu") continue;
+    for (const std::string& k : p.kernels) EXPECT_EQ(k.find(" ["), std::string::npos) << k;
+  }
+}
+
 TEST_F(PluginLoader, DirectoryErrors) {
   Status s = Runtime::Global().LoadPluginDirectory("/nonexistent/dir");
   EXPECT_EQ(s.code(), Code::kNotFound);

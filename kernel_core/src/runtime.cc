@@ -8,6 +8,7 @@
 #include <boost/dll/runtime_symbol_info.hpp>
 #include <boost/dll/shared_library.hpp>
 #include <boost/filesystem.hpp>
+#include <cstdio>
 #include <cstdlib>
 #include <mutex>
 #include <set>
@@ -140,6 +141,53 @@ Status ChooseIsaBuild(const fs::path& file, fs::path* build, std::string* level)
   return Status::OK();
 }
 
+// Whether some node matches both kernels: same device and label, and
+// every attr both constrain allows a common type.
+bool KernelsOverlap(const KernelRegistration& a, const KernelRegistration& b) {
+  if (a.device_type != b.device_type || a.label != b.label) return false;
+  for (const auto& [attr, types] : a.constraints)
+    for (const auto& [other_attr, other_types] : b.constraints)
+      if (attr == other_attr && std::none_of(types.begin(), types.end(), [&](DataType t) {
+            return std::find(other_types.begin(), other_types.end(), t) != other_types.end();
+          }))
+        return false;
+  return true;
+}
+
+// Whether `wide` matches every node `narrow` matches.
+bool KernelCovers(const KernelRegistration& wide, const KernelRegistration& narrow) {
+  for (const auto& [attr, types] : wide.constraints) {
+    auto it = std::find_if(narrow.constraints.begin(), narrow.constraints.end(),
+                           [&](const auto& c) { return c.first == attr; });
+    if (it == narrow.constraints.end()) return false;  // narrow takes any type there
+    for (DataType t : it->second)
+      if (std::find(types.begin(), types.end(), t) == types.end()) return false;
+  }
+  return true;
+}
+
+// What a new kernel `k` does to the loaded kernels of other plugins for its
+// op (KernelRegistry::FindKernel: the highest priority wins, the earlier
+// registered on a tie): "" when it overlaps none.
+std::string KernelOverlapNote(const KernelRegistration& k, const std::vector<const KernelRegistration*>& loaded) {
+  std::string note;
+  for (const KernelRegistration* e : loaded) {
+    if (e->plugin == k.plugin || !KernelsOverlap(k, *e)) continue;
+    const std::string priorities = " (priority " + std::to_string(k.priority) +
+                                   (k.priority > e->priority ? " > " : " <= ") + std::to_string(e->priority) + ")";
+    const std::string other = "the kernel of plugin '" + e->plugin + "'";
+    std::string one;
+    if (k.priority > e->priority)
+      one = std::string(KernelCovers(k, *e) ? "replaces " : "partly replaces ") + other + priorities;
+    else if (KernelCovers(*e, k))
+      one = "is never used: shadowed by " + other + priorities;
+    else
+      one = "is partly shadowed by " + other + priorities;
+    note += (note.empty() ? "" : "; ") + one;
+  }
+  return note;
+}
+
 }  // namespace
 
 // Opens `named_path` and runs its init: on success *out holds what it
@@ -264,7 +312,16 @@ Status Runtime::Impl::Commit(StagedPlugin& s, PluginInfo* loaded) {
   info.abi_major = s.abi_major;
   info.abi_minor = s.abi_minor;
   for (const auto& op : reg.ops) info.ops.push_back(op->op_def.name());
-  for (const auto& k : reg.kernels) info.kernels.push_back(k->op + " on " + k->device_type);
+  for (const auto& k : reg.kernels) {
+    info.kernels.push_back(k->op + " on " + k->device_type);
+    // Say when this kernel takes over another plugin's, or will never (or
+    // not always) be chosen: either is easy to do by accident and silent.
+    const std::string note = KernelOverlapNote(*k, kernels.KernelsForOp(k->op));
+    if (note.empty()) continue;
+    info.kernels.back() += " [" + note + "]";
+    std::fprintf(stderr, "W runtime.cc] plugin '%s' (%s): its kernel for op '%s' (%s) %s\n", reg.plugin.c_str(),
+                 path.c_str(), k->op.c_str(), k->DebugString().c_str(), note.c_str());
+  }
   for (const auto& d : reg.devices) info.devices.push_back(d.first.device_type);
   for (const auto& gp : reg.graph_passes) info.graph_passes.push_back(gp->name + " for " + gp->device_type);
 
