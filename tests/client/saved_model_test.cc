@@ -402,6 +402,68 @@ TEST(SavedModelLoadTest, LoadErrors) {
   EXPECT_EQ(bundle.session, nullptr);
 }
 
+// ------------------------------------------------ loading is confined
+
+// A SavedModel (text) in `dir` whose graph runs a V1 Save of 1.5 to the path
+// in tensor 'path' as its main op; `extra` goes into the
+// MetaGraphDef (asset_file_def and the like) and `nodes` into the graph.
+void WriteSaveModel(const std::string& dir, const std::string& nodes, const std::string& extra) {
+  std::filesystem::create_directories(dir + "/assets");
+  std::ofstream(dir + "/saved_model.pbtxt")
+      << "saved_model_schema_version: 1 meta_graphs { meta_info_def { tags: 'serve' } graph_def { "
+         "node { name: 'val' op: 'Const' attr { key: 'dtype' value { type: DT_FLOAT } } attr { key: 'value' value { "
+         "tensor { dtype: DT_FLOAT tensor_shape { dim { size: 1 } } float_val: 1.5 } } } } "
+         "node { name: 'names' op: 'Const' attr { key: 'dtype' value { type: DT_STRING } } attr { key: 'value' "
+         "value { tensor { dtype: DT_STRING tensor_shape { dim { size: 1 } } string_val: 'v' } } } } "
+      << nodes
+      << " node { name: 'init' op: 'Save' input: 'path' input: 'names' input: 'val' attr { key: 'T' value { list { "
+         "type: DT_FLOAT } } } } versions { producer: 27 } } "
+         "collection_def { key: 'saved_model_main_op' value { node_list { value: 'init' } } } "
+      << extra << " }";
+}
+// The main op saves to the fed asset path `asset`.
+void WriteAssetModel(const std::string& dir, const std::string& asset) {
+  WriteSaveModel(dir,
+                 "node { name: 'path' op: 'Placeholder' attr { key: 'dtype' value { type: DT_STRING } } "
+                 "attr { key: 'shape' value { shape { } } } }",
+                 "asset_file_def { tensor_info { name: 'path:0' } filename: '" + asset + "' }");
+}
+bool Exists(const std::string& path) {
+  std::error_code ec;
+  return std::filesystem::exists(std::filesystem::symlink_status(path, ec));
+}
+
+// Asset names are file names inside assets/: an absolute one, or one whose
+// ".." climbs out, is refused before anything runs (the reproducers
+// sm_asset_traversal_write and sm_asset_absolute_write).
+TEST(SavedModelTrustTest, AssetPathsStayInTheAssetsFolder) {
+  testing::ScopedTempDir tmp;
+  const std::string model = tmp.Join("models/m");
+  struct Case {
+    std::string asset, why, written;
+  } cases[] = {
+      {"../../by_relative_asset", "leaves the assets folder", tmp.Join("models/by_relative_asset")},
+      {"sub/../../../by_relative_asset", "leaves the assets folder", tmp.Join("models/by_relative_asset")},
+      {tmp.Join("by_absolute_asset"), "is an absolute path", tmp.Join("by_absolute_asset")},
+  };
+  for (const Case& c : cases) {
+    WriteAssetModel(model, c.asset);
+    SavedModelBundle bundle;
+    Status s = LoadSavedModel(Options(), model, {"serve"}, &bundle);
+    EXPECT_EQ(s.code(), Code::kInvalidArgument) << s;
+    for (const std::string& m : {"asset '" + c.asset + "'", std::string("fed to 'path:0'"), model, c.why})
+      EXPECT_NE(s.message().find(m), std::string::npos) << s << " / " << m;
+    EXPECT_EQ(bundle.session, nullptr);
+    EXPECT_FALSE(Exists(c.written)) << c.written;
+  }
+  // Names inside assets/ load as before ("./x" is assets/x).
+  WriteAssetModel(model, "./inside");
+  SavedModelBundle bundle;
+  Status s = LoadSavedModel(Options(), model, {"serve"}, &bundle);
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_TRUE(Exists(model + "/assets/inside"));
+}
+
 TEST(SavedModelLoadTest, RedundantInputs) {
   GRAPHRT_TESTDATA(dir, "tf2onnx/models/saved_model_with_redundant_inputs");
   SavedModelBundle bundle;

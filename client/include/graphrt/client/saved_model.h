@@ -43,6 +43,7 @@ struct SavedModelBundle {
 
 // Loads the MetaGraphDef of `export_dir` tagged exactly `tags` into a new
 // session (see above). On failure *bundle is left empty.
+// Asset file names that are absolute or climb out of assets/ are refused.
 Status LoadSavedModel(const SessionOptions& session_options, const std::string& export_dir,
                       const std::set<std::string>& tags, SavedModelBundle* bundle);
 // The same, with RunOptions for the restore and init-op runs (TensorFlow's
