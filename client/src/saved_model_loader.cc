@@ -60,6 +60,15 @@ Status AssetFeeds(const proto::MetaGraphDef& meta, const std::string& export_dir
   return Status::OK();
 }
 
+// The session options a model in `model_dir` is loaded with: its ops may
+// touch files only in that folder and in the directories the caller
+// allowed (a graph is a program; README, "Trust model").
+SessionOptions ConfinedTo(const SessionOptions& options, const std::string& model_dir) {
+  SessionOptions confined = options;
+  confined.config.mutable_graphrt_options()->add_allowed_directories(model_dir);
+  return confined;
+}
+
 Status RunInitOp(Session* session, const proto::RunOptions& run_options, const proto::MetaGraphDef& meta,
                  const std::string& where, const Feeds& feeds) {
   std::string init_op;
@@ -177,7 +186,7 @@ Status LoadSavedModel(const SessionOptions& session_options, const proto::RunOpt
     GR_RETURN_IF_ERROR(FindMetaGraphDefByTags(saved_model, tags, &meta));
     bundle->meta_graph_def = *meta;
     bundle->source = export_dir;
-    GR_RETURN_IF_ERROR(NewSession(session_options, &bundle->session));
+    GR_RETURN_IF_ERROR(NewSession(ConfinedTo(session_options, export_dir), &bundle->session));
     GR_RETURN_IF_ERROR(bundle->session->Create(meta->graph_def()));
     Feeds asset_feeds;
     GR_RETURN_IF_ERROR(AssetFeeds(*meta, export_dir, &asset_feeds));
@@ -259,7 +268,7 @@ Status LoadSessionBundle(const SessionOptions& session_options, const std::strin
                               prefix, "-?????-of-?????)");
     prefix = shards.size() == 1 ? shards[0] : prefix + "-?????-of-?????";
   }
-  GR_RETURN_IF_ERROR(LoadMetaGraphAndCheckpoint(session_options, meta, prefix, bundle));
+  GR_RETURN_IF_ERROR(LoadMetaGraphAndCheckpoint(ConfinedTo(session_options, export_dir), meta, prefix, bundle));
   // SessionBundle's own init op and assets (collections "serving_init_op",
   // node_list, and "serving_assets", any_list of AssetFile, whose wire form
   // {tensor_binding {tensor_name #1} #1, filename #2} is AssetFileDef's).

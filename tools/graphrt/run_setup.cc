@@ -40,7 +40,11 @@ void AddRunOptions(po::options_description* desc, bool generate_inputs) {
       ("threads", po::value<int>()->default_value(0)->value_name("N"),
        "intra- and inter-op threads (0 = all cores)")
       ("memory-limit", po::value<double>()->default_value(0)->value_name("MIB"),
-       "most MiB the session's tensors may hold at once (0 = a quarter of physical memory)");
+       "most MiB the session's tensors may hold at once (0 = a quarter of physical memory)")
+      ("allow-dir", po::value<std::vector<std::string>>()->composing()->value_name("DIR"),
+       "let the graph's file ops (SaveV2, RestoreV2, ...) touch files in DIR (repeatable). A SavedModel "
+       "or SessionBundle directory may only touch its own folder and these; a graph file, given any, "
+       "only these ('--allow-dir /' lifts the limit)");
   if (generate_inputs)
     desc->add_options()
         ("shape", po::value<std::vector<std::string>>()->composing()->value_name("NAME=D0,D1,..."),
@@ -61,6 +65,11 @@ SessionOptions SessionOptionsFromArgs(const po::variables_map& vm) {
   options.config.set_inter_op_parallelism_threads(threads);
   options.config.mutable_graphrt_options()->set_session_memory_limit_bytes(
       static_cast<int64_t>(memory_limit_mib * (1 << 20)));
+  if (vm.count("allow-dir"))
+    for (const std::string& d : vm["allow-dir"].as<std::vector<std::string>>()) {
+      if (d.empty()) throw UsageError("--allow-dir needs a directory");
+      options.config.mutable_graphrt_options()->add_allowed_directories(d);
+    }
   return options;
 }
 
