@@ -342,6 +342,25 @@ if run_ok "plugins --plugin-dir" "$GRAPHRT" plugins --no-default-plugins \
     --plugin-dir "$PLUGIN_DIR"; then
   expect_out "--plugin-dir loads a directory" "ops_math_cpu"
 fi
+# A kernel that replaces a standard one, and one the standard one shadows:
+# a warning at load and a mark in `graphrt plugins`.
+if run_ok "plugins: a kernel replacing another plugin's" "$GRAPHRT" plugins \
+    --plugin "$BUILD/tests/plugins/libgraphrt_test_relu_override.so"; then
+  expect_out "plugins marks the replacing kernel" \
+    "! kernel Relu on CPU [replaces the kernel of plugin 'ops_nn_cpu' (priority 1 > 0)]"
+  if grep -qF "W runtime.cc] plugin 'test_relu_override'" "$TMP/stderr"; then pass "a replacing kernel is logged"
+  else fail "a replacing kernel is not logged: $(cat "$TMP/stderr")"; fi
+fi
+if run_ok "plugins: a shadowed kernel" "$GRAPHRT" plugins \
+    --plugin "$BUILD/tests/plugins/libgraphrt_test_relu_shadowed.so"; then
+  expect_out "plugins marks the shadowed kernel" "! kernel Relu on CPU [is never used: shadowed by the kernel of plugin 'ops_nn_cpu'"
+fi
+# A valid directory whose kernel-only plugin (with a thread) sorts first.
+if run_ok "plugins --plugin-dir, kernels before their op" "$GRAPHRT" plugins \
+    --plugin-dir "$BUILD/tests/plugins/kernels_first"; then
+  expect_out "the kernel-only plugin loaded" "test_TestDirOp_kernels"
+  expect_out "the op plugin loaded" "test_dir_op"
+fi
 if run_ok "devices" "$GRAPHRT" devices; then
   expect_out "devices lists CPU:0" "device:CPU:0"
   expect_out "devices shows type" "type:        CPU"

@@ -1,8 +1,11 @@
 // Plugin loading: ABI stability, error paths, all-or-nothing loads.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <fstream>
 
+#include "graphrt/core/kernel_registry.h"
 #include "graphrt/core/op_registry.h"
 #include "graphrt/core/runtime.h"
 #include "test_util.h"
@@ -242,6 +245,84 @@ TEST_F(PluginLoader, ExceptionsFromRawKernelsBecomeStatuses) {
   std::vector<Tensor> out;
   ASSERT_TRUE(testing::TryRunGraph(graph("none"), {{"x", x}}, {"t"}, &out).ok());
   EXPECT_EQ(testing::ToVector<float>(out[0]), (std::vector<float>{1, 2}));
+}
+
+// The marker file a test plugin's destructor creates if it is ever unloaded.
+std::string UnloadMarker(const std::string& name) {
+  const std::string marker = ::testing::TempDir() + "/unloaded_" + name;
+  std::remove(marker.c_str());
+  setenv("GRAPHRT_TEST_UNLOAD_MARKER", marker.c_str(), 1);
+  return marker;
+}
+bool Exists(const std::string& path) { return std::ifstream(path).good(); }
+
+// A valid directory whose kernel-only plugin (it starts a thread in init)
+// sorts before the plugin defining its op: both load, each init runs once,
+// and no library is unloaded (its thread would run unmapped code).
+TEST_F(PluginLoader, KernelPluginSortingBeforeItsOpPluginLoadsWithoutRetry) {
+  const std::string marker = UnloadMarker("kernels_first");
+  const std::string dir = std::string(GRAPHRT_TEST_PLUGIN_DIR) + "/kernels_first";
+  ASSERT_TRUE(Runtime::Global().LoadPluginDirectory(dir).ok());
+  std::vector<std::string> names;
+  for (const PluginInfo& p : Runtime::Global().Plugins()) names.push_back(p.name);
+  for (const char* want : {"test_dir_op", "test_TestDirOp_kernels"})
+    EXPECT_NE(std::find(names.begin(), names.end(), want), names.end()) << want;
+  std::vector<Tensor> out;
+  ASSERT_TRUE(testing::TryRunGraph("node { name: 'd' op: 'TestDirOp' }", {}, {"d"}, &out).ok());
+  EXPECT_EQ(out[0].scalar<int32_t>(), 1);  // init ran once
+  EXPECT_FALSE(Exists(marker));
+  // Loading the directory again changes nothing.
+  ASSERT_TRUE(Runtime::Global().LoadPluginDirectory(dir).ok());
+  ASSERT_TRUE(testing::TryRunGraph("node { name: 'd' op: 'TestDirOp' }", {}, {"d"}, &out).ok());
+  EXPECT_EQ(out[0].scalar<int32_t>(), 1);
+  EXPECT_FALSE(Exists(marker));
+}
+
+// A plugin rejected after its init ran (it started a thread) registers
+// nothing but stays mapped.
+TEST_F(PluginLoader, RejectedPluginWhoseInitRanStaysMapped) {
+  const std::string marker = UnloadMarker("thread_orphan");
+  const size_t before = NumPlugins();
+  Status s = Load("thread_orphan");
+  EXPECT_EQ(s.code(), Code::kFailedPrecondition) << s;
+  EXPECT_NE(s.message().find("NobodyDefinesThisEither"), std::string::npos) << s;
+  EXPECT_NE(s.message().find("libgraphrt_test_thread_orphan.so"), std::string::npos) << s;
+  EXPECT_EQ(NumPlugins(), before);
+  EXPECT_TRUE(Runtime::Global().kernels().KernelsForOp("NobodyDefinesThisEither").empty());
+  EXPECT_FALSE(Exists(marker));
+  // Asked again, the same mapped copy is refused the same way.
+  EXPECT_EQ(Load("thread_orphan").code(), Code::kFailedPrecondition);
+  EXPECT_FALSE(Exists(marker));
+}
+
+// A kernel that takes over a loaded plugin's kernel, and one that is never
+// chosen, say so (PluginInfo.kernels, which `graphrt plugins` prints).
+TEST_F(PluginLoader, KernelsThatReplaceOrAreShadowedSaySo) {
+  PluginInfo shadowed, override;
+  ASSERT_TRUE(Runtime::Global().LoadPlugin(TestPlugin("relu_shadowed"), &shadowed).ok());
+  ASSERT_EQ(shadowed.kernels.size(), 1u);
+  EXPECT_EQ(shadowed.kernels[0],
+            "Relu on CPU [is never used: shadowed by the kernel of plugin 'ops_nn_cpu' (priority 0 <= 0)]");
+  const std::string relu =
+      "node { name: 'x' op: 'Placeholder' attr { key: 'dtype' value { type: DT_FLOAT } } }"
+      "node { name: 'y' op: 'Relu' input: 'x' attr { key: 'T' value { type: DT_FLOAT } } }";
+  const Tensor x = testing::MakeTensor<float>(GR_FLOAT, {2}, {-1, 2});
+  std::vector<Tensor> out;
+  ASSERT_TRUE(testing::TryRunGraph(relu, {{"x", x}}, {"y"}, &out).ok());  // the standard kernel
+  EXPECT_EQ(testing::ToVector<float>(out[0]), (std::vector<float>{0, 2}));
+
+  ASSERT_TRUE(Runtime::Global().LoadPlugin(TestPlugin("relu_override"), &override).ok());
+  ASSERT_EQ(override.kernels.size(), 1u);
+  EXPECT_EQ(override.kernels[0],
+            "Relu on CPU [replaces the kernel of plugin 'ops_nn_cpu' (priority 1 > 0); "
+            "replaces the kernel of plugin 'test_relu_shadowed' (priority 1 > 0)]");
+  Status s = testing::TryRunGraph(relu, {{"x", x}}, {"y"}, &out);
+  EXPECT_NE(s.message().find("test kernel_override ran"), std::string::npos) << s;
+  // Plugins without overlapping kernels carry no mark.
+  for (const PluginInfo& p : Runtime::Global().Plugins()) {
+    if (p.name != "ops_array_cpu") continue;
+    for (const std::string& k : p.kernels) EXPECT_EQ(k.find(" ["), std::string::npos) << k;
+  }
 }
 
 TEST_F(PluginLoader, DirectoryErrors) {

@@ -17,16 +17,56 @@ namespace {
 
 using Feeds = std::vector<std::pair<std::string, Tensor>>;
 
+// The path fed for asset `filename` of the model in `export_dir`: inside
+// its assets folder. An asset name is a file name relative to that folder;
+// an absolute one, or one whose ".." components climb out of it, would hand
+// the graph's ops (a Save, say) a path anywhere, so it is refused.
+Status AssetPath(const std::string& export_dir, const std::string& filename, const std::string& tensor,
+                 std::string* path) {
+  const std::string assets_dir = JoinPath(export_dir, kSavedModelAssetsDirectory);
+  auto refuse = [&](const char* why) {
+    return errors::InvalidArgument("asset '", filename, "' (fed to '", tensor, "') of the model in '", export_dir,
+                                   "' ", why, "; asset file names are relative to ", assets_dir);
+  };
+  if (filename.empty()) return refuse("has an empty file name");
+  if (filename[0] == '/') return refuse("is an absolute path");
+  if (filename.find('\0') != std::string::npos) return refuse("contains a NUL byte");
+  int depth = 0;
+  for (size_t start = 0; start <= filename.size();) {
+    size_t slash = filename.find('/', start);
+    if (slash == std::string::npos) slash = filename.size();
+    const std::string part = filename.substr(start, slash - start);
+    if (part == "..") {
+      if (--depth < 0) return refuse("leaves the assets folder ('..')");
+    } else if (!part.empty() && part != ".") {
+      ++depth;
+    }
+    start = slash + 1;
+  }
+  *path = JoinPath(assets_dir, filename);
+  return Status::OK();
+}
+
 Status AssetFeeds(const proto::MetaGraphDef& meta, const std::string& export_dir, Feeds* feeds) {
   std::vector<proto::AssetFileDef> assets;
   GR_RETURN_IF_ERROR(GetAssetFileDefs(meta, &assets));
-  const std::string assets_dir = JoinPath(export_dir, kSavedModelAssetsDirectory);
   for (const proto::AssetFileDef& a : assets) {
     if (a.tensor_info().name().empty())
       return errors::InvalidArgument("an AssetFileDef for '", a.filename(), "' names no tensor");
-    feeds->emplace_back(a.tensor_info().name(), Tensor::StringScalar(JoinPath(assets_dir, a.filename())));
+    std::string path;
+    GR_RETURN_IF_ERROR(AssetPath(export_dir, a.filename(), a.tensor_info().name(), &path));
+    feeds->emplace_back(a.tensor_info().name(), Tensor::StringScalar(path));
   }
   return Status::OK();
+}
+
+// The session options a model in `model_dir` is loaded with: its ops may
+// touch files only in that folder and in the directories the caller
+// allowed (a graph is a program; README, "Trust model").
+SessionOptions ConfinedTo(const SessionOptions& options, const std::string& model_dir) {
+  SessionOptions confined = options;
+  confined.config.mutable_graphrt_options()->add_allowed_directories(model_dir);
+  return confined;
 }
 
 Status RunInitOp(Session* session, const proto::RunOptions& run_options, const proto::MetaGraphDef& meta,
@@ -147,7 +187,7 @@ Status LoadSavedModel(const SessionOptions& session_options, const proto::RunOpt
     GR_RETURN_IF_ERROR(FindMetaGraphDefByTags(saved_model, tags, &meta));
     bundle->meta_graph_def = *meta;
     bundle->source = export_dir;
-    GR_RETURN_IF_ERROR(NewSession(session_options, &bundle->session));
+    GR_RETURN_IF_ERROR(NewSession(ConfinedTo(session_options, export_dir), &bundle->session));
     GR_RETURN_IF_ERROR(bundle->session->Create(meta->graph_def()));
     Feeds asset_feeds;
     GR_RETURN_IF_ERROR(AssetFeeds(*meta, export_dir, &asset_feeds));
@@ -229,7 +269,7 @@ Status LoadSessionBundle(const SessionOptions& session_options, const std::strin
                               prefix, "-\?\?\?\?\?-of-\?\?\?\?\?)");
     prefix = shards.size() == 1 ? shards[0] : prefix + "-\?\?\?\?\?-of-\?\?\?\?\?";
   }
-  GR_RETURN_IF_ERROR(LoadMetaGraphAndCheckpoint(session_options, meta, prefix, bundle));
+  GR_RETURN_IF_ERROR(LoadMetaGraphAndCheckpoint(ConfinedTo(session_options, export_dir), meta, prefix, bundle));
   // SessionBundle's own init op and assets (collections "serving_init_op",
   // node_list, and "serving_assets", any_list of AssetFile, whose wire form
   // {tensor_binding {tensor_name #1} #1, filename #2} is AssetFileDef's).
@@ -246,8 +286,9 @@ Status LoadSessionBundle(const SessionOptions& session_options, const std::strin
         proto::AssetFileDef def;
         if (!def.ParseFromString(any.value()) || def.tensor_info().name().empty())
           return errors::DataLoss("collection 'serving_assets' holds an AssetFile that does not parse");
-        feeds.emplace_back(def.tensor_info().name(),
-                           Tensor::StringScalar(JoinPath(JoinPath(export_dir, kSavedModelAssetsDirectory), def.filename())));
+        std::string path;
+        GR_RETURN_IF_ERROR(AssetPath(export_dir, def.filename(), def.tensor_info().name(), &path));
+        feeds.emplace_back(def.tensor_info().name(), Tensor::StringScalar(path));
       }
     }
     const std::string op = TensorNameToNodeName(init->second.node_list().value(0));

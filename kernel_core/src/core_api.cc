@@ -10,6 +10,7 @@
 
 #include "core_api_internal.h"
 #include "executor.h"
+#include "file_access.h"
 #include "graph_pass_context.h"
 #include "node_def_util.h"
 #include "resource_mgr.h"
@@ -826,6 +827,20 @@ int32_t PassIsTarget(GR_GraphPassContext* ctx, const char* node) {
   return node != nullptr && ctx->targets->count(node) > 0 ? 1 : 0;
 }
 
+int32_t CtxCheckFileAccess(GR_KernelContext* ctx, const char* path, uint32_t access) {
+  if (path == nullptr) {
+    SetCallError(ctx->call, errors::InvalidArgument("ctx_check_file_access: the path is null"));
+    return GR_INVALID_ARGUMENT;
+  }
+  const FileAccessPolicy* policy = FileAccessOf(ctx->call.step);
+  if (policy == nullptr) return GR_OK;
+  Status s = policy->Check(path, access);
+  if (s.ok()) return GR_OK;
+  const int32_t code = static_cast<int32_t>(s.code());
+  SetCallError(ctx->call, std::move(s));
+  return code;
+}
+
 
 }  // namespace
 
@@ -927,6 +942,7 @@ const GR_CoreApi* CoreApi() {
     a.pass_kernel_available = PassKernelAvailable;
     a.pass_op_def = PassOpDef;
     a.pass_is_target = PassIsTarget;
+    a.ctx_check_file_access = CtxCheckFileAccess;
     return a;
   }();
   return &api;

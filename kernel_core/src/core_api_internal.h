@@ -83,6 +83,9 @@ class ResourceMgr;
 int64_t StepIdOf(const StepState* s);
 int32_t NumThreadsOf(const StepState* s);
 ResourceMgr* ResourcesOf(const StepState* s);
+// ABI 1.4: the session's file-access policy; null: every path allowed.
+class FileAccessPolicy;
+const FileAccessPolicy* FileAccessOf(const StepState* s);
 // The step's resource container ("__per_step_<id>"), emptied when it ends.
 const char* StepContainerOf(StepState* s);
 // ABI 1.3 (executor.cc): ends an asynchronous kernel's call; the step's

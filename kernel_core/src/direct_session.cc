@@ -26,6 +26,7 @@
 #include "graph_passes.h"
 #include "graphrt/core/partition.h"
 #include "graphrt/core/rendezvous.h"
+#include "file_access.h"
 #include "memory_budget.h"
 #include "resource_mgr.h"
 #include "graphrt/core/graph.h"
@@ -120,7 +121,8 @@ struct SharedKernel {
 
 class DirectSession final : public Session {
  public:
-  explicit DirectSession(const SessionOptions& options) : options_(options) {
+  DirectSession(const SessionOptions& options, std::unique_ptr<FileAccessPolicy> file_access)
+      : options_(options), file_access_(std::move(file_access)) {
     const auto& c = options.config;
     int threads = std::max(c.intra_op_parallelism_threads(), c.inter_op_parallelism_threads());
     const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -417,6 +419,7 @@ class DirectSession final : public Session {
     std::optional<LocalRendezvous> rendezvous;
     if (ek.num_transfers > 0) args.rendezvous = &rendezvous.emplace();
     args.host_allocator = host_allocator_;
+    args.file_access = file_access_.get();
     Status step = ek.executor->Run(args);
     for (Device* d : ek.streamed_devices) {
       // Even after a failure: nothing the step enqueued may outlive it.
@@ -672,12 +675,18 @@ class DirectSession final : public Session {
   std::unordered_map<std::string, SharedKernel> stateful_kernels_;
 
   ResourceMgr resources_;  // variables and other state, until Close
+  const std::unique_ptr<FileAccessPolicy> file_access_;  // null: no restriction
 };
 
 class DirectSessionFactory final : public SessionFactory {
  public:
   Status NewSession(const SessionOptions& options, std::unique_ptr<Session>* out) override {
-    *out = std::make_unique<DirectSession>(options);
+    // The allowed directories are resolved once, now: a later symlink swap
+    // of one of them does not widen the policy.
+    const auto& dirs = options.config.graphrt_options().allowed_directories();
+    std::unique_ptr<FileAccessPolicy> file_access;
+    GR_RETURN_IF_ERROR(FileAccessPolicy::Create(std::vector<std::string>(dirs.begin(), dirs.end()), &file_access));
+    *out = std::make_unique<DirectSession>(options, std::move(file_access));
     return Status::OK();
   }
 };

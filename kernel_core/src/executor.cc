@@ -490,6 +490,7 @@ Allocator* StepHostAllocator(const StepState* s) {
 }
 int32_t NumThreadsOf(const StepState* s) { return s->args->num_threads; }
 ResourceMgr* ResourcesOf(const StepState* s) { return s->args->resources; }
+const FileAccessPolicy* FileAccessOf(const StepState* s) { return s->args->file_access; }
 const char* StepContainerOf(StepState* s) {
   if (!s->used_step_container.load(std::memory_order_relaxed)) {
     std::lock_guard<std::mutex> lock(s->mu);

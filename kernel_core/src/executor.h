@@ -36,6 +36,7 @@ class Var;
 class ResourceMgr;
 class CancellationRegistry;
 class Rendezvous;
+class FileAccessPolicy;
 
 struct NodeItem {
   // Hot: what the per-node path reads, together at the front.
@@ -141,6 +142,9 @@ struct RunArgs {
   // Where device kernels' HostMemory outputs go (the session's view of host
   // memory); null: the plain host allocator.
   Allocator* host_allocator = nullptr;
+  // The directories file-touching kernels may use (ABI 1.4
+  // ctx_check_file_access); null: any.
+  const FileAccessPolicy* file_access = nullptr;
 };
 
 struct StepState;

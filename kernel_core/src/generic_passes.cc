@@ -13,6 +13,7 @@
 
 #include "core_api_internal.h"
 #include "executor.h"
+#include "file_access.h"
 #include "graphrt/core/control_flow.h"
 #include "graphrt/core/kernel_registry.h"
 #include "graphrt/core/op_registry.h"
@@ -228,6 +229,9 @@ Status Evaluate(const Graph& g, const std::vector<Node*>& order, const std::vect
     RunArgs args;
     args.feeds = &no_feeds;
     args.fetches = values;
+    // A folded value is computed once, at Create: no file may feed it (a
+    // plugin op that reads files without being stateful stays unfolded).
+    args.file_access = FileAccessPolicy::DenyAll();
     return executor->Run(args);
   }();
   budget->ReleaseOwner();

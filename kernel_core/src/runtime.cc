@@ -8,6 +8,7 @@
 #include <boost/dll/runtime_symbol_info.hpp>
 #include <boost/dll/shared_library.hpp>
 #include <boost/filesystem.hpp>
+#include <cstdio>
 #include <cstdlib>
 #include <mutex>
 #include <set>
@@ -25,6 +26,16 @@ namespace graphrt {
 
 namespace fs = boost::filesystem;
 
+// A plugin whose init has run, with what it registered (not yet applied).
+struct StagedPlugin {
+  std::string path;       // for messages: the file asked for (and the build loaded)
+  std::string canonical;  // the file loaded
+  GR_Registrar reg;
+  std::string version;
+  uint32_t abi_major = 0;
+  uint32_t abi_minor = 0;
+};
+
 struct Runtime::Impl {
   OpRegistry ops;
   KernelRegistry kernels;
@@ -32,11 +43,16 @@ struct Runtime::Impl {
   GraphPassRegistry graph_passes;
   mutable std::mutex mu;  // serialises loads, guards plugins/libs
   std::vector<PluginInfo> plugins;
-  std::vector<std::unique_ptr<boost::dll::shared_library>> libs;  // never unloaded once committed
+  // Every library whose init ran, loaded or not: never unloaded.
+  std::vector<std::unique_ptr<boost::dll::shared_library>> libs;
   std::once_flag defaults_once;
   Status defaults_status;
 
-  Status Load(const std::string& path, PluginInfo* loaded);
+  Status Open(const std::string& path, const std::vector<std::unique_ptr<StagedPlugin>>& pending,
+              std::unique_ptr<StagedPlugin>* out, PluginInfo* already);
+  bool KernelOpsDefined(const StagedPlugin& s) const;
+  Status Commit(StagedPlugin& s, PluginInfo* loaded);
+  Status LoadAll(const std::vector<std::string>& paths, PluginInfo* loaded);
 };
 
 Runtime::Runtime() : impl_(std::make_unique<Impl>()) {
@@ -125,9 +141,63 @@ Status ChooseIsaBuild(const fs::path& file, fs::path* build, std::string* level)
   return Status::OK();
 }
 
+// Whether some node matches both kernels: same device and label, and
+// every attr both constrain allows a common type.
+bool KernelsOverlap(const KernelRegistration& a, const KernelRegistration& b) {
+  if (a.device_type != b.device_type || a.label != b.label) return false;
+  for (const auto& [attr, types] : a.constraints)
+    for (const auto& [other_attr, other_types] : b.constraints)
+      if (attr == other_attr && std::none_of(types.begin(), types.end(), [&](DataType t) {
+            return std::find(other_types.begin(), other_types.end(), t) != other_types.end();
+          }))
+        return false;
+  return true;
+}
+
+// Whether `wide` matches every node `narrow` matches.
+bool KernelCovers(const KernelRegistration& wide, const KernelRegistration& narrow) {
+  for (const auto& [attr, types] : wide.constraints) {
+    auto it = std::find_if(narrow.constraints.begin(), narrow.constraints.end(),
+                           [&](const auto& c) { return c.first == attr; });
+    if (it == narrow.constraints.end()) return false;  // narrow takes any type there
+    for (DataType t : it->second)
+      if (std::find(types.begin(), types.end(), t) == types.end()) return false;
+  }
+  return true;
+}
+
+// What a new kernel `k` does to the loaded kernels of other plugins for its
+// op (KernelRegistry::FindKernel: the highest priority wins, the earlier
+// registered on a tie): "" when it overlaps none.
+std::string KernelOverlapNote(const KernelRegistration& k, const std::vector<const KernelRegistration*>& loaded) {
+  std::string note;
+  for (const KernelRegistration* e : loaded) {
+    if (e->plugin == k.plugin || !KernelsOverlap(k, *e)) continue;
+    const std::string priorities = " (priority " + std::to_string(k.priority) +
+                                   (k.priority > e->priority ? " > " : " <= ") + std::to_string(e->priority) + ")";
+    const std::string other = "the kernel of plugin '" + e->plugin + "'";
+    std::string one;
+    if (k.priority > e->priority)
+      one = std::string(KernelCovers(k, *e) ? "replaces " : "partly replaces ") + other + priorities;
+    else if (KernelCovers(*e, k))
+      one = "is never used: shadowed by " + other + priorities;
+    else
+      one = "is partly shadowed by " + other + priorities;
+    note += (note.empty() ? "" : "; ") + one;
+  }
+  return note;
+}
+
 }  // namespace
 
-Status Runtime::Impl::Load(const std::string& named_path, PluginInfo* loaded) {
+// Opens `named_path` and runs its init: on success *out holds what it
+// registered, not yet applied (null, with *already set, when that file is
+// loaded already). A library whose init ran stays mapped whatever happens
+// next: the init may have started threads or handed out pointers into its
+// code, so unloading it could crash the process later.
+Status Runtime::Impl::Open(const std::string& named_path, const std::vector<std::unique_ptr<StagedPlugin>>& pending,
+                           std::unique_ptr<StagedPlugin>* out, PluginInfo* already) {
+  out->reset();
   boost::system::error_code ec;
   fs::path p(named_path);
   if (!fs::exists(p, ec)) return errors::NotFound("plugin file '", named_path, "' not found");
@@ -141,9 +211,11 @@ Status Runtime::Impl::Load(const std::string& named_path, PluginInfo* loaded) {
   const std::string path = level.empty() ? named_path : named_path + " (its " + level + " build '" + canonical + "')";
   for (const PluginInfo& info : plugins)
     if (info.path == canonical) {  // already loaded
-      if (loaded != nullptr) *loaded = info;
+      *already = info;
       return Status::OK();
     }
+  for (const auto& p : pending)
+    if (p != nullptr && p->canonical == canonical) return Status::OK();  // another name of a file in this batch
 
   auto lib = std::make_unique<boost::dll::shared_library>();
   dlerror();
@@ -158,8 +230,14 @@ Status Runtime::Impl::Load(const std::string& named_path, PluginInfo* loaded) {
                                    GR_PLUGIN_ENTRY_SYMBOL,
                                    "' (declare GRAPHRT_PLUGIN(name, version) in one source file)");
   auto init = lib->get<int32_t(GR_PluginInitArgs*)>(GR_PLUGIN_ENTRY_SYMBOL);
+  // From here on the library is never unloaded (a later load of the same
+  // file maps the same copy again).
+  libs.push_back(std::move(lib));
 
-  GR_Registrar reg;
+  auto staged = std::make_unique<StagedPlugin>();
+  staged->path = path;
+  staged->canonical = canonical;
+  GR_Registrar& reg = staged->reg;
   reg.plugin = fs::path(canonical).stem().string();
   GR_PluginInitArgs args;
   std::memset(&args, 0, sizeof(args));
@@ -181,12 +259,6 @@ Status Runtime::Impl::Load(const std::string& named_path, PluginInfo* loaded) {
                                       ".", args.plugin_abi_minor, " but this core provides ABI ", GR_ABI_MAJOR, ".",
                                       GR_ABI_MINOR, "; rebuild the plugin against this graphrt SDK");
   if (args.plugin_name && args.plugin_name[0]) reg.plugin = args.plugin_name;
-  // A second copy of a loaded plugin (another path, same plugin) would
-  // register every kernel twice.
-  for (const PluginInfo& info : plugins)
-    if (info.name == reg.plugin)
-      return errors::AlreadyExists("plugin '", path, "' is '", reg.plugin, "', which is already loaded from '",
-                                   info.path, "'; load only one copy of a plugin");
   if (rc != GR_OK) {
     Status why = reg.error.ok() ? Status(static_cast<Code>(rc), "init returned an error without a message")
                                 : reg.error;
@@ -195,9 +267,34 @@ Status Runtime::Impl::Load(const std::string& named_path, PluginInfo* loaded) {
   for (auto& op : reg.ops) op->plugin = reg.plugin;
   for (auto& k : reg.kernels) k->plugin = reg.plugin;
   for (auto& d : reg.devices) d.second = reg.plugin;
-  for (auto& p : reg.graph_passes) p->plugin = reg.plugin;
+  for (auto& gp : reg.graph_passes) gp->plugin = reg.plugin;
+  staged->version = args.plugin_version ? args.plugin_version : "";
+  staged->abi_major = args.plugin_abi_major;
+  staged->abi_minor = args.plugin_abi_minor;
+  *out = std::move(staged);
+  return Status::OK();
+}
 
-  // Validate everything before changing anything.
+bool Runtime::Impl::KernelOpsDefined(const StagedPlugin& s) const {
+  for (const auto& k : s.reg.kernels) {
+    const bool own = std::any_of(s.reg.ops.begin(), s.reg.ops.end(),
+                                 [&](const auto& op) { return op->op_def.name() == k->op; });
+    if (!own && ops.LookUp(k->op) == nullptr) return false;
+  }
+  return true;
+}
+
+// Validates everything `s` registered against what is loaded, then applies
+// it all, or nothing.
+Status Runtime::Impl::Commit(StagedPlugin& s, PluginInfo* loaded) {
+  GR_Registrar& reg = s.reg;
+  const std::string& path = s.path;
+  // A second copy of a loaded plugin (another path, same plugin) would
+  // register every kernel twice.
+  for (const PluginInfo& info : plugins)
+    if (info.name == reg.plugin)
+      return errors::AlreadyExists("plugin '", path, "' is '", reg.plugin, "', which is already loaded from '",
+                                   info.path, "'; load only one copy of a plugin");
   std::set<std::string> staged_ops;
   for (const auto& op : reg.ops) staged_ops.insert(op->op_def.name());
   for (const auto& k : reg.kernels)
@@ -210,14 +307,23 @@ Status Runtime::Impl::Load(const std::string& named_path, PluginInfo* loaded) {
 
   PluginInfo info;
   info.name = reg.plugin;
-  info.version = args.plugin_version ? args.plugin_version : "";
-  info.path = canonical;
-  info.abi_major = args.plugin_abi_major;
-  info.abi_minor = args.plugin_abi_minor;
+  info.version = s.version;
+  info.path = s.canonical;
+  info.abi_major = s.abi_major;
+  info.abi_minor = s.abi_minor;
   for (const auto& op : reg.ops) info.ops.push_back(op->op_def.name());
-  for (const auto& k : reg.kernels) info.kernels.push_back(k->op + " on " + k->device_type);
+  for (const auto& k : reg.kernels) {
+    info.kernels.push_back(k->op + " on " + k->device_type);
+    // Say when this kernel takes over another plugin's, or will never (or
+    // not always) be chosen: either is easy to do by accident and silent.
+    const std::string note = KernelOverlapNote(*k, kernels.KernelsForOp(k->op));
+    if (note.empty()) continue;
+    info.kernels.back() += " [" + note + "]";
+    std::fprintf(stderr, "W runtime.cc] plugin '%s' (%s): its kernel for op '%s' (%s) %s\n", reg.plugin.c_str(),
+                 path.c_str(), k->op.c_str(), k->DebugString().c_str(), note.c_str());
+  }
   for (const auto& d : reg.devices) info.devices.push_back(d.first.device_type);
-  for (const auto& p : reg.graph_passes) info.graph_passes.push_back(p->name + " for " + p->device_type);
+  for (const auto& gp : reg.graph_passes) info.graph_passes.push_back(gp->name + " for " + gp->device_type);
 
   GR_RETURN_IF_ERROR(ops.AddAll(std::move(reg.ops)));
   kernels.AddAll(std::move(reg.kernels));
@@ -225,7 +331,34 @@ Status Runtime::Impl::Load(const std::string& named_path, PluginInfo* loaded) {
   graph_passes.AddAll(std::move(reg.graph_passes));
   if (loaded != nullptr) *loaded = info;
   plugins.push_back(std::move(info));
-  libs.push_back(std::move(lib));
+  return Status::OK();
+}
+
+// Each plugin's init runs once; then the plugins are committed ops first:
+// a plugin whose kernels need ops that another plugin of the batch defines
+// waits until that one is committed (so the order of the files does not
+// matter and nothing is loaded twice). Those whose ops never appear fail
+// as a single load would. Returns the first failure in `paths` order.
+Status Runtime::Impl::LoadAll(const std::vector<std::string>& paths, PluginInfo* loaded) {
+  std::vector<Status> results(paths.size());
+  std::vector<std::unique_ptr<StagedPlugin>> staged(paths.size());
+  for (size_t i = 0; i < paths.size(); ++i) {
+    PluginInfo already;
+    results[i] = Open(paths[i], staged, &staged[i], &already);
+    if (results[i].ok() && staged[i] == nullptr && !already.path.empty() && loaded != nullptr) *loaded = already;
+  }
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (size_t i = 0; i < paths.size(); ++i)
+      if (staged[i] != nullptr && KernelOpsDefined(*staged[i])) {
+        results[i] = Commit(*staged[i], loaded);
+        staged[i].reset();
+        progress = true;
+      }
+  }
+  for (size_t i = 0; i < paths.size(); ++i)
+    if (staged[i] != nullptr) results[i] = Commit(*staged[i], loaded);  // fails: names the missing op
+  for (const Status& s : results) GR_RETURN_IF_ERROR(s);
   return Status::OK();
 }
 
@@ -233,27 +366,31 @@ Status Runtime::LoadPlugin(const std::string& path) { return LoadPlugin(path, nu
 
 Status Runtime::LoadPlugin(const std::string& path, PluginInfo* loaded) {
   std::lock_guard<std::mutex> lock(impl_->mu);
-  return impl_->Load(path, loaded);
+  return impl_->LoadAll({path}, loaded);
 }
 
-Status Runtime::LoadPluginDirectory(const std::string& dir) {
+namespace {
+
+// The lib*.so files of `dir`, sorted by name.
+Status PluginFilesIn(const std::string& dir, std::vector<std::string>* files) {
   boost::system::error_code ec;
   if (!fs::is_directory(dir, ec)) return errors::NotFound("plugin directory '", dir, "' not found");
-  std::vector<std::string> files;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     const fs::path& p = it->path();
-    if (p.extension() == ".so" && p.filename().string().rfind("lib", 0) == 0) files.push_back(p.string());
+    if (p.extension() == ".so" && p.filename().string().rfind("lib", 0) == 0) files->push_back(p.string());
   }
   if (ec) return errors::Unavailable("cannot list plugin directory '", dir, "': ", ec.message());
-  std::sort(files.begin(), files.end());
-  // Op-defining plugins load before kernel-only ones regardless of order:
-  // retry the failures once after everything else.
-  std::vector<std::string> retry;
-  for (const std::string& f : files) {
-    if (!LoadPlugin(f).ok()) retry.push_back(f);
-  }
-  for (const std::string& f : retry) GR_RETURN_IF_ERROR(LoadPlugin(f));
+  std::sort(files->begin(), files->end());
   return Status::OK();
+}
+
+}  // namespace
+
+Status Runtime::LoadPluginDirectory(const std::string& dir) {
+  std::vector<std::string> files;
+  GR_RETURN_IF_ERROR(PluginFilesIn(dir, &files));
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->LoadAll(files, nullptr);
 }
 
 std::string Runtime::DefaultPluginDirectory() {
@@ -278,12 +415,17 @@ Status Runtime::LoadDefaultPlugins() {
         start = colon + 1;
       }
     }
+    // One batch: a plugin's kernels may need ops of a plugin in another
+    // directory of the path.
     Status first;
+    std::vector<std::string> files;
     for (const std::string& d : dirs) {
-      Status s = LoadPluginDirectory(d);
+      Status s = PluginFilesIn(d, &files);
       if (!s.ok() && first.ok()) first = s;
     }
-    impl_->defaults_status = first;
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    Status loaded = impl_->LoadAll(files, nullptr);
+    impl_->defaults_status = first.ok() ? loaded : first;
   });
   return impl_->defaults_status;
 }

@@ -1,9 +1,12 @@
 /* SavedModels through the C API: TensorFlow Serving's half_plus_two and
  * counter (tf_testdata README items 2 and 4), signature lookup and runs,
  * and the error paths. Compiled as C11. */
+#define _DEFAULT_SOURCE /* mkdtemp */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "c_test_util.h"
 
@@ -193,10 +196,63 @@ static void test_load_errors(void) {
   GRC_DeleteStatus(s);
 }
 
+/* A model whose init op saves to a file outside its folder: refused unless
+ * the caller allows that directory (GRC_AllowDirectory). */
+static void test_confined_load(void) {
+  char dir[] = "/tmp/grc_confined_XXXXXX";
+  if (mkdtemp(dir) == NULL) {
+    CHECK(0);
+    return;
+  }
+  char model[300], outside[300], target[330], pbtxt[330];
+  snprintf(model, sizeof(model), "%s/model", dir);
+  snprintf(outside, sizeof(outside), "%s/outside", dir);
+  snprintf(target, sizeof(target), "%s/by_init_op", outside);
+  snprintf(pbtxt, sizeof(pbtxt), "%s/saved_model.pbtxt", model);
+  CHECK(mkdir(model, 0755) == 0 && mkdir(outside, 0755) == 0);
+  FILE* f = fopen(pbtxt, "w");
+  CHECK(f != NULL);
+  if (f == NULL) return;
+  fprintf(f,
+          "saved_model_schema_version: 1 meta_graphs { meta_info_def { tags: 'serve' } graph_def { "
+          "node { name: 'val' op: 'Const' attr { key: 'dtype' value { type: DT_FLOAT } } attr { key: 'value' value { "
+          "tensor { dtype: DT_FLOAT tensor_shape { dim { size: 1 } } float_val: 1.5 } } } } "
+          "node { name: 'names' op: 'Const' attr { key: 'dtype' value { type: DT_STRING } } attr { key: 'value' "
+          "value { tensor { dtype: DT_STRING tensor_shape { dim { size: 1 } } string_val: 'v' } } } } "
+          "node { name: 'where' op: 'Const' attr { key: 'dtype' value { type: DT_STRING } } attr { key: 'value' "
+          "value { tensor { dtype: DT_STRING tensor_shape { } string_val: '%s' } } } } "
+          "node { name: 'init' op: 'Save' input: 'where' input: 'names' input: 'val' attr { key: 'T' value { list { "
+          "type: DT_FLOAT } } } } versions { producer: 27 } } "
+          "collection_def { key: 'legacy_init_op' value { node_list { value: 'init' } } } }",
+          target);
+  fclose(f);
+  GRC_Status* s = GRC_NewStatus();
+  CHECK(GRC_LoadSavedModel(model, NULL, 0, NULL, s) == NULL);
+  CHECK_ERROR(s, GRC_PERMISSION_DENIED, "Node 'init' (op 'Save')");
+  CHECK(strstr(GRC_Message(s), target) != NULL);
+  CHECK(access(target, F_OK) != 0);
+  GRC_SessionOptions* o = GRC_NewSessionOptions();
+  CHECK(GRC_AllowDirectory(o, NULL, s) == 0);
+  CHECK_ERROR(s, GRC_INVALID_ARGUMENT, "dir is NULL");
+  CHECK(GRC_AllowDirectory(o, outside, s) == 1);
+  GRC_SavedModel* m = GRC_LoadSavedModel(model, NULL, 0, o, s);
+  CHECK_OK(s);
+  CHECK(m != NULL && access(target, F_OK) == 0);
+  GRC_DeleteSavedModel(m);
+  GRC_DeleteSessionOptions(o);
+  GRC_DeleteStatus(s);
+  remove(target);
+  remove(pbtxt);
+  rmdir(model);
+  rmdir(outside);
+  rmdir(dir);
+}
+
 int main(void) {
   test_half_plus_two();
   test_counter();
   test_load_errors();
+  test_confined_load();
   if (c_test_failures() == 0) printf("all C API SavedModel checks passed\n");
   return c_test_exit();
 }

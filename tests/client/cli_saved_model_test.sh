@@ -167,6 +167,31 @@ fi
 skip_or_ok "run SessionBundle directory" "$GRAPHRT" run "$TF/serving/session_bundle/half_plus_two/00000123" --feed "x:0=$TMP/x2.npy" --fetch y:0 &&
   expect_out "run: V1 checkpoint restored" "y:0: dtype=float shape=[2] values=[3, 3.5]"
 
+# ---------------------------------------------------- loading is confined
+# A model whose init op saves to a path outside its folder (reproducer
+# sm_init_op_writes_anywhere): refused, nothing written, unless --allow-dir
+# names the directory.
+mkdir -p "$TMP/confined/model" "$TMP/confined/outside"
+cat >"$TMP/confined/model/saved_model.pbtxt" <<EOF
+saved_model_schema_version: 1
+meta_graphs { meta_info_def { tags: "serve" } graph_def {
+  node { name: "val" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } } attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: 1 } } float_val: 1.5 } } } }
+  node { name: "names" op: "Const" attr { key: "dtype" value { type: DT_STRING } } attr { key: "value" value { tensor { dtype: DT_STRING tensor_shape { dim { size: 1 } } string_val: "v" } } } }
+  node { name: "where" op: "Const" attr { key: "dtype" value { type: DT_STRING } } attr { key: "value" value { tensor { dtype: DT_STRING tensor_shape { } string_val: "$TMP/confined/outside/by_init_op" } } } }
+  node { name: "init" op: "Save" input: "where" input: "names" input: "val" attr { key: "T" value { list { type: DT_FLOAT } } } }
+  versions { producer: 27 } }
+ collection_def { key: "legacy_init_op" value { node_list { value: "init" } } }
+ signature_def { key: "serving_default" value { method_name: "tensorflow/serving/predict" outputs { key: "y" value { name: "val:0" dtype: DT_FLOAT } } } } }
+EOF
+expect_error "run: a model's init op may not write outside its folder" 1 \
+  "Node 'init' (op 'Save'): writing '$TMP/confined/outside/by_init_op' is not allowed" \
+  "$GRAPHRT" run "$TMP/confined/model"
+if [[ -e "$TMP/confined/outside/by_init_op" ]]; then fail "run: the refused init op wrote its file"; fi
+if run_ok "run --allow-dir" "$GRAPHRT" run "$TMP/confined/model" --allow-dir "$TMP/confined/outside"; then
+  expect_out "run --allow-dir: the model ran" "values=[1.5]"
+  if [[ -s "$TMP/confined/outside/by_init_op" ]]; then pass "run --allow-dir: written"; else fail "run --allow-dir: not written"; fi
+fi
+
 if [[ $failures -ne 0 ]]; then
   echo "$failures check(s) failed" >&2
   exit 1

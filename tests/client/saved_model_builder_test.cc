@@ -246,7 +246,11 @@ TEST_F(BuilderTest, ReexportTensorFlowsHalfPlusTwoThroughItsOwnSaver) {
   GRAPHRT_TESTDATA(src, "serving/saved_model_half_plus_two_cpu/00000123");
   GRAPHRT_REQUIRE_MODEL_OPS(src, "SaveV2", "RestoreV2", "StringJoin", "ShardedFilename", "MergeV2Checkpoints");
   SavedModelBundle bundle;
-  Status s = LoadSavedModel(testing::OpTestOptions(1), src, {"serve"}, &bundle);
+  // A loaded model's ops may write only in its folder and what the caller
+  // allows: here the folder the re-export goes to.
+  SessionOptions options = testing::OpTestOptions(1);
+  options.config.mutable_graphrt_options()->add_allowed_directories(tmp.path());
+  Status s = LoadSavedModel(options, src, {"serve"}, &bundle);
   ASSERT_TRUE(s.ok()) << s;
   const std::string dir = tmp.Join("reexport");
   SavedModelBuilder builder(dir);

@@ -439,6 +439,118 @@ TEST(SavedModelLoadTest, LoadErrors) {
   EXPECT_EQ(bundle.session, nullptr);
 }
 
+// ------------------------------------------------ loading is confined
+
+// A SavedModel (text) in `dir` whose graph runs a V1 Save of 1.5 to the path
+// in tensor 'path' as its main op; `extra` goes into the
+// MetaGraphDef (asset_file_def and the like) and `nodes` into the graph.
+void WriteSaveModel(const std::string& dir, const std::string& nodes, const std::string& extra) {
+  std::filesystem::create_directories(dir + "/assets");
+  std::ofstream(dir + "/saved_model.pbtxt")
+      << "saved_model_schema_version: 1 meta_graphs { meta_info_def { tags: 'serve' } graph_def { "
+         "node { name: 'val' op: 'Const' attr { key: 'dtype' value { type: DT_FLOAT } } attr { key: 'value' value { "
+         "tensor { dtype: DT_FLOAT tensor_shape { dim { size: 1 } } float_val: 1.5 } } } } "
+         "node { name: 'names' op: 'Const' attr { key: 'dtype' value { type: DT_STRING } } attr { key: 'value' "
+         "value { tensor { dtype: DT_STRING tensor_shape { dim { size: 1 } } string_val: 'v' } } } } "
+      << nodes
+      << " node { name: 'init' op: 'Save' input: 'path' input: 'names' input: 'val' attr { key: 'T' value { list { "
+         "type: DT_FLOAT } } } } versions { producer: 27 } } "
+         "collection_def { key: 'saved_model_main_op' value { node_list { value: 'init' } } } "
+      << extra << " }";
+}
+// The main op saves to the fed asset path `asset`.
+void WriteAssetModel(const std::string& dir, const std::string& asset) {
+  WriteSaveModel(dir,
+                 "node { name: 'path' op: 'Placeholder' attr { key: 'dtype' value { type: DT_STRING } } "
+                 "attr { key: 'shape' value { shape { } } } }",
+                 "asset_file_def { tensor_info { name: 'path:0' } filename: '" + asset + "' }");
+}
+// The main op saves to `target`, a constant.
+void WriteConstPathModel(const std::string& dir, const std::string& target) {
+  WriteSaveModel(dir,
+                 "node { name: 'path' op: 'Const' attr { key: 'dtype' value { type: DT_STRING } } attr { key: 'value' "
+                 "value { tensor { dtype: DT_STRING tensor_shape { } string_val: '" + target + "' } } } }",
+                 "");
+}
+bool Exists(const std::string& path) {
+  std::error_code ec;
+  return std::filesystem::exists(std::filesystem::symlink_status(path, ec));
+}
+
+// Asset names are file names inside assets/: an absolute one, or one whose
+// ".." climbs out, is refused before anything runs (the reproducers
+// sm_asset_traversal_write and sm_asset_absolute_write).
+TEST(SavedModelTrustTest, AssetPathsStayInTheAssetsFolder) {
+  testing::ScopedTempDir tmp;
+  const std::string model = tmp.Join("models/m");
+  struct Case {
+    std::string asset, why, written;
+  } cases[] = {
+      {"../../by_relative_asset", "leaves the assets folder", tmp.Join("models/by_relative_asset")},
+      {"sub/../../../by_relative_asset", "leaves the assets folder", tmp.Join("models/by_relative_asset")},
+      {tmp.Join("by_absolute_asset"), "is an absolute path", tmp.Join("by_absolute_asset")},
+  };
+  for (const Case& c : cases) {
+    WriteAssetModel(model, c.asset);
+    SavedModelBundle bundle;
+    Status s = LoadSavedModel(Options(), model, {"serve"}, &bundle);
+    EXPECT_EQ(s.code(), Code::kInvalidArgument) << s;
+    for (const std::string& m : {"asset '" + c.asset + "'", std::string("fed to 'path:0'"), model, c.why})
+      EXPECT_NE(s.message().find(m), std::string::npos) << s << " / " << m;
+    EXPECT_EQ(bundle.session, nullptr);
+    EXPECT_FALSE(Exists(c.written)) << c.written;
+  }
+  // Names inside assets/ load as before ("./x" is assets/x).
+  WriteAssetModel(model, "./inside");
+  SavedModelBundle bundle;
+  Status s = LoadSavedModel(Options(), model, {"serve"}, &bundle);
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_TRUE(Exists(model + "/assets/inside"));
+}
+
+// A model's ops may touch files only in its folder and the directories the
+// caller allows (reproducer sm_init_op_writes_anywhere); the session stays
+// confined after the load.
+TEST(SavedModelTrustTest, TheModelsOpsAreConfinedToItsFolder) {
+  testing::ScopedTempDir tmp;
+  const std::string model = tmp.Join("model"), outside = tmp.Join("outside");
+  std::filesystem::create_directories(outside);
+  WriteConstPathModel(model, outside + "/by_init_op");
+  SavedModelBundle bundle;
+  Status s = LoadSavedModel(Options(), model, {"serve"}, &bundle);
+  EXPECT_EQ(s.code(), Code::kPermissionDenied) << s;
+  const std::string real_model = std::filesystem::canonical(model).string();
+  for (const std::string& m : {std::string("loading SavedModel ") + model, std::string("running the init op 'init'"),
+                               std::string("Node 'init' (op 'Save')"), "writing '" + outside + "/by_init_op'",
+                               "[" + real_model + "]"})
+    EXPECT_NE(s.message().find(m), std::string::npos) << s << " / " << m;
+  EXPECT_FALSE(Exists(outside + "/by_init_op"));
+  EXPECT_EQ(bundle.session, nullptr);
+
+  // The caller allows `outside`: the same model loads and writes there.
+  SessionOptions allowing = Options();
+  allowing.config.mutable_graphrt_options()->add_allowed_directories(outside);
+  s = LoadSavedModel(allowing, model, {"serve"}, &bundle);
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_TRUE(Exists(outside + "/by_init_op"));
+
+  // A model that writes inside its folder loads; its session stays confined.
+  WriteConstPathModel(model, model + "/variables_copy");
+  s = LoadSavedModel(Options(), model, {"serve"}, &bundle);
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_TRUE(Exists(model + "/variables_copy"));
+  proto::GraphDef more = testing::ParseGraph(
+      "node { name: 'elsewhere' op: 'Const' attr { key: 'dtype' value { type: DT_STRING } } attr { key: 'value' "
+      "value { tensor { dtype: DT_STRING tensor_shape { } string_val: '" + outside + "/later' } } } }"
+      "node { name: 'save_later' op: 'Save' input: 'elsewhere' input: 'names' input: 'val' "
+      "attr { key: 'T' value { list { type: DT_FLOAT } } } }");
+  ASSERT_TRUE(bundle.session->Extend(more).ok());
+  std::vector<Tensor> out;
+  s = bundle.session->Run({}, {}, {"save_later"}, &out);
+  EXPECT_EQ(s.code(), Code::kPermissionDenied) << s;
+  EXPECT_FALSE(Exists(outside + "/later"));
+}
+
 TEST(SavedModelLoadTest, RedundantInputs) {
   GRAPHRT_TESTDATA(dir, "tf2onnx/models/saved_model_with_redundant_inputs");
   SavedModelBundle bundle;
@@ -614,7 +726,11 @@ TEST(SavedModelLoadTest, TextSavedModelRestoredFromTheCpuCheckpoint) {
   GRAPHRT_TESTDATA(cpu, "serving/saved_model_half_plus_two_cpu/00000123");
   GRAPHRT_REQUIRE_MODEL_OPS(dir, "Variable", "Assign", "RestoreV2");
   SavedModelBundle bundle;
-  Status s = LoadSavedModel(Options(), dir, {"serve"}, &bundle);  // no variables/: nothing restored
+  // The loaded model's ops may read only its folder and what the caller
+  // allows: here the other model's checkpoint.
+  SessionOptions options = Options();
+  options.config.mutable_graphrt_options()->add_allowed_directories(cpu);
+  Status s = LoadSavedModel(options, dir, {"serve"}, &bundle);  // no variables/: nothing restored
   ASSERT_TRUE(s.ok()) << s;
   std::unique_ptr<Saver> saver;
   ASSERT_TRUE(Saver::FromSaverDef(bundle.meta_graph_def.saver_def(), nullptr, SaverOptions(), &saver).ok());

@@ -340,6 +340,139 @@ TEST(IoV1, SaveSaveSlicesRestoreRestoreSlice) {
   EXPECT_ERROR(s, Code::kNotFound, "Failed to find any matching files for " + dir + "/none");
 }
 
+// ------------------------------------------------------ file-access policy
+
+// A session confined to `allowed` (ConfigProto.graphrt_options.allowed_directories).
+std::unique_ptr<Session> ConfinedSession(const std::string& graph, const std::vector<std::string>& allowed,
+                                         Status* created = nullptr) {
+  testing::LoadStandardPlugins();
+  SessionOptions o = testing::OpTestOptions(1);
+  for (const std::string& d : allowed) o.config.mutable_graphrt_options()->add_allowed_directories(d);
+  std::unique_ptr<Session> s;
+  Status st = NewSession(o, &s);
+  if (st.ok()) st = s->Create(testing::ParseGraph(graph));
+  if (created != nullptr) *created = st;
+  return st.ok() ? std::move(s) : nullptr;
+}
+
+std::string Real(const std::string& path) { return std::filesystem::canonical(path).string(); }
+bool Exists(const std::string& path) {
+  std::error_code ec;
+  return std::filesystem::exists(std::filesystem::symlink_status(path, ec));
+}
+
+// SaveV2 of one float (1.5) to the fed prefix, and its RestoreV2.
+std::string SaveRestoreGraph() {
+  return SaveGraph(ConstFloat("v", {}, {1.5f}), {"v"}, {""}, {"v"}, {"DT_FLOAT"}) + ConstStrings("rnames", {"v"}) +
+         NodeText("restore", "RestoreV2", {"prefix", "rnames", "specs"}, TypeList("dtypes", {"DT_FLOAT"}));
+}
+
+TEST(IoFileAccess, SaveV2InsideTheAllowedDirectoriesOnly) {
+  const std::string allowed = MakeDir(), outside = MakeDir();
+  std::unique_ptr<Session> s = ConfinedSession(SaveRestoreGraph(), {allowed});
+  ASSERT_TRUE(s);
+  std::vector<Tensor> out;
+  auto save = [&](const std::string& prefix) {
+    return s->Run({{"prefix", Tensor::StringScalar(prefix)}}, {}, {"save"}, &out);
+  };
+  // Inside (a subdirectory too): saved, and read back.
+  ASSERT_TRUE(save(allowed + "/model.ckpt").ok());
+  EXPECT_TRUE(Exists(allowed + "/model.ckpt.index"));
+  mkdir((allowed + "/sub").c_str(), 0755);
+  ASSERT_TRUE(save(allowed + "/sub/./model").ok());
+  ASSERT_TRUE(s->Run({{"prefix", Tensor::StringScalar(allowed + "/sub/model")}}, {"restore:0"}, {}, &out).ok());
+  EXPECT_EQ(out[0].scalar<float>(), 1.5f);
+  // Outside, directly or through "..": refused, naming node, op, path and
+  // the allowed list; nothing written.
+  const std::string up = allowed + "/sub/../../" + std::filesystem::path(outside).filename().string() + "/ckpt";
+  for (const std::string& prefix : {outside + "/ckpt", up}) {
+    EXPECT_ERROR(save(prefix), Code::kPermissionDenied, "Node 'save' (op 'SaveV2')", "writing '" + prefix + "'",
+                 "is not allowed", "[" + Real(allowed) + "]", "allowed_directories");
+    EXPECT_FALSE(Exists(outside + "/ckpt.index"));
+  }
+  EXPECT_ERROR(s->Run({{"prefix", Tensor::StringScalar(outside + "/ckpt")}}, {"restore:0"}, {}, &out),
+               Code::kPermissionDenied, "Node 'restore' (op 'RestoreV2')", "reading '" + outside + "/ckpt'");
+  // The session goes on.
+  ASSERT_TRUE(save(allowed + "/again").ok());
+  EXPECT_TRUE(Exists(allowed + "/again.index"));
+}
+
+TEST(IoFileAccess, SymlinksLeadingOutAreRefused) {
+  const std::string allowed = MakeDir(), outside = MakeDir();
+  namespace fs = std::filesystem;
+  fs::create_directory_symlink(outside, allowed + "/link");
+  fs::create_symlink(outside + "/missing", allowed + "/dangling");
+  std::ofstream(outside + "/secret") << "not a checkpoint";
+  fs::create_symlink(outside + "/secret", allowed + "/evil.index");
+  std::unique_ptr<Session> s = ConfinedSession(SaveRestoreGraph(), {allowed});
+  ASSERT_TRUE(s);
+  std::vector<Tensor> out;
+  // A directory symlink: the resolved path is outside.
+  EXPECT_ERROR(s->Run({{"prefix", Tensor::StringScalar(allowed + "/link/ckpt")}}, {}, {"save"}, &out),
+               Code::kPermissionDenied, "Node 'save' (op 'SaveV2')", "resolved: '" + Real(outside) + "/ckpt'");
+  EXPECT_FALSE(Exists(outside + "/ckpt.index"));
+  // A checkpoint file that is a symlink leading out.
+  EXPECT_ERROR(s->Run({{"prefix", Tensor::StringScalar(allowed + "/evil")}}, {"restore:0"}, {}, &out),
+               Code::kPermissionDenied, "Node 'restore' (op 'RestoreV2')", Real(outside) + "/secret");
+  // V1 Save through a dangling symlink would create its target.
+  const std::string v1 = StringPlaceholder("file") + ConstStrings("names", {"w"}) + ConstFloat("w", {}, {2.f}) +
+                         NodeText("save", "Save", {"file", "names", "w"}, TypeList("T", {"DT_FLOAT"})) +
+                         ConstStrings("n", {"w"}, true) +
+                         NodeText("r", "Restore", {"file", "n"}, TypeAttr("dt", "DT_FLOAT"));
+  std::unique_ptr<Session> s1 = ConfinedSession(v1, {allowed});
+  ASSERT_TRUE(s1);
+  EXPECT_ERROR(s1->Run({{"file", Tensor::StringScalar(allowed + "/dangling")}}, {}, {"save"}, &out),
+               Code::kPermissionDenied, "Node 'save' (op 'Save')", "symbolic link to a missing target");
+  EXPECT_FALSE(Exists(outside + "/missing"));
+  // V1 Restore patterns: wildcards in a directory, and a match leading out.
+  EXPECT_ERROR(s1->Run({{"file", Tensor::StringScalar(allowed + "/*/secret")}}, {"r:0"}, {}, &out),
+               Code::kPermissionDenied, "Node 'r' (op 'Restore')", "wildcards only in its last component");
+  EXPECT_ERROR(s1->Run({{"file", Tensor::StringScalar(allowed + "/evil.ind?x")}}, {"r:0"}, {}, &out),
+               Code::kPermissionDenied, "Node 'r' (op 'Restore')", Real(outside) + "/secret");
+  // Inside, V1 works under the policy.
+  ASSERT_TRUE(s1->Run({{"file", Tensor::StringScalar(allowed + "/v1")}}, {}, {"save"}, &out).ok());
+  ASSERT_TRUE(s1->Run({{"file", Tensor::StringScalar(allowed + "/v?")}}, {"r:0"}, {}, &out).ok());
+  EXPECT_EQ(out[0].scalar<float>(), 2.f);
+}
+
+TEST(IoFileAccess, MergeV2CheckpointsChecksSourcesAndDestination) {
+  const std::string allowed = MakeDir(), outside = MakeDir();
+  // A checkpoint outside, written by an unconfined session.
+  ASSERT_TRUE(RunTarget(SaveGraph(ConstFloat("v", {}, {1.f}), {"v"}, {""}, {"v"}, {"DT_FLOAT"}),
+                        {{"prefix", Tensor::StringScalar(outside + "/part")}}, "save")
+                  .ok());
+  const std::string g = StringPlaceholder("src") + StringPlaceholder("dst") +
+                        NodeText("merge", "MergeV2Checkpoints", {"src", "dst"},
+                                 "attr { key: \"delete_old_dirs\" value { b: true } }");
+  std::unique_ptr<Session> s = ConfinedSession(g, {allowed});
+  ASSERT_TRUE(s);
+  std::vector<Tensor> out;
+  EXPECT_ERROR(s->Run({{"src", StringVector({outside + "/part"})}, {"dst", Tensor::StringScalar(allowed + "/m")}},
+                      {}, {"merge"}, &out),
+               Code::kPermissionDenied, "Node 'merge' (op 'MergeV2Checkpoints')",
+               "reading and writing '" + outside + "/part'");
+  EXPECT_TRUE(Exists(outside + "/part.index"));  // not moved, not deleted
+  EXPECT_FALSE(Exists(allowed + "/m.index"));
+}
+
+TEST(IoFileAccess, AllowedDirectoriesAreValidatedAtSessionCreation) {
+  Status created;
+  EXPECT_FALSE(ConfinedSession(SaveRestoreGraph(), {""}, &created));
+  EXPECT_ERROR(created, Code::kInvalidArgument, "allowed_directories", "empty file path");
+  // A directory that does not exist yet may be allowed (a checkpoint
+  // directory made later).
+  const std::string later = MakeDir() + "/later";
+  std::unique_ptr<Session> s = ConfinedSession(SaveRestoreGraph(), {later});
+  ASSERT_TRUE(s);
+  mkdir(later.c_str(), 0755);
+  std::vector<Tensor> out;
+  ASSERT_TRUE(s->Run({{"prefix", Tensor::StringScalar(later + "/ckpt")}}, {}, {"save"}, &out).ok());
+  // Without a policy, any path goes (a plain session's behaviour).
+  const std::string anywhere = MakeDir() + "/ckpt";
+  ASSERT_TRUE(RunTarget(SaveRestoreGraph(), {{"prefix", Tensor::StringScalar(anywhere)}}, "save").ok());
+  EXPECT_TRUE(Exists(anywhere + ".index"));
+}
+
 TEST(IoFilenames, ShardedFilenameAndSpec) {
   const std::string g = ConstStrings("base", {"foo"}, true) + ConstNode("k", "DT_INT32", {}, "int_val", {"3"}) +
                         ConstNode("n", "DT_INT32", {}, "int_val", {"10"}) +

@@ -363,3 +363,35 @@ def test_cached_list_and_tuple_fetches_keep_their_types(add_session):
 def test_big_endian_feed_is_converted(add_session):
     x = np.array([[1, 2], [3, 4]], ">f4")
     np.testing.assert_array_equal(add_session.run("y:0", {"x:0": x, "b:0": B.astype(">f8")}), Y)
+
+
+def _save_model(export_dir, target):
+    """A SavedModel whose legacy init op saves 1.5 to `target` (V1 Save)."""
+    os.makedirs(export_dir)
+    with open(os.path.join(export_dir, "saved_model.pbtxt"), "w") as f:
+        f.write("""saved_model_schema_version: 1
+meta_graphs { meta_info_def { tags: "serve" } graph_def {
+  node { name: "val" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } } attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: 1 } } float_val: 1.5 } } } }
+  node { name: "names" op: "Const" attr { key: "dtype" value { type: DT_STRING } } attr { key: "value" value { tensor { dtype: DT_STRING tensor_shape { dim { size: 1 } } string_val: "v" } } } }
+  node { name: "where" op: "Const" attr { key: "dtype" value { type: DT_STRING } } attr { key: "value" value { tensor { dtype: DT_STRING tensor_shape { } string_val: "%s" } } } }
+  node { name: "init" op: "Save" input: "where" input: "names" input: "val" attr { key: "T" value { list { type: DT_FLOAT } } } }
+  versions { producer: 27 } }
+ collection_def { key: "legacy_init_op" value { node_list { value: "init" } } }
+ signature_def { key: "serving_default" value { method_name: "tensorflow/serving/predict" outputs { key: "y" value { name: "val:0" dtype: DT_FLOAT } } } } }
+""" % target)
+
+
+def test_saved_model_load_is_confined_to_the_model_and_allowed_dirs(tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    target = str(outside / "by_init_op")
+    _save_model(str(tmp_path / "model"), target)
+    with pytest.raises(errors.PermissionDeniedError) as e:
+        graphrt.saved_model.load(str(tmp_path / "model"))
+    assert "Node 'init' (op 'Save')" in e.value.message and target in e.value.message
+    assert str((tmp_path / "model").resolve()) in e.value.message
+    assert not os.path.exists(target)
+    model = graphrt.saved_model.load(str(tmp_path / "model"), allowed_dirs=[outside])
+    assert os.path.getsize(target) > 0
+    np.testing.assert_array_equal(model.signatures["serving_default"]()["y"], [1.5])
+    model.close()

@@ -85,7 +85,9 @@ int PluginsCommand(const std::vector<std::string>& args) {
       "\n"
       "Lists the loaded plugins: name, version, the plugin ABI version it was\n"
       "built against, its file, and how many ops, kernels and devices it adds\n"
-      "(and the device graph passes it registers).\n" +
+      "(and the device graph passes it registers). A kernel that replaces another\n"
+      "plugin's kernel, or that another plugin's kernel shadows, is listed with\n"
+      "'! kernel OP on DEVICE [what]'.\n" +
       std::string(kPluginNote);
   po::variables_map vm;
   if (!ParsePluginCommand("plugins", args, usage, nullptr, &vm)) return 0;
@@ -102,6 +104,10 @@ int PluginsCommand(const std::vector<std::string>& args) {
     if (!p.devices.empty()) std::cout << ", devices: " << Join(p.devices);
     if (!p.graph_passes.empty()) std::cout << ", graph passes: " << Join(p.graph_passes);
     std::cout << "\n";
+    // Kernels the loader marked: they replace another plugin's, or another
+    // plugin's shadows them ("Relu on CPU [replaces ...]").
+    for (const std::string& k : p.kernels)
+      if (k.find(" [") != std::string::npos) std::cout << "    ! kernel " << k << "\n";
   }
   return 0;
 }

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include <string>
+#include <vector>
 
 #include "graphrt/core/graph_def_io.h"
 
@@ -89,7 +90,11 @@ void AddSessionConfigOptions(po::options_description* desc) {
        "rewrite_options.layout_optimizer (NCHW convolutions run in NHWC on the CPU)")
       ("remapping", po::value<std::string>()->value_name("on|off"), "rewrite_options.remapping (the fusions)")
       ("dependency-optimization", po::value<std::string>()->value_name("on|off"),
-       "rewrite_options.dependency_optimization (Identity removal)");
+       "rewrite_options.dependency_optimization (Identity removal)")
+      ("allow-dir", po::value<std::vector<std::string>>()->composing()->value_name("DIR"),
+       "let the graph's file ops (SaveV2, RestoreV2, ...) touch files in DIR (repeatable). A SavedModel "
+       "or SessionBundle directory may only touch its own folder and these; a graph file, given any, "
+       "only these ('--allow-dir /' lifts the limit)");
 }
 
 SessionOptions SessionOptionsFromArgs(const po::variables_map& vm) {
@@ -108,6 +113,11 @@ SessionOptions SessionOptionsFromArgs(const po::variables_map& vm) {
     if (!(mib >= 0) || mib > 1e12) throw UsageError("--memory-limit must be 0 or a positive number of MiB");
     config.mutable_graphrt_options()->set_session_memory_limit_bytes(static_cast<int64_t>(mib * (1 << 20)));
   }
+  if (vm.count("allow-dir"))
+    for (const std::string& d : vm["allow-dir"].as<std::vector<std::string>>()) {
+      if (d.empty()) throw UsageError("--allow-dir needs a directory");
+      config.mutable_graphrt_options()->add_allowed_directories(d);
+    }
   if (vm["allow-soft-placement"].as<bool>()) config.set_allow_soft_placement(true);
   if (vm["log-device-placement"].as<bool>()) config.set_log_device_placement(true);
   proto::GraphOptions* graph = config.mutable_graph_options();

@@ -12,7 +12,8 @@ namespace cli {
 
 // --config, --threads, --intra-op-threads, --inter-op-threads,
 // --memory-limit, --allow-soft-placement, --log-device-placement,
-// --opt-level, --layout-optimizer, --remapping, --dependency-optimization.
+// --opt-level, --layout-optimizer, --remapping, --dependency-optimization,
+// --allow-dir (the file-access policy: ConfigProto.graphrt_options).
 void AddSessionConfigOptions(po::options_description* desc);
 
 // The options they ask for. Throws UsageError for a bad value and CliError

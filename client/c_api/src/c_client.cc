@@ -446,6 +446,17 @@ int GRC_SetThreads(GRC_SessionOptions* o, int intra_op_threads, int inter_op_thr
   });
 }
 
+int GRC_AllowDirectory(GRC_SessionOptions* o, const char* dir, GRC_Status* status) {
+  static const char* fn = "GRC_AllowDirectory";
+  return Call(status, fn, [&]() -> Status {
+    if (o == nullptr) return NullArgument(fn, "options");
+    if (dir == nullptr) return NullArgument(fn, "dir");
+    if (dir[0] == '\0') return errors::InvalidArgument(fn, ": dir is empty");
+    o->options.config.mutable_graphrt_options()->add_allowed_directories(dir);
+    return Status::OK();
+  });
+}
+
 GRC_Session* GRC_NewSession(const GRC_Graph* graph, const GRC_SessionOptions* options, GRC_Status* status) {
   static const char* fn = "GRC_NewSession";
   GRC_Session* result = nullptr;

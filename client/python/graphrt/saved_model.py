@@ -6,6 +6,7 @@
 """
 
 import collections.abc
+import os
 
 from . import _graphrt
 from . import framework
@@ -96,18 +97,28 @@ class SavedModel:
         self.close()
 
 
-def _load(export_dir, tags, config):
+def _load(export_dir, tags, config, allowed_dirs=()):
     if isinstance(tags, str):
         tags = [tags]
-    impl, meta_bytes = _graphrt.load_saved_model(str(export_dir), list(tags), _config_bytes(config))
+    if isinstance(allowed_dirs, (str, bytes)) or hasattr(allowed_dirs, "__fspath__"):
+        allowed_dirs = [allowed_dirs]
+    impl, meta_bytes = _graphrt.load_saved_model(str(export_dir), list(tags), _config_bytes(config),
+                                                 [os.fsdecode(d) for d in allowed_dirs])
     meta = meta_graph_pb2.MetaGraphDef()
     meta.ParseFromString(meta_bytes)
     return impl, meta
 
 
-def load(export_dir, tags=(SERVING,), config=None):
-    """Loads the MetaGraphDef of ``export_dir`` tagged exactly ``tags``."""
-    impl, meta = _load(export_dir, tags, config)
+def load(export_dir, tags=(SERVING,), config=None, allowed_dirs=()):
+    """Loads the MetaGraphDef of ``export_dir`` tagged exactly ``tags``.
+
+    Loading runs the model's ops (restore, init op), and a graph is a
+    program: its file ops (SaveV2, RestoreV2, ...) may touch files only in
+    ``export_dir`` and in ``allowed_dirs`` (and those of
+    ``config.graphrt_options.allowed_directories``); others raise
+    ``PermissionDeniedError`` naming the node and path. ``allowed_dirs=["/"]``
+    lifts the limit."""
+    impl, meta = _load(export_dir, tags, config, allowed_dirs)
     return SavedModel(Session(_impl=impl), meta, str(export_dir))
 
 

@@ -655,9 +655,10 @@ PYBIND11_MODULE(_graphrt, m) {
 
   // A SavedModel: (session, serialized MetaGraphDef).
   m.def("load_saved_model", [](const std::string& export_dir, const std::vector<std::string>& tags,
-                               const py::bytes& config) {
+                               const py::bytes& config, const std::vector<std::string>& allowed_dirs) {
     SessionOptions opts;
     opts.config = ParseConfig(config);
+    for (const std::string& d : allowed_dirs) opts.config.mutable_graphrt_options()->add_allowed_directories(d);
     auto bundle = std::make_shared<SavedModelBundle>();
     Status st;
     {

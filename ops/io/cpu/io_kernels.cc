@@ -91,6 +91,26 @@ Status RestoreOne(bd::CheckpointReader* reader, const std::string& name, const s
   return FromBundle(reader->LookupSlice(name, slice, out));
 }
 
+// ---------------------------------------------------------- file access
+
+// A literal path as a glob pattern (glob(3) escapes with a backslash).
+std::string GlobEscape(const std::string& path) {
+  std::string s;
+  for (char c : path) {
+    if (c == '*' || c == '?' || c == '[' || c == '\\') s += '\\';
+    s += c;
+  }
+  return s;
+}
+
+// The session's file-access policy for checkpoint `prefix`: the prefix
+// itself and every file named after it now (P.index, P.data-*, V1 shards,
+// temporary files), any of which may be a symlink leading out.
+Status CheckPrefix(OpKernelContext* ctx, const std::string& prefix, uint32_t access) {
+  GR_RETURN_IF_ERROR_SDK(ctx->CheckFileAccess(prefix, access));
+  return ctx->CheckFileAccess(GlobEscape(prefix) + "*", access | OpKernelContext::kFilePattern);
+}
+
 // ------------------------------------------------------------------ SaveV2
 
 class SaveV2Op : public OpKernel {
@@ -103,6 +123,7 @@ class SaveV2Op : public OpKernel {
     OP_REQUIRES_OK(ctx, ScalarString(ctx, 0, "prefix", &prefix));
     OP_REQUIRES_OK(ctx, StringVector(ctx, 1, n, "tensor_names", &names));
     OP_REQUIRES_OK(ctx, StringVector(ctx, 2, n, "shape_and_slices", &specs));
+    OP_REQUIRES_OK(ctx, CheckPrefix(ctx, prefix, OpKernelContext::kFileWrite));
     bd::BundleWriter writer(prefix);
     for (int i = 0; i < n; ++i) {
       const std::string& name = names[static_cast<size_t>(i)];
@@ -143,6 +164,9 @@ class RestoreV2Op : public OpKernel {
     OP_REQUIRES_OK(ctx, ScalarString(ctx, 0, "prefix", &prefix));
     OP_REQUIRES_OK(ctx, StringVector(ctx, 1, n, "tensor_names", &names));
     OP_REQUIRES_OK(ctx, StringVector(ctx, 2, n, "shape_and_slices", &specs));
+    OP_REQUIRES_OK(ctx, CheckPrefix(ctx, prefix, OpKernelContext::kFileRead));
+    // The V1 fallback reads `prefix` as a file pattern.
+    OP_REQUIRES_OK(ctx, ctx->CheckFileAccess(prefix, OpKernelContext::kFileRead | OpKernelContext::kFilePattern));
     // A V2 bundle if prefix.index exists, else V1 files (TensorFlow's fallback).
     std::unique_ptr<bd::CheckpointReader> reader;
     OP_REQUIRES_OK(ctx, FromBundle(bd::CheckpointReader::Open(prefix, &reader)));
@@ -187,6 +211,11 @@ class MergeV2CheckpointsOp : public OpKernel {
     std::string dest;
     OP_REQUIRES_OK(ctx, StringVector(ctx, 0, -1, "checkpoint_prefixes", &prefixes));
     OP_REQUIRES_OK(ctx, ScalarString(ctx, 1, "destination_prefix", &dest));
+    // The sources' files are moved or deleted (and, with delete_old_dirs,
+    // their emptied directories removed): write access to all of them.
+    for (const std::string& p : prefixes)
+      OP_REQUIRES_OK(ctx, CheckPrefix(ctx, p, OpKernelContext::kFileRead | OpKernelContext::kFileWrite));
+    OP_REQUIRES_OK(ctx, CheckPrefix(ctx, dest, OpKernelContext::kFileWrite));
     OP_REQUIRES_OK(ctx, FromBundle(bd::MergeBundles(prefixes, dest, delete_old_dirs_, allow_missing_files_)));
   }
 
@@ -208,6 +237,7 @@ class SaveV1Op : public OpKernel {
     OP_REQUIRES_OK(ctx, ScalarString(ctx, 0, "filename", &filename));
     OP_REQUIRES_OK(ctx, StringVector(ctx, 1, n, "tensor_names", &names));
     if (slices_) OP_REQUIRES_OK(ctx, StringVector(ctx, 2, n, "shapes_and_slices", &specs));
+    OP_REQUIRES_OK(ctx, CheckPrefix(ctx, filename, OpKernelContext::kFileWrite));
     std::vector<bd::V1Item> items(static_cast<size_t>(n));
     for (int i = 0; i < n; ++i) {
       bd::V1Item& it = items[static_cast<size_t>(i)];
@@ -247,6 +277,7 @@ class RestoreV1Op : public OpKernel {
     OP_REQUIRES_OK(ctx, ScalarString(ctx, 0, "file_pattern", &pattern));
     OP_REQUIRES_OK(ctx, ScalarString(ctx, 1, "tensor_name", &name));
     if (slice_) OP_REQUIRES_OK(ctx, ScalarString(ctx, 2, "shape_and_slice", &spec));
+    OP_REQUIRES_OK(ctx, ctx->CheckFileAccess(pattern, OpKernelContext::kFileRead | OpKernelContext::kFilePattern));
     std::unique_ptr<bd::CheckpointReader> reader;
     OP_REQUIRES_OK(ctx, FromBundle(bd::CheckpointReader::OpenV1(pattern, &reader)));
     bd::TensorValue v;

@@ -26,7 +26,7 @@ extern "C" {
 #endif
 
 #define GR_ABI_MAJOR 1
-#define GR_ABI_MINOR 3
+#define GR_ABI_MINOR 4
 
 #define GR_PLUGIN_ENTRY_SYMBOL "graphrt_plugin_init"
 
@@ -323,6 +323,15 @@ typedef struct GR_DeviceSpec {
 typedef void (*GR_ParallelForFn)(void* arg, int64_t begin, int64_t end);
 
 enum { GR_LOG_DEBUG = 0, GR_LOG_INFO = 1, GR_LOG_WARNING = 2, GR_LOG_ERROR = 3 };
+
+/* ABI 1.4. What a kernel asks of a file through ctx_check_file_access. */
+enum {
+  GR_FILE_READ = 1u << 0,
+  GR_FILE_WRITE = 1u << 1,
+  /* The path is a glob pattern (a V1 checkpoint's file_pattern): wildcards
+   * only in its last component; each file it matches is checked. */
+  GR_FILE_PATTERN = 1u << 2
+};
 
 /* ------------------------------------------- graph passes (ABI 1.3) */
 
@@ -632,6 +641,20 @@ typedef struct GR_CoreApi {
   /* 1 when the step runs node `node` as a target (nothing may read it, but
    * it must stay), else 0. */
   int32_t (*pass_is_target)(GR_GraphPassContext* ctx, const char* node);
+
+  /* ---- ABI 1.4: the session's file-access policy. A 1.3 core has none
+   * (and no policy): check struct_size. */
+
+  /* GR_OK when the session lets this kernel touch `path` as `access` says
+   * (GR_FILE_READ | GR_FILE_WRITE, maybe | GR_FILE_PATTERN). A session with
+   * allowed directories (ConfigProto.graphrt_options.allowed_directories;
+   * the model loaders set them) allows only paths inside them, compared
+   * after resolving symlinks; a session without allows everything.
+   * GR_PERMISSION_DENIED (recorded, naming the path and the allowed
+   * directories) otherwise. Every kernel that opens, creates, renames or
+   * deletes a file named by its inputs or attrs calls it for each such path
+   * before touching it. */
+  int32_t (*ctx_check_file_access)(GR_KernelContext* ctx, const char* path, uint32_t access);
 } GR_CoreApi;
 
 /* --------------------------------------------------------- entry point */

@@ -55,7 +55,7 @@ extern "C" {
 #endif
 
 #define GRC_API_MAJOR 1
-#define GRC_API_MINOR 0
+#define GRC_API_MINOR 1
 
 /* The struct_size needed before `field` of `type` may be touched. */
 #define GRC_SIZE_THROUGH(type, field) (offsetof(type, field) + sizeof(((type*)0)->field))
@@ -223,6 +223,13 @@ void GRC_DeleteSessionOptions(GRC_SessionOptions* o);
 int GRC_SetConfig(GRC_SessionOptions* o, const void* config_proto, size_t len, GRC_Status* status);
 /* ConfigProto's intra_op / inter_op_parallelism_threads (0: the default). */
 int GRC_SetThreads(GRC_SessionOptions* o, int intra_op_threads, int inter_op_threads, GRC_Status* status);
+/* 1.1. Lets the session's file ops (SaveV2, RestoreV2, ...) touch files in
+ * `dir` and below (appends to ConfigProto.graphrt_options.allowed_directories;
+ * call it again for more; a later GRC_SetConfig replaces the list). A
+ * session with none may touch any file; a SavedModel loaded with
+ * GRC_LoadSavedModel only its own folder and these (a model's graph is a
+ * program: README, "Trust model"). */
+int GRC_AllowDirectory(GRC_SessionOptions* o, const char* dir, GRC_Status* status);
 
 typedef struct GRC_Session GRC_Session;
 
@@ -257,7 +264,9 @@ typedef struct GRC_Signature GRC_Signature;
 
 /* Loads the MetaGraphDef of `export_dir` tagged exactly `tags` (NULL/0:
  * {"serve"}) into a new session, restores its variables and runs its init
- * op. Loads the standard plugins first. */
+ * op. Loads the standard plugins first. The model's ops may touch files only
+ * in `export_dir` and the directories `options` allows (GRC_AllowDirectory):
+ * others fail with GRC_PERMISSION_DENIED naming the node, op and path. */
 GRC_SavedModel* GRC_LoadSavedModel(const char* export_dir, const char* const* tags, int num_tags,
                                    const GRC_SessionOptions* options, GRC_Status* status);
 void GRC_DeleteSavedModel(GRC_SavedModel* model);

@@ -43,6 +43,11 @@ struct SavedModelBundle {
 
 // Loads the MetaGraphDef of `export_dir` tagged exactly `tags` into a new
 // session (see above). On failure *bundle is left empty.
+// Loading runs the model's ops, and a graph is a program: the session's
+// file ops may touch files only in `export_dir` and the directories
+// session_options.config.graphrt_options().allowed_directories() lists
+// (README, "Trust model"). Asset file names that are absolute or climb out
+// of assets/ are refused.
 Status LoadSavedModel(const SessionOptions& session_options, const std::string& export_dir,
                       const std::set<std::string>& tags, SavedModelBundle* bundle);
 // The same, with RunOptions for the restore and init-op runs (TensorFlow's
@@ -54,13 +59,16 @@ Status LoadSavedModel(const SessionOptions& session_options, const proto::RunOpt
 // its variables restored from `checkpoint_prefix` through the file's
 // saver_def (else the "savers" collection's first SaverDef, else a Saver the
 // loader adds for every variable). An empty prefix skips the restore. Then
-// the main op / legacy init op, if any, runs.
+// the main op / legacy init op, if any, runs. Confined only as
+// session_options asks (allowed_directories): a .meta file and its
+// checkpoint may lie anywhere.
 Status LoadMetaGraphAndCheckpoint(const SessionOptions& session_options, const std::string& meta_graph_path,
                                   const std::string& checkpoint_prefix, SavedModelBundle* bundle);
 
 // TensorFlow Serving's older SessionBundle layout: <dir>/export.meta with
 // the checkpoint <dir>/export (V2 index or V1 file) or its V1 shards
-// <dir>/export-?????-of-?????. Loaded as LoadMetaGraphAndCheckpoint does.
+// <dir>/export-?????-of-?????. Loaded as LoadMetaGraphAndCheckpoint does,
+// confined to `export_dir` (and the allowed directories) as LoadSavedModel is.
 bool MaybeSessionBundleDirectory(const std::string& dir);
 Status LoadSessionBundle(const SessionOptions& session_options, const std::string& export_dir,
                          SavedModelBundle* bundle);

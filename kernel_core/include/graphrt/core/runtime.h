@@ -35,14 +35,18 @@ class Runtime {
   // beside it (<dir>/x86-64-v4/<file>, also -v3 and -v2), loads the one for
   // the newest level this CPU runs instead; GRAPHRT_PLUGIN_ISA (a level
   // name, or x86-64 for the file itself) caps the level. A failed load
-  // changes nothing.
+  // registers nothing; a library whose init ran stays mapped even so (its
+  // init may have started threads that run its code).
   Status LoadPlugin(const std::string& path);
   // The same, and on success `*loaded` describes the plugin `path` is
   // (loaded now or before; its path is the build that was loaded, which
   // may be another file than `path`).
   Status LoadPlugin(const std::string& path, PluginInfo* loaded);
-  // Loads every lib*.so in `dir` (sorted by name), each as LoadPlugin does;
-  // stops at the first error.
+  // Loads every lib*.so in `dir`, each as LoadPlugin does, in an order that
+  // needs no retry: every plugin's init runs once (by file name), then the
+  // plugins are registered ops first, so a kernel-only plugin may sort
+  // before the plugin defining its ops. The plugins that can load do; the
+  // first failure (by file name) is returned.
   Status LoadPluginDirectory(const std::string& dir);
   // Loads, once per process, the standard plugin directory (beside the core
   // library: <libdir>/graphrt/plugins) and each directory of GRAPHRT_PLUGIN_PATH

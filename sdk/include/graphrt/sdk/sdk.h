@@ -628,6 +628,23 @@ class OpKernelContext {
     return token < 0 || !GRAPHRT_CORE_HAS(ctx_remove_on_cancel) || Api().ctx_remove_on_cancel(ctx_, token) != 0;
   }
 
+  // File access (ABI 1.4): whether the session lets this kernel touch
+  // `path` (kFileRead | kFileWrite, maybe | kFilePattern for a glob
+  // pattern). A kernel that opens, creates, renames or deletes files named
+  // by its inputs calls it for each path first; a refusal (recorded, naming
+  // the path and the allowed directories) is PERMISSION_DENIED. An older
+  // core has no policy: OK.
+  static constexpr uint32_t kFileRead = GR_FILE_READ;
+  static constexpr uint32_t kFileWrite = GR_FILE_WRITE;
+  static constexpr uint32_t kFilePattern = GR_FILE_PATTERN;
+  Status CheckFileAccess(const std::string& path, uint32_t access) {
+    // The C string would end early, and the file touched be another one.
+    if (path.find('\0') != std::string::npos)
+      return Status(GR_INVALID_ARGUMENT, "file path '" + path.substr(0, path.find('\0')) + "...' contains a NUL byte");
+    if (!GRAPHRT_CORE_HAS(ctx_check_file_access)) return Status();
+    return Check(Api().ctx_check_file_access(ctx_, path.c_str(), access));
+  }
+
   // Runs fn(begin, end) over [0, total) on the session's pool and waits.
   // fn may be an lvalue or an rvalue; it is called from several threads.
   template <typename Fn>
