@@ -231,7 +231,8 @@ build_against_root() {  # name source-dir cmake-args...
   cmake -S "$src" -B "$TMP/$name" -DCMAKE_PREFIX_PATH="$ROOT/usr" -DCMAKE_BUILD_TYPE=Release \
     -DCMAKE_DISABLE_FIND_PACKAGE_Protobuf=ON "$@" >"$TMP/$name.configure.log" 2>&1 ||
     { cat "$TMP/$name.configure.log" >&2; fail "configure $name"; }
-  cmake --build "$TMP/$name" -j 2 >"$TMP/$name.build.log" 2>&1 || { cat "$TMP/$name.build.log" >&2; fail "build $name"; }
+  cmake --build "$TMP/$name" -j 2 >"$TMP/$name.build.log" 2>&1 ||
+    { cat "$TMP/$name.build.log" >&2; fail "build $name"; }
 }
 
 echo "== find_package(graphrt COMPONENTS sdk) builds a plugin, without protobuf"
@@ -263,8 +264,10 @@ grep -qF "  $TMP/isa/libzero_out.so" "$TMP/isa_plugins.txt" || { cat "$TMP/isa_p
 echo "== find_package(graphrt COMPONENTS c) builds examples/c_client, without protobuf"
 build_against_root c_client "$SRC/examples/c_client"
 "$TMP/c_client/c_client" >"$TMP/c_client.txt" 2>&1 || { cat "$TMP/c_client.txt" >&2; fail "c_client"; }
-grep -q "probs:0: dtype 1 shape \[1, 2\]" "$TMP/c_client.txt" || { cat "$TMP/c_client.txt" >&2; fail "c_client output"; }
-readelf -d "$TMP/c_client/c_client" | grep -q "NEEDED.*libgraphrt_c\.so\.0" || fail "c_client does not link libgraphrt_c"
+grep -q "probs:0: dtype 1 shape \[1, 2\]" "$TMP/c_client.txt" ||
+  { cat "$TMP/c_client.txt" >&2; fail "c_client output"; }
+readelf -d "$TMP/c_client/c_client" | grep -q "NEEDED.*libgraphrt_c\.so\.0" ||
+  fail "c_client does not link libgraphrt_c"
 
 echo "== the C++ components need protobuf: without it they are not found, with it they are"
 mkdir -p "$TMP/cxx_src"
