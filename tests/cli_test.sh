@@ -437,8 +437,73 @@ fi
 expect_error "bad --memory-limit" 2 "--memory-limit" \
   "$GRAPHRT" run "$DATA/add.pbtxt" --memory-limit -1
 
+# Session settings: --config (text or a file, text or binary) and the
+# switches, which override it; TensorFlow's underscore spellings.
+cat >"$TMP/on_gpu.pbtxt" <<'PB'
+node { name: "x" op: "Const" device: "/device:GPU:0"
+  attr { key: "dtype" value { type: DT_FLOAT } }
+  attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape {} float_val: 3 } } } }
+node { name: "y" op: "Neg" input: "x" device: "/device:GPU:0" attr { key: "T" value { type: DT_FLOAT } } }
+PB
+expect_error "a node pinned to a missing GPU" 1 "allow_soft_placement" \
+  "$GRAPHRT" run "$TMP/on_gpu.pbtxt" --fetch y
+run_ok "--config text: soft placement" "$GRAPHRT" run "$TMP/on_gpu.pbtxt" --fetch y --config 'allow_soft_placement: true' &&
+  expect_out "--config text: the value" "y: dtype=float shape=[] values=[-3]"
+run_ok "--allow_soft_placement (TensorFlow's spelling)" "$GRAPHRT" run "$TMP/on_gpu.pbtxt" --fetch y --allow_soft_placement &&
+  expect_out "--allow_soft_placement: the value" "values=[-3]"
+printf 'allow_soft_placement: true\nintra_op_parallelism_threads: 1\n' >"$TMP/config.pbtxt"
+run_ok "--config FILE (text)" "$GRAPHRT" run "$TMP/on_gpu.pbtxt" --fetch y --config "$TMP/config.pbtxt" &&
+  expect_out "--config FILE: the value" "values=[-3]"
+# The same ConfigProto in binary, as tf.ConfigProto().SerializeToString()
+# writes it: field 7 (allow_soft_placement) varint 1, field 2 varint 1.
+printf '\x38\x01\x10\x01' >"$TMP/config.bin"
+run_ok "--config FILE (binary)" "$GRAPHRT" run "$TMP/on_gpu.pbtxt" --fetch y --config "$TMP/config.bin" &&
+  expect_out "--config binary: the value" "values=[-3]"
+expect_error "--config that parses as neither" 2 "not a file and not a ConfigProto in text form" \
+  "$GRAPHRT" run "$DATA/add.pbtxt" --config 'allow_soft_placement: maybe'
+expect_error "--opt-level checks its value" 2 "--opt-level takes L0 or L1" \
+  "$GRAPHRT" run "$DATA/add.pbtxt" --opt-level L2
+expect_error "--remapping checks its value" 2 "--remapping takes on or off" \
+  "$GRAPHRT" run "$DATA/add.pbtxt" --remapping maybe
+expect_error "--inter_op_threads checks its value" 2 "--inter-op-threads must be 0 or more" \
+  "$GRAPHRT" run "$DATA/add.pbtxt" --inter_op_threads -1
+# --log_device_placement: the session itself logs each node's device.
+if run_ok "--log_device_placement" "$GRAPHRT" run "$TMP/on_gpu.pbtxt" --fetch y --allow-soft-placement \
+    --log_device_placement; then
+  if grep -q "y.*CPU:0" "$TMP/stderr"; then pass "--log_device_placement logs y on the CPU"
+  else fail "--log_device_placement: no placement of y in stderr:"; sed 's/^/    | /' "$TMP/stderr" >&2; fi
+fi
+# The layout optimizer runs an NCHW convolution in NHWC on the CPU (the
+# Transposes <node>/input_to_nhwc); --layout-optimizer off and --opt-level
+# L0 leave it as written. A 1x1 filter that swaps the two channels.
+cat >"$TMP/conv_nchw.pbtxt" <<'PB'
+node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }
+node { name: "w" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } }
+  attr { key: "value" value { tensor { dtype: DT_FLOAT
+    tensor_shape { dim { size: 1 } dim { size: 1 } dim { size: 2 } dim { size: 2 } }
+    float_val: 0 float_val: 1 float_val: 1 float_val: 0 } } } }
+node { name: "conv" op: "Conv2D" input: "x" input: "w" attr { key: "T" value { type: DT_FLOAT } }
+  attr { key: "data_format" value { s: "NCHW" } } attr { key: "padding" value { s: "VALID" } }
+  attr { key: "strides" value { list { i: 1 i: 1 i: 1 i: 1 } } } }
+PB
+"$PY" -c "import numpy as np, sys; np.save(sys.argv[1], np.array([1, 2, 3, 4, 5, 6, 7, 8], np.float32).reshape(1, 2, 2, 2))" \
+  "$TMP/x_nchw.npy"
+for opts in "" "--layout-optimizer off" "--opt-level L0"; do
+  # shellcheck disable=SC2086
+  if run_ok "NCHW conv ${opts:-(defaults)}" "$GRAPHRT" run "$TMP/conv_nchw.pbtxt" --feed "x=$TMP/x_nchw.npy" \
+      --fetch conv --runs 2 --profile $opts; then
+    expect_out "NCHW conv ${opts:-(defaults)}: channels swapped" "values=[5, 6, 7, 8, 1, 2, 3, 4]"
+    transposed=0
+    grep -q "conv/input_to_nhwc" <<<"$OUT" && transposed=1
+    want=0
+    [[ -z $opts ]] && want=1
+    if [[ $transposed -eq $want ]]; then pass "NCHW conv ${opts:-(defaults)}: NHWC transposes $transposed"
+    else fail "NCHW conv ${opts:-(defaults)}: NHWC transposes $transposed, want $want"; sed 's/^/    | /' <<<"$OUT" >&2; fi
+  fi
+done
+
 # ckpt: TensorFlow's own checkpoints (V2 with a Snappy index, V1), .npy export.
-TFDATA="$SRC/../shared/tf_testdata"
+TFDATA="${GRAPHRT_SHARED_DIR:-$SRC/../shared}/tf_testdata"
 if [[ -d "$TFDATA" ]]; then
   run_ok "ckpt lists a V2 bundle" "$GRAPHRT" ckpt "$TFDATA/serving/saved_model_half_plus_two_cpu/00000123/variables/variables" &&
     expect_out "ckpt lists a2" "a2  float  []"

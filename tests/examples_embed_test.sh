@@ -6,7 +6,7 @@
 set -euo pipefail
 
 source "$(dirname "$0")/examples_install.sh" "$1" "$2"
-SHARED=$3
+SHARED=${GRAPHRT_SHARED_DIR:-$3}
 
 echo "== graphrt/model.h needs no protobuf header"
 includes=$(echo '#include "graphrt/model.h"' | c++ -std=c++20 -x c++ -E -H -I"$PREFIX/include" - 2>&1 >/dev/null | grep '^\.' || true)

@@ -81,9 +81,14 @@ std::vector<Tensor> RunGraph(const std::string& pbtxt, const std::vector<std::pa
   return out;
 }
 
+std::string SharedDir() {
+  const char* env = std::getenv("GRAPHRT_SHARED_DIR");
+  return env != nullptr && env[0] != '\0' ? env : GRAPHRT_SHARED_DIR;
+}
+
 std::string SharedPath(const std::string& rel) {
   boost::system::error_code ec;
-  boost::filesystem::path p = boost::filesystem::path(GRAPHRT_SHARED_DIR) / rel;
+  boost::filesystem::path p = boost::filesystem::path(SharedDir()) / rel;
   if (!boost::filesystem::exists(p, ec)) return "";
   return boost::filesystem::canonical(p, ec).string();
 }

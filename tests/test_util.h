@@ -57,8 +57,13 @@ std::vector<T> ToVector(const Tensor& t) {
 // ("/nonexistent" when it cannot be made).
 std::string MakeTempDir(const std::string& stem);
 
-// Absolute path of ../shared/<rel> beside the source tree; "" when absent
-// (tests then GTEST_SKIP).
+// The folder of shared test data (TensorFlow's files in tf_testdata/):
+// $GRAPHRT_SHARED_DIR when set, else the build's GRAPHRT_SHARED_DIR
+// (../shared beside the source tree unless configured otherwise).
+std::string SharedDir();
+
+// Absolute path of SharedDir()/<rel>; "" when absent (tests then
+// GTEST_SKIP, which CTest reports as skipped).
 std::string SharedPath(const std::string& rel);
 
 }  // namespace testing

@@ -221,12 +221,12 @@ Status LoadSessionBundle(const SessionOptions& session_options, const std::strin
   // shards are named by their files (the restore kernel gets a real name).
   if (!FileExists(prefix + ".index") && !(FileExists(prefix) && !client_internal::IsDirectory(prefix))) {
     // V1 shards; one shard is named as itself, so the restore kernel need
-    // not expand patterns.
-    const std::vector<std::string> shards = MatchingFiles(prefix + "-?????-of-?????");
+    // not expand patterns. ("\?" keeps GCC's trigraph warning quiet.)
+    const std::vector<std::string> shards = MatchingFiles(prefix + "-\?\?\?\?\?-of-\?\?\?\?\?");
     if (shards.empty())
       return errors::NotFound("No checkpoint beside ", meta, " (looked for ", prefix, ".index, ", prefix, " and ",
-                              prefix, "-?????-of-?????)");
-    prefix = shards.size() == 1 ? shards[0] : prefix + "-?????-of-?????";
+                              prefix, "-\?\?\?\?\?-of-\?\?\?\?\?)");
+    prefix = shards.size() == 1 ? shards[0] : prefix + "-\?\?\?\?\?-of-\?\?\?\?\?";
   }
   GR_RETURN_IF_ERROR(LoadMetaGraphAndCheckpoint(session_options, meta, prefix, bundle));
   // SessionBundle's own init op and assets (collections "serving_init_op",

@@ -197,7 +197,7 @@ int32_t AttrList(const GR_Attrs* a, const char* name, const AttrValue::ListValue
   return c;
 }
 int32_t AttrIntList(const GR_Attrs* a, const char* name, const int64_t** values, int32_t* count) {
-  const AttrValue::ListValue* l;
+  const AttrValue::ListValue* l = nullptr;
   int32_t c = AttrList(a, name, &l);
   if (c != GR_OK) return c;
   if (l->i_size() == 0 && l->ByteSizeLong() != 0) return GR_INVALID_ARGUMENT;
@@ -206,7 +206,7 @@ int32_t AttrIntList(const GR_Attrs* a, const char* name, const int64_t** values,
   return GR_OK;
 }
 int32_t AttrFloatList(const GR_Attrs* a, const char* name, const float** values, int32_t* count) {
-  const AttrValue::ListValue* l;
+  const AttrValue::ListValue* l = nullptr;
   int32_t c = AttrList(a, name, &l);
   if (c != GR_OK) return c;
   if (l->f_size() == 0 && l->ByteSizeLong() != 0) return GR_INVALID_ARGUMENT;
@@ -215,7 +215,7 @@ int32_t AttrFloatList(const GR_Attrs* a, const char* name, const float** values,
   return GR_OK;
 }
 int32_t AttrTypeList(const GR_Attrs* a, const char* name, const int32_t** values, int32_t* count) {
-  const AttrValue::ListValue* l;
+  const AttrValue::ListValue* l = nullptr;
   int32_t c = AttrList(a, name, &l);
   if (c != GR_OK) return c;
   if (l->type_size() == 0 && l->ByteSizeLong() != 0) return GR_INVALID_ARGUMENT;
@@ -225,7 +225,7 @@ int32_t AttrTypeList(const GR_Attrs* a, const char* name, const int32_t** values
   return GR_OK;
 }
 int32_t AttrListSize(const GR_Attrs* a, const char* name, int32_t* count) {
-  const AttrValue::ListValue* l;
+  const AttrValue::ListValue* l = nullptr;
   int32_t c = AttrList(a, name, &l);
   if (c != GR_OK) return c;
   *count = l->s_size() + l->i_size() + l->f_size() + l->b_size() + l->type_size() + l->shape_size() +
@@ -233,7 +233,7 @@ int32_t AttrListSize(const GR_Attrs* a, const char* name, int32_t* count) {
   return GR_OK;
 }
 int32_t AttrStringListItem(const GR_Attrs* a, const char* name, int32_t index, const char** data, uint64_t* size) {
-  const AttrValue::ListValue* l;
+  const AttrValue::ListValue* l = nullptr;
   int32_t c = AttrList(a, name, &l);
   if (c != GR_OK) return c;
   if (index < 0 || index >= l->s_size()) return GR_OUT_OF_RANGE;
@@ -243,7 +243,7 @@ int32_t AttrStringListItem(const GR_Attrs* a, const char* name, int32_t index, c
 }
 int32_t AttrShapeListItem(const GR_Attrs* a, const char* name, int32_t index, int32_t* rank, int64_t* dims,
                           int32_t capacity) {
-  const AttrValue::ListValue* l;
+  const AttrValue::ListValue* l = nullptr;
   int32_t c = AttrList(a, name, &l);
   if (c != GR_OK) return c;
   if (index < 0 || index >= l->shape_size()) return GR_OUT_OF_RANGE;

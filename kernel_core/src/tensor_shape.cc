@@ -5,6 +5,21 @@
 #include "graphrt/proto/tensor_shape.pb.h"
 
 namespace graphrt {
+namespace {
+
+// "[2,3]". Appends piecewise: GCC 12 warns (-Wrestrict, a false positive)
+// on `"," + std::to_string(d)`.
+std::string DimsString(const int64_t* dims, int rank) {
+  std::string s = "[";
+  for (int i = 0; i < rank; ++i) {
+    if (i) s += ',';
+    s += std::to_string(dims[i]);
+  }
+  s += ']';
+  return s;
+}
+
+}  // namespace
 
 TensorShape::TensorShape(std::initializer_list<int64_t> dims) { Assign(dims.begin(), static_cast<int>(dims.size())); }
 TensorShape::TensorShape(const std::vector<int64_t>& dims) { Assign(dims.data(), static_cast<int>(dims.size())); }
@@ -38,14 +53,7 @@ bool TensorShape::operator==(const TensorShape& o) const {
   return true;
 }
 
-std::string TensorShape::DebugString() const {
-  std::string s = "[";
-  for (int i = 0; i < rank_; ++i) {
-    if (i) s += ",";
-    s += std::to_string(data()[i]);
-  }
-  return s + "]";
-}
+std::string TensorShape::DebugString() const { return DimsString(data(), rank_); }
 
 void TensorShape::AsProto(proto::TensorShapeProto* p) const {
   p->Clear();
@@ -56,9 +64,7 @@ Status TensorShape::FromDims(const int64_t* dims, int rank, TensorShape* out) {
   int64_t n;
   if (gr_shape_num_elements(dims, rank, &n) != GR_OK) {
     if (rank < 0) return errors::InvalidArgument("shape has unknown rank");
-    std::string s = "[";
-    for (int i = 0; i < rank; ++i) s += (i ? "," : "") + std::to_string(dims[i]);
-    s += "]";
+    const std::string s = DimsString(dims, rank);
     for (int i = 0; i < rank; ++i)
       if (dims[i] < 0) return errors::InvalidArgument("shape ", s, " has an unknown or negative dimension");
     return errors::InvalidArgument("shape ", s, " has more than 2^58 elements");

@@ -1,5 +1,6 @@
 // Op definitions of the string family (TensorFlow's signatures): StringJoin,
-// Substr, RegexReplace, StaticRegexReplace, StringToNumber, AsString.
+// Substr, RegexReplace, StaticRegexReplace, RegexFullMatch,
+// StaticRegexFullMatch, StringToNumber, AsString.
 // REGISTER_OP only; the kernels are in cpu/.
 #include <graphrt/sdk/sdk.h>
 #include <graphrt/sdk/shape_fns.h>
@@ -83,6 +84,26 @@ REGISTER_OP("StaticRegexReplace")
     .Attr("replace_global: bool = true")
     .SetShapeFn(sf::UnchangedShape)
     .Doc("Replaces the match of pattern (an attr, RE2 syntax) in input with rewrite.");
+
+REGISTER_OP("RegexFullMatch")
+    .Input("input: string")
+    .Input("pattern: string")
+    .Output("output: bool")
+    .SetShapeFn([](InferenceContext* c) {
+      PartialShape unused;
+      GR_RETURN_IF_ERROR_SDK(sf::WithRank(c->input(1), 0, &unused));
+      return sf::UnchangedShape(c);
+    })
+    .Doc("Whether each string of input matches pattern (RE2 syntax) as a whole.");
+
+// TensorFlow 2's checkpoint functions use it (is the prefix a remote path?),
+// so a TF2 SavedModel does not load without it.
+REGISTER_OP("StaticRegexFullMatch")
+    .Input("input: string")
+    .Output("output: bool")
+    .Attr("pattern: string")
+    .SetShapeFn(sf::UnchangedShape)
+    .Doc("Whether each string of input matches pattern (an attr, RE2 syntax) as a whole.");
 
 REGISTER_OP("StringToNumber")
     .Input("string_tensor: string")

@@ -131,6 +131,8 @@ static void test_tensors(void) {
 }
 
 static void test_graphs(void) {
+  REQUIRE_TESTDATA("tf2onnx/models/regression/graphdef/frozen.pb");
+  REQUIRE_TESTDATA("tensorflow/graphdef2mlir/const-values.pbtxt");
   GRC_Status* s = GRC_NewStatus();
   /* Binary, from a file and from its bytes: TF's frozen regression graph. */
   const char* frozen = testdata("tf2onnx/models/regression/graphdef/frozen.pb");
@@ -191,9 +193,9 @@ static void test_plugins_and_devices(void) {
   CHECK(!GRC_LoadPlugin("/nonexistent/libnothing.so", s));
   CHECK_ERROR(s, GRC_NOT_FOUND, "/nonexistent/libnothing.so");
   /* A file that is not a shared library. */
-  const char* not_plugin = testdata("tf2onnx/models/regression/graphdef/frozen.pb");
+  const char* not_plugin = GRAPHRT_SOURCE_DIR "/examples/graphs/mlp.pbtxt";
   CHECK(!GRC_LoadPlugin(not_plugin, s));
-  CHECK_ERROR(s, GRC_INVALID_ARGUMENT, "frozen.pb");
+  CHECK_ERROR(s, GRC_INVALID_ARGUMENT, "mlp.pbtxt");
   /* A shared library that is not a plugin: the C API's own. */
   CHECK(!GRC_LoadPlugin(GRAPHRT_C_LIBRARY, s));
   CHECK_ERROR(s, GRC_INVALID_ARGUMENT, "not a graphrt plugin");
@@ -233,5 +235,5 @@ int main(void) {
   test_graphs();
   test_plugins_and_devices();
   if (c_test_failures() == 0) printf("all C API basics checks passed\n");
-  return c_test_failures() != 0;
+  return c_test_exit();
 }

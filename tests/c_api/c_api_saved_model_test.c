@@ -21,6 +21,7 @@ static void check_spec(const GRC_TensorSpec* spec, const char* key, const char* 
 }
 
 static void test_half_plus_two(void) {
+  REQUIRE_TESTDATA(HALF_PLUS_TWO "/saved_model.pb");
   GRC_Status* s = GRC_NewStatus();
   const char* tags[1] = {"serve"};
   GRC_SavedModel* m = GRC_LoadSavedModel(testdata(HALF_PLUS_TWO), tags, 1, NULL, s);
@@ -136,6 +137,7 @@ static float run_signature(GRC_SavedModel* m, const char* key, GRC_Tensor* delta
 }
 
 static void test_counter(void) {
+  REQUIRE_TESTDATA(COUNTER "/saved_model.pb");
   GRC_Status* s = GRC_NewStatus();
   GRC_SavedModel* m = GRC_LoadSavedModel(testdata(COUNTER), NULL, 0, NULL, s); /* default tags: serve */
   CHECK_OK(s);
@@ -174,6 +176,7 @@ static void test_counter(void) {
 }
 
 static void test_load_errors(void) {
+  REQUIRE_TESTDATA(HALF_PLUS_TWO "/saved_model.pb");
   GRC_Status* s = GRC_NewStatus();
   CHECK(GRC_LoadSavedModel("/nonexistent/saved_model_dir", NULL, 0, NULL, s) == NULL);
   CHECK_ERROR(s, GRC_NOT_FOUND, "/nonexistent/saved_model_dir");
@@ -195,5 +198,5 @@ int main(void) {
   test_counter();
   test_load_errors();
   if (c_test_failures() == 0) printf("all C API SavedModel checks passed\n");
-  return c_test_failures() != 0;
+  return c_test_exit();
 }

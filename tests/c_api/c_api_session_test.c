@@ -23,6 +23,7 @@ static GRC_Session* open_session(const char* rel_path) {
 
 /* Item 10: pred = X*W + b, W = 0.21396178, b = 1.0495254. */
 static void test_regression_frozen(void) {
+  REQUIRE_TESTDATA(FROZEN);
   GRC_Status* s = GRC_NewStatus();
   GRC_Session* session = open_session(FROZEN);
   const int64_t two = 2;
@@ -103,6 +104,7 @@ static void test_regression_frozen(void) {
 
 /* Session options: threads and a ConfigProto given as bytes. */
 static void test_options(void) {
+  REQUIRE_TESTDATA(FROZEN);
   GRC_Status* s = GRC_NewStatus();
   GRC_SessionOptions* o = GRC_NewSessionOptions();
   /* ConfigProto: intra_op_parallelism_threads (2) = 2, inter_op (5) = 1. */
@@ -158,6 +160,7 @@ static float run_counter(GRC_Session* session, const char* fetch, GRC_Tensor* de
 }
 
 static void test_counter(void) {
+  REQUIRE_TESTDATA("derived/counter.graphdef.pb");
   GRC_Status* s = GRC_NewStatus();
   GRC_Session* session = open_session("derived/counter.graphdef.pb");
   const char* counter = "counter:0";
@@ -199,6 +202,7 @@ static void free_and_log(void* data, size_t len, void* arg) {
 }
 
 static void test_zero_copy(void) {
+  REQUIRE_TESTDATA(FROZEN);
   GRC_Status* s = GRC_NewStatus();
   GRC_Session* session = open_session(FROZEN);
   const int64_t three = 3;
@@ -283,5 +287,5 @@ int main(void) {
   test_counter();
   test_zero_copy();
   if (c_test_failures() == 0) printf("all C API session checks passed\n");
-  return c_test_failures() != 0;
+  return c_test_exit();
 }

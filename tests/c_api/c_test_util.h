@@ -53,12 +53,53 @@ static inline int c_test_failures(void) { return c_test_failures_; }
     }                                                                                            \
   } while (0)
 
-/* A file of tf_testdata (GRAPHRT_TESTDATA is set by CMake); static buffer. */
+/* Where TensorFlow's files are: $GRAPHRT_SHARED_DIR/tf_testdata when the
+ * variable is set, else the build's default (GRAPHRT_TESTDATA, from CMake's
+ * GRAPHRT_SHARED_DIR). A user's clone has no ../shared beside it. */
+static inline const char* testdata_root(void) {
+  static char root[4096];
+  const char* env = getenv("GRAPHRT_SHARED_DIR");
+  if (env != NULL && env[0] != '\0') {
+    snprintf(root, sizeof root, "%s/tf_testdata", env);
+  } else {
+    snprintf(root, sizeof root, "%s", GRAPHRT_TESTDATA);
+  }
+  return root;
+}
+
+/* A file of tf_testdata; static buffer ("" when the path does not fit). */
 static inline const char* testdata(const char* rel) {
-  static char path[4096];
-  snprintf(path, sizeof path, "%s/%s", GRAPHRT_TESTDATA, rel);
+  static char path[8192];
+  if (snprintf(path, sizeof path, "%s/%s", testdata_root(), rel) >= (int)sizeof path) path[0] = '\0';
   return path;
 }
+
+static int c_test_skips_ = 0;
+
+/* Whether tf_testdata/<rel> (a file) can be read. When it cannot, counts a
+ * skip and says what is missing and where it was looked for; the caller
+ * then returns without checking anything. */
+static inline int testdata_present(const char* caller, const char* rel) {
+  FILE* f = fopen(testdata(rel), "rb");
+  if (f != NULL) {
+    fclose(f);
+    return 1;
+  }
+  ++c_test_skips_;
+  printf("SKIPPED %s: needs tf_testdata/%s, not found under %s (set GRAPHRT_SHARED_DIR to the folder that "
+         "holds tf_testdata)\n", caller, rel, testdata_root());
+  return 0;
+}
+
+/* In a void test function: skip it unless tf_testdata/<rel> is there. */
+#define REQUIRE_TESTDATA(rel)                   \
+  do {                                          \
+    if (!testdata_present(__func__, (rel))) return; \
+  } while (0)
+
+/* main's exit status: 1 on a failed check, else CTest's skip code 77 when a
+ * test was skipped (SKIP_RETURN_CODE in tests/c_api/CMakeLists.txt), else 0. */
+static inline int c_test_exit(void) { return c_test_failures_ != 0 ? 1 : c_test_skips_ != 0 ? 77 : 0; }
 
 /* A float tensor copied from `values` (library memory). */
 static inline GRC_Tensor* float_tensor(const int64_t* dims, int num_dims, const float* values, size_t n) {

@@ -146,5 +146,5 @@ int main(void) {
   test_buffers();
   test_tensors();
   if (c_test_failures() == 0) printf("all TF C API basics checks passed\n");
-  return c_test_failures() != 0;
+  return c_test_exit();
 }

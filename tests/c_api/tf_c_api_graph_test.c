@@ -18,6 +18,7 @@ static int count_operations(TF_Graph* g) {
 }
 
 static void test_import_and_lookup(void) {
+  REQUIRE_TESTDATA(REGRESSION_PB);
   TF_Status* s = TF_NewStatus();
   TF_Graph* g = TF_NewGraph();
   CHECK(count_operations(g) == 0);
@@ -87,6 +88,7 @@ static void test_import_and_lookup(void) {
 }
 
 static void test_import_errors(void) {
+  REQUIRE_TESTDATA(REGRESSION_PB);
   TF_Status* s = TF_NewStatus();
   TF_Graph* g = TF_NewGraph();
   /* Not a GraphDef: a truncated length-delimited field. */
@@ -155,5 +157,5 @@ int main(void) {
   test_import_errors();
   test_load_library();
   if (c_test_failures() == 0) printf("all TF C API graph checks passed\n");
-  return c_test_failures() != 0;
+  return c_test_exit();
 }

@@ -25,6 +25,7 @@ static int buffer_contains(const TF_Buffer* b, const char* str) {
 }
 
 static void test_half_plus_two(void) {
+  REQUIRE_TESTDATA(HALF_PLUS_TWO "/saved_model.pb");
   TF_Status* s = TF_NewStatus();
   TF_Graph* g = TF_NewGraph();
   TF_SessionOptions* opts = TF_NewSessionOptions();
@@ -85,6 +86,8 @@ static void test_half_plus_two(void) {
 /* The counter's variable lives in the session: its assign ops run as
  * targets and fetches, and a graph import after loading extends it. */
 static void test_counter(void) {
+  REQUIRE_TESTDATA(COUNTER "/saved_model.pb");
+  REQUIRE_TESTDATA(REGRESSION_PB);
   TF_Status* s = TF_NewStatus();
   TF_Graph* g = TF_NewGraph();
   const char* tags[1] = {"serve"};
@@ -136,6 +139,7 @@ static void test_counter(void) {
 }
 
 static void test_load_errors(void) {
+  REQUIRE_TESTDATA(HALF_PLUS_TWO "/saved_model.pb");
   TF_Status* s = TF_NewStatus();
   TF_Graph* g = TF_NewGraph();
   const char* tags[1] = {"serve"};
@@ -167,5 +171,5 @@ int main(void) {
   test_counter();
   test_load_errors();
   if (c_test_failures() == 0) printf("all TF C API SavedModel checks passed\n");
-  return c_test_failures() != 0;
+  return c_test_exit();
 }

@@ -24,6 +24,7 @@ static void run_regression(TF_Session* session, TF_Graph* g, const char* prefix,
 }
 
 static void test_run(void) {
+  REQUIRE_TESTDATA(REGRESSION_PB);
   TF_Status* s = TF_NewStatus();
   TF_Graph* g = TF_NewGraph();
   import_regression(g, NULL, s);
@@ -86,6 +87,7 @@ static void test_run(void) {
  * extended on its next run), and the graph may be deleted before the
  * session. */
 static void test_extend_after_create(void) {
+  REQUIRE_TESTDATA(REGRESSION_PB);
   TF_Status* s = TF_NewStatus();
   TF_Graph* g = TF_NewGraph();
   TF_Session* session = TF_NewSession(g, NULL, s); /* on an empty graph */
@@ -125,6 +127,7 @@ static void count_dealloc(void* data, size_t len, void* arg) {
  * of the fed tensor shares its memory, so deleting the input tensor does
  * not free it yet. */
 static void test_deallocator_with_graphrt_holding(void) {
+  REQUIRE_TESTDATA(REGRESSION_PB);
   TF_Status* s = TF_NewStatus();
   TF_Graph* g = TF_NewGraph();
   import_regression(g, NULL, s);
@@ -157,6 +160,7 @@ static void test_deallocator_with_graphrt_holding(void) {
 }
 
 static void test_run_errors(void) {
+  REQUIRE_TESTDATA(REGRESSION_PB);
   TF_Status* s = TF_NewStatus();
   TF_Graph* g = TF_NewGraph();
   import_regression(g, NULL, s);
@@ -249,5 +253,5 @@ int main(void) {
   test_deallocator_with_graphrt_holding();
   test_run_errors();
   if (c_test_failures() == 0) printf("all TF C API session checks passed\n");
-  return c_test_failures() != 0;
+  return c_test_exit();
 }

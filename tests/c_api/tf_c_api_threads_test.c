@@ -75,6 +75,7 @@ static void* importer(void* arg) {
 }
 
 static void test_concurrent_runs_and_imports(void) {
+  REQUIRE_TESTDATA(REGRESSION_PB);
   TF_Status* s = TF_NewStatus();
   TF_Graph* g = TF_NewGraph();
   import_regression(g, NULL, s);
@@ -117,6 +118,7 @@ static void test_concurrent_runs_and_imports(void) {
 }
 
 static void test_close_during_runs(void) {
+  REQUIRE_TESTDATA(REGRESSION_PB);
   TF_Status* s = TF_NewStatus();
   TF_Graph* g = TF_NewGraph();
   import_regression(g, NULL, s);
@@ -155,5 +157,5 @@ int main(void) {
   test_concurrent_runs_and_imports();
   test_close_during_runs();
   if (c_test_failures() == 0) printf("all TF C API thread checks passed\n");
-  return c_test_failures() != 0;
+  return c_test_exit();
 }

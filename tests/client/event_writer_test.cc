@@ -84,12 +84,6 @@ std::string HostName() {
   return buf;
 }
 
-proto::Event ParseEvent(const std::string& bytes) {
-  proto::Event e;
-  EXPECT_TRUE(e.ParseFromString(bytes));
-  return e;
-}
-
 TEST(TFRecordTest, ReferenceCrcMatchesKnownVectors) {
   // CRC-32C check value, and the masked CRCs of tf_proto_facts.md §5
   // (float bytes from real checkpoint files).
@@ -276,7 +270,9 @@ TEST(EventFileWriterTest, ThreadsWriteWholeEvents) {
     threads.emplace_back([&, t] {
       for (int i = 0; i < kEach; ++i) {
         EXPECT_TRUE(w->AddScalar("t" + std::to_string(t), i, i).ok());
-        if (i % 50 == 0) EXPECT_TRUE(w->Flush().ok());
+        if (i % 50 == 0) {  // braces: EXPECT_TRUE is an if/else of its own
+          EXPECT_TRUE(w->Flush().ok());
+        }
       }
     });
   for (auto& th : threads) th.join();

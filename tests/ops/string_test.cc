@@ -1,5 +1,5 @@
 // String ops: StringJoin, Substr, RegexReplace, StaticRegexReplace,
-// StringToNumber, AsString. Expected outputs are hand computed or from
+// RegexFullMatch, StaticRegexFullMatch, StringToNumber, AsString. Expected outputs are hand computed or from
 // TensorFlow's documented examples; every error path is checked.
 #include <gtest/gtest.h>
 
@@ -161,6 +161,33 @@ TEST(RegexReplaceTest, Errors) {
   EXPECT_ERROR(TryOp("RegexReplace", {Fed(Str("x")), Fed(Str("a")), Fed(Strings({1}, {""}))}, "", 1, &out),
                Code::kInvalidArgument, "rewrite must be scalar");
   EXPECT_ERROR(TryOp("StaticRegexReplace", {Fed(Str("x"))}, StrAttr("pattern", "[") + StrAttr("rewrite", ""), 1, &out),
+               Code::kInvalidArgument, "Invalid pattern: [", "op");
+}
+
+// ======================================================= RegexFullMatch
+
+TEST(RegexFullMatchTest, MatchesTheWholeString) {
+  // A partial match is not a full match ("ab1" against \w\d only in part).
+  std::vector<Tensor> out =
+      RunOp("RegexFullMatch", {Fed(Strings({2, 2}, {"a1", "ab1", "", "z9"})), Fed(Str("[a-z]\\d"))}, "");
+  EXPECT_EQ(DimsOf(out[0]), (Dims{2, 2}));
+  EXPECT_EQ(ToVector<bool>(out[0]), (std::vector<bool>{true, false, false, true}));
+  // TensorFlow 2's checkpoint functions ask whether a prefix is a remote path.
+  out = RunOp("StaticRegexFullMatch", {Fed(Strings({3}, {"s3://bucket/ckpt", "/tmp/ckpt", "gs://b/c"}))},
+              StrAttr("pattern", "^s3://.*"));
+  EXPECT_EQ(ToVector<bool>(out[0]), (std::vector<bool>{true, false, false}));
+  out = RunOp("StaticRegexFullMatch", {Fed(Str("abc"))}, StrAttr("pattern", "a.c"));
+  EXPECT_EQ(DimsOf(out[0]), (Dims{}));
+  EXPECT_EQ(ToVector<bool>(out[0]), (std::vector<bool>{true}));
+}
+
+TEST(RegexFullMatchTest, Errors) {
+  std::vector<Tensor> out;
+  EXPECT_ERROR(TryOp("RegexFullMatch", {Fed(Str("x")), Fed(Str("("))}, "", 1, &out), Code::kInvalidArgument,
+               "Invalid pattern: (", "op");
+  EXPECT_ERROR(TryOp("RegexFullMatch", {Fed(Str("x")), Fed(Strings({1}, {"a"}))}, "", 1, &out),
+               Code::kInvalidArgument, "Pattern must be scalar");
+  EXPECT_ERROR(TryOp("StaticRegexFullMatch", {Fed(Str("x"))}, StrAttr("pattern", "["), 1, &out),
                Code::kInvalidArgument, "Invalid pattern: [", "op");
 }
 

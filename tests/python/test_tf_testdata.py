@@ -157,3 +157,14 @@ def test_saved_model_copied_dir(tmp_path):
     shutil.copytree(tf_file(*SERVING), d)
     model = graphrt.saved_model.load(str(d))
     np.testing.assert_allclose(model.signatures["serving_default"](x=np.array([[2.0]], np.float32))["y"], [[3.0]])
+
+
+def test_tf2_saved_model_signatures():
+    # A TensorFlow 2 SavedModel (tf.Module with resource variables; its save
+    # function uses StaticRegexFullMatch). Its signatures read the values
+    # of its checkpoint (tf_testdata README: w = 0.20429754, b = 0).
+    model = graphrt.saved_model.load(tf_file("rust", "examples", "regression_savedmodel"))
+    assert {"w", "b", "train"} <= set(model.signatures)
+    np.testing.assert_allclose(model.signatures["w"]()["output"], [0.20429754], rtol=1e-7)
+    np.testing.assert_allclose(model.signatures["b"]()["output"], [0.0])
+    model.close()

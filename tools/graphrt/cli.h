@@ -66,6 +66,8 @@ void LoadPlugins(const po::variables_map& vm);
 // Parses `args` against the `visible` options (shown by --help, which is
 // added here) and the `hidden` ones that back positional arguments; turns
 // every program_options complaint into a UsageError naming `command`.
+// Flags may be spelled with underscores, and saved_model_cli's names work
+// (--tag_set, --signature_def, --outdir, --dir).
 // Returns false when --help was given, after printing `usage` and `visible`.
 bool ParseArgs(const std::string& command, const std::vector<std::string>& args,
                const po::options_description& visible, const po::options_description& hidden,

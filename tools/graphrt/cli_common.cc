@@ -55,6 +55,38 @@ void LoadPlugins(const po::variables_map& vm) {
   }
 }
 
+namespace {
+
+// TensorFlow's tools spell flags with underscores (--allow_soft_placement,
+// saved_model_cli's --tag_set), graphrt's with dashes: both are accepted.
+// saved_model_cli's names for graphrt's options: --tag_set, --signature_def,
+// --outdir, and --dir for the model (the command's first positional).
+std::vector<std::string> NormalizeFlags(const std::vector<std::string>& args,
+                                        const po::positional_options_description& pos) {
+  std::vector<std::string> out;
+  out.reserve(args.size());
+  bool positional_only = false;  // after "--"
+  for (const std::string& arg : args) {
+    positional_only = positional_only || arg == "--";
+    if (positional_only || arg.size() < 3 || arg.compare(0, 2, "--") != 0) {
+      out.push_back(arg);
+      continue;
+    }
+    const size_t eq = arg.find('=');
+    std::string name = arg.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
+    for (char& c : name)
+      if (c == '_') c = '-';
+    if (name == "tag-set") name = "tag";
+    if (name == "signature-def") name = "signature";
+    if (name == "outdir") name = "out";
+    if (name == "dir" && pos.max_total_count() > 0) name = pos.name_for_position(0);
+    out.push_back("--" + name + (eq == std::string::npos ? "" : arg.substr(eq)));
+  }
+  return out;
+}
+
+}  // namespace
+
 bool ParseArgs(const std::string& command, const std::vector<std::string>& args,
                const po::options_description& visible, const po::options_description& hidden,
                const po::positional_options_description& pos, const std::string& usage,
@@ -64,7 +96,7 @@ bool ParseArgs(const std::string& command, const std::vector<std::string>& args,
   po::options_description all;
   all.add(shown).add(hidden);
   try {
-    po::store(po::command_line_parser(args).options(all).positional(pos).run(), *vm);
+    po::store(po::command_line_parser(NormalizeFlags(args, pos)).options(all).positional(pos).run(), *vm);
     if (vm->count("help")) {
       std::cout << usage << "\n" << shown;
       return false;

@@ -38,9 +38,7 @@ std::string TensorText(const proto::TensorProto& tp, int64_t max_values) {
   Tensor t;
   const Status s = Tensor::FromProto(tp, &t);
   if (!s.ok()) return "<" + OneLine(s.message()) + ">";
-  std::string shape = "[";
-  for (int i = 0; i < t.shape().dims(); ++i) shape += (i ? "," : "") + std::to_string(t.shape().dim_size(i));
-  return DataTypeString(t.dtype()) + " " + shape + "] " + TensorValuesString(t, max_values);
+  return DataTypeString(t.dtype()) + " " + t.shape().DebugString() + " " + TensorValuesString(t, max_values);
 }
 
 // One line per summary value; `tag` filters (empty: all).
@@ -99,7 +97,12 @@ void PrintEvents(const std::string& path, const std::string& tag, int64_t max_va
         std::cout << "run_metadata  " << e.tagged_run_metadata().tag() << "  "
                   << e.tagged_run_metadata().run_metadata().size() << " bytes";
         break;
+      // TensorFlow deprecated Event.log_message; files written before still
+      // hold it, and showing what a file holds is this command's job.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
       case proto::Event::kLogMessage: std::cout << "log_message  " << e.log_message().message(); break;
+#pragma GCC diagnostic pop
       default: std::cout << "event"; break;
     }
     std::cout << "\n";

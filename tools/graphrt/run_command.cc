@@ -228,7 +228,9 @@ int RunCommand(const std::vector<std::string>& args) {
        "run N times and report the mean wall time per run after the first (which "
        "pays one-time set-up and is reported on its own)")
       ("out", po::value<std::string>()->value_name("DIR"),
-       "also write each fetched tensor to DIR/<name>.npy (':' and '/' become '_')")
+       "also write each fetched tensor to DIR/<name>.npy (':' and '/' become '_'), replacing "
+       "what is there (saved_model_cli's --outdir)")
+      ("overwrite", po::bool_switch(), "accepted for saved_model_cli's sake: --out always replaces files")
       ("profile", po::bool_switch(),
        "trace the timed runs and print the kernel time per op type and per node "
        "(the 20 slowest)")
@@ -254,7 +256,7 @@ int RunCommand(const std::vector<std::string>& args) {
   const bool log_placement = vm["log-placement"].as<bool>();
 
   SessionOptions options = SessionOptionsFromArgs(vm);
-  options.config.set_log_device_placement(log_placement);
+  if (log_placement) options.config.set_log_device_placement(true);
   PreparedRun run;
   PrepareRun(vm, options, /*generate_inputs=*/false, &run);
   const std::string& graph_path = run.graph_path;

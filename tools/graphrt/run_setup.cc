@@ -36,32 +36,15 @@ void AddRunOptions(po::options_description* desc, bool generate_inputs) {
        "run NODE without fetching it (repeatable)")
       ("init", po::value<std::vector<std::string>>()->composing()->value_name("NODE"),
        "run NODE once (with the feeds) before the timed runs, e.g. an initializer "
-       "(repeatable)")
-      ("threads", po::value<int>()->default_value(0)->value_name("N"),
-       "intra- and inter-op threads (0 = all cores)")
-      ("memory-limit", po::value<double>()->default_value(0)->value_name("MIB"),
-       "most MiB the session's tensors may hold at once (0 = a quarter of physical memory)");
+       "(repeatable)");
   if (generate_inputs)
     desc->add_options()
         ("shape", po::value<std::vector<std::string>>()->composing()->value_name("NAME=D0,D1,..."),
          "the shape of the random values generated for placeholder NAME, for its unknown dims "
          "(e.g. x=1,224,224,3); also generates a PlaceholderWithDefault (repeatable)");
+  AddSessionConfigOptions(desc);
   AddModelOptions(desc, /*for_run=*/true);
   AddPluginOptions(desc);
-}
-
-SessionOptions SessionOptionsFromArgs(const po::variables_map& vm) {
-  const int threads = vm["threads"].as<int>();
-  if (threads < 0) throw UsageError("--threads must be 0 or more, got " + std::to_string(threads));
-  const double memory_limit_mib = vm["memory-limit"].as<double>();
-  if (!(memory_limit_mib >= 0) || memory_limit_mib > 1e12)
-    throw UsageError("--memory-limit must be 0 or a positive number of MiB");
-  SessionOptions options;
-  options.config.set_intra_op_parallelism_threads(threads);
-  options.config.set_inter_op_parallelism_threads(threads);
-  options.config.mutable_graphrt_options()->set_session_memory_limit_bytes(
-      static_cast<int64_t>(memory_limit_mib * (1 << 20)));
-  return options;
 }
 
 void PreparedRun::RunInits() {

@@ -1,6 +1,6 @@
 // What `graphrt run`, `graphrt bench` and `graphrt dot --placed` share: the
-// options that say what to run (--feed, --fetch, --target, --init, --threads,
-// --memory-limit, the model and plugin options), and a session made ready
+// options that say what to run (--feed, --fetch, --target, --init, the
+// session settings, the model and plugin options), and a session made ready
 // to run it: graph loaded, feeds read (or generated), names checked.
 #ifndef GRAPHRT_TOOLS_GRAPHRT_RUN_SETUP_H_
 #define GRAPHRT_TOOLS_GRAPHRT_RUN_SETUP_H_
@@ -13,16 +13,15 @@
 #include "cli.h"
 #include "graphrt/core/session.h"
 #include "model_source.h"
+#include "session_config.h"
 
 namespace graphrt {
 namespace cli {
 
-// --feed, --fetch, --target, --init, --threads, --memory-limit, then the
-// model options (AddModelOptions) and, with `generate_inputs`, --shape.
+// --feed, --fetch, --target, --init, with `generate_inputs` --shape, then
+// the session settings (AddSessionConfigOptions), the model options
+// (AddModelOptions) and the plugin options.
 void AddRunOptions(po::options_description* desc, bool generate_inputs);
-
-// The session settings --threads and --memory-limit ask for.
-SessionOptions SessionOptionsFromArgs(const po::variables_map& vm);
 
 struct PreparedRun {
   std::string graph_path;

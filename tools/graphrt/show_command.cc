@@ -112,6 +112,8 @@ void ShowMetaGraph(const proto::MetaGraphDef& meta, const std::string& signature
 int ShowCommand(const std::vector<std::string>& args) {
   po::options_description visible("options");
   AddModelOptions(&visible, /*for_run=*/false);
+  visible.add_options()("all", po::bool_switch(),
+                        "show every tag set and signature (the default; saved_model_cli's --all)");
   po::options_description hidden;
   hidden.add_options()("path", po::value<std::string>());
   po::positional_options_description pos;
@@ -119,6 +121,8 @@ int ShowCommand(const std::vector<std::string>& args) {
   po::variables_map vm;
   if (!ParseArgs("show", args, visible, hidden, pos, kShowUsage, &vm)) return 0;
   if (!vm.count("path")) throw UsageError("show: missing PATH (see 'graphrt show --help')");
+  if (vm["all"].as<bool>() && (vm.count("tag") || vm.count("signature")))
+    throw UsageError("show: --all shows every tag set and signature; leave out --tag and --signature");
   const std::string path = vm["path"].as<std::string>();
   const std::string signature = vm.count("signature") ? vm["signature"].as<std::string>() : "";
   const bool tag_given = vm.count("tag") > 0;

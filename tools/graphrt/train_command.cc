@@ -21,6 +21,7 @@
 #include "graphrt/client/monitored_session.h"
 #include "graphrt/client/saver.h"
 #include "model_source.h"
+#include "session_config.h"
 
 namespace graphrt {
 namespace cli {
@@ -192,9 +193,8 @@ int TrainCommand(const std::vector<std::string>& args) {
       ("summary-dir", po::value<std::string>()->value_name("DIR"), "write TensorBoard summaries to DIR")
       ("summary-every", po::value<int64_t>()->default_value(100)->value_name("N"), "write summaries every N steps")
       ("log-every", po::value<int64_t>()->default_value(100)->value_name("N"),
-       "when stdout is not a terminal: a progress line every N steps")
-      ("threads", po::value<int>()->default_value(0)->value_name("N"),
-       "intra- and inter-op threads (0 = all cores)");
+       "when stdout is not a terminal: a progress line every N steps");
+  AddSessionConfigOptions(&visible);
   AddModelOptions(&visible, /*for_run=*/true);
   AddPluginOptions(&visible);
   po::options_description hidden;
@@ -213,16 +213,12 @@ int TrainCommand(const std::vector<std::string>& args) {
   for (const char* flag : {"save-every", "summary-every", "log-every"})
     if (vm[flag].as<int64_t>() < 1)
       throw UsageError(std::string("--") + flag + " must be at least 1, got " + std::to_string(vm[flag].as<int64_t>()));
-  const int threads = vm["threads"].as<int>();
-  if (threads < 0) throw UsageError("--threads must be 0 or more, got " + std::to_string(threads));
   std::vector<Feed> feeds = ParseFeedSpecs(Strings(vm, "feed"));
   const std::vector<std::string> inits = Strings(vm, "init");
   const std::string checkpoint_dir = vm.count("checkpoint-dir") ? vm["checkpoint-dir"].as<std::string>() : "";
   const std::string summary_dir = vm.count("summary-dir") ? vm["summary-dir"].as<std::string>() : "";
 
-  SessionOptions options;
-  options.config.set_intra_op_parallelism_threads(threads);
-  options.config.set_inter_op_parallelism_threads(threads);
+  const SessionOptions options = SessionOptionsFromArgs(vm);
   LoadPlugins(vm);
 
   // The graph, with its collections when it comes from a model.

@@ -32,9 +32,7 @@ std::string IndexString(const int64_t* dims, int rank, int64_t i) {
     idx[d] = dims[d] == 0 ? 0 : i % dims[d];
     if (dims[d] != 0) i /= dims[d];
   }
-  std::string s = "[";
-  for (int d = 0; d < rank; ++d) s += (d ? "," : "") + std::to_string(idx[d]);
-  return s + "]";
+  return DimsString(idx.data(), rank);
 }
 
 // ------------------------------------------------------- GatherV2, Gather

@@ -69,8 +69,12 @@ std::string DTypeName(int dtype) {
 
 std::string ShapeString(const std::vector<int64_t>& dims) {
   std::string s = "[";
-  for (size_t i = 0; i < dims.size(); ++i) s += (i ? "," : "") + std::to_string(dims[i]);
-  return s + "]";
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (i) s += ',';
+    s += std::to_string(dims[i]);
+  }
+  s += ']';
+  return s;
 }
 
 Status NumElements(const std::vector<int64_t>& dims, const std::string& what, int64_t* n) {

@@ -189,9 +189,16 @@ class SubstrOp : public OpKernel {
 
 // ----------------------------------------------------------- RegexReplace
 
-Status CompileRegex(const std::string& pattern, const std::string& rewrite, std::unique_ptr<RE2>* out) {
+Status CompilePattern(const std::string& pattern, std::unique_ptr<RE2>* out) {
   auto re = std::make_unique<RE2>(pattern, RE2::Quiet);
   if (!re->ok()) return errors::InvalidArgument("Invalid pattern: ", pattern, ", error: ", re->error());
+  *out = std::move(re);
+  return Status();
+}
+
+Status CompileRegex(const std::string& pattern, const std::string& rewrite, std::unique_ptr<RE2>* out) {
+  std::unique_ptr<RE2> re;
+  GR_RETURN_IF_ERROR_SDK(CompilePattern(pattern, &re));
   std::string error;
   if (!re->CheckRewriteString(rewrite, &error)) {
     return errors::InvalidArgument("Invalid rewrite pattern: ", rewrite, ", error: ", error);
@@ -253,6 +260,42 @@ class StaticRegexReplaceOp : public OpKernel {
   std::unique_ptr<RE2> re_;
   std::string rewrite_;
   bool global_ = true;
+};
+
+// ------------------------------------------------------- RegexFullMatch
+
+void FullMatchAll(OpKernelContext* ctx, const TensorView& input, const RE2& re) {
+  TensorView out;
+  OP_REQUIRES_OK(ctx, ctx->allocate_output(0, input.dims(), &out));
+  bool* matched = out.data<bool>();
+  for (int64_t k = 0; k < input.NumElements(); ++k) matched[k] = RE2::FullMatch(StringAt(input, k), re);
+}
+
+class RegexFullMatchOp : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  void Compute(OpKernelContext* ctx) override {
+    const TensorView pattern = ctx->input(1);
+    OP_REQUIRES(ctx, pattern.IsScalar(),
+                errors::InvalidArgument("Pattern must be scalar, but received ", pattern.ShapeString()));
+    std::unique_ptr<RE2> re;
+    OP_REQUIRES_OK(ctx, CompilePattern(std::string(StringAt(pattern, 0)), &re));
+    FullMatchAll(ctx, ctx->input(0), *re);
+  }
+};
+
+// The pattern is an attr: compiled once, with the kernel.
+class StaticRegexFullMatchOp : public OpKernel {
+ public:
+  explicit StaticRegexFullMatchOp(OpKernelConstruction* c) : OpKernel(c) {
+    std::string pattern;
+    OP_REQUIRES_OK(c, c->GetAttr("pattern", &pattern));
+    OP_REQUIRES_OK(c, CompilePattern(pattern, &re_));
+  }
+  void Compute(OpKernelContext* ctx) override { FullMatchAll(ctx, ctx->input(0), *re_); }
+
+ private:
+  std::unique_ptr<RE2> re_;
 };
 
 // --------------------------------------------------------- StringToNumber
@@ -405,6 +448,8 @@ REGISTER_KERNEL(Name("Substr").Device(DEVICE_CPU).TypeConstraint<int32_t>("T"), 
 REGISTER_KERNEL(Name("Substr").Device(DEVICE_CPU).TypeConstraint<int64_t>("T"), SubstrOp<int64_t>);
 REGISTER_KERNEL(Name("RegexReplace").Device(DEVICE_CPU), RegexReplaceOp);
 REGISTER_KERNEL(Name("StaticRegexReplace").Device(DEVICE_CPU), StaticRegexReplaceOp);
+REGISTER_KERNEL(Name("RegexFullMatch").Device(DEVICE_CPU), RegexFullMatchOp);
+REGISTER_KERNEL(Name("StaticRegexFullMatch").Device(DEVICE_CPU), StaticRegexFullMatchOp);
 REGISTER_KERNEL(Name("StringToNumber").Device(DEVICE_CPU).TypeConstraint<float>("out_type"), StringToNumberOp<float>);
 REGISTER_KERNEL(Name("StringToNumber").Device(DEVICE_CPU).TypeConstraint<double>("out_type"),
                 StringToNumberOp<double>);

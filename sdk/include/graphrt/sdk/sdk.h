@@ -88,6 +88,18 @@ GR_SDK_ERROR_FN(Unavailable, GR_UNAVAILABLE)
 
 // ------------------------------------------------------------ sizes
 
+// "[2,3]": dims as TensorFlow prints a shape. Appends piecewise: GCC 12
+// warns (-Wrestrict, a false positive) on `"," + std::to_string(d)`.
+inline std::string DimsString(const int64_t* dims, int rank) {
+  std::string out = "[";
+  for (int i = 0; i < rank; ++i) {
+    if (i) out += ',';
+    out += std::to_string(dims[i]);
+  }
+  out += ']';
+  return out;
+}
+
 // The element count of `dims` under graphrt's one size rule
 // (graphrt/shape_limits.h): every dim >= 0 and the nonzero dims' product at
 // most 2^58, so byte sizes and offsets derived from it cannot overflow.
@@ -95,9 +107,7 @@ GR_SDK_ERROR_FN(Unavailable, GR_UNAVAILABLE)
 // multiplying dims themselves.
 inline Status NumElementsOf(const int64_t* dims, int rank, int64_t* num_elements) {
   if (gr_shape_num_elements(dims, rank, num_elements) == GR_OK) return Status();
-  std::string shape = "[";
-  for (int i = 0; i < rank; ++i) shape += (i ? "," : "") + std::to_string(dims[i]);
-  shape += "]";
+  const std::string shape = DimsString(dims, rank);
   for (int i = 0; i < rank; ++i)
     if (dims[i] < 0) return errors::InvalidArgument("shape ", shape, " has a negative dimension");
   return errors::InvalidArgument("shape ", shape, " has more than 2^58 elements");
@@ -174,11 +184,7 @@ class TensorView {
   template <typename T>
   const T& scalar() const { return *static_cast<const T*>(v_.data); }
 
-  std::string ShapeString() const {
-    std::string s = "[";
-    for (int i = 0; i < v_.rank; ++i) s += (i ? "," : "") + std::to_string(v_.dims[i]);
-    return s + "]";
-  }
+  std::string ShapeString() const { return DimsString(v_.dims, v_.rank); }
 
  private:
   GR_TensorView v_;

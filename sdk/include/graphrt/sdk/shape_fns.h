@@ -35,14 +35,7 @@ inline std::string ShapeString(const PartialShape& s) {
   return out + "]";
 }
 
-inline std::string ShapeString(const int64_t* dims, int rank) {
-  std::string out = "[";
-  for (int i = 0; i < rank; ++i) {
-    if (i) out += ",";
-    out += std::to_string(dims[i]);
-  }
-  return out + "]";
-}
+inline std::string ShapeString(const int64_t* dims, int rank) { return DimsString(dims, rank); }
 
 inline std::string ShapeString(const std::vector<int64_t>& dims) {
   return ShapeString(dims.data(), static_cast<int>(dims.size()));

@@ -1,20 +1,30 @@
 #!/usr/bin/env bash
-# libgraphrt_core.so exports its public API and nothing else
-# (kernel_core/graphrt_core.map):
+# A C++ library of graphrt exports its public API and nothing else (a linker
+# version script: kernel_core/graphrt_core.map, client/graphrt_client.map):
 # - every exported symbol belongs to a class or function that an installed
-#   header (graphrt/core/*.h) declares, or to the generated graphrt::proto
-#   classes; no internal class (Executor, ResourceMgr, DirectSession...),
-#   no std::, Boost, TBB or protobuf template instance;
+#   header declares, or to the generated graphrt::proto classes; no internal
+#   class (Executor, ResourceMgr, DirectSession, client_internal...), no
+#   std::, Boost, TBB or protobuf template instance;
 # - every function those headers declare out of line is exported;
-# - plugins need nothing from it by symbol (they get the GR_CoreApi table):
-#   none lists it as NEEDED or leaves a symbol it exports undefined.
+# - for the core: plugins need nothing from it by symbol (they get the
+#   GR_CoreApi table): none lists it as NEEDED or leaves a symbol it
+#   exports undefined.
 # The public names are read from the headers here, not from the map, so a
 # map pattern that catches too much or too little fails the test.
-# usage: core_exports_test.sh LIBGRAPHRT_CORE PUBLIC_HEADER_DIR PLUGIN_DIR...
+# usage: exports_test.sh VERSION_NODE LIB HEADER_DIRS [PLUGIN_DIR...]
+#   HEADER_DIRS: colon-separated directories whose *.h are the public API
+#   (or single header files); VERSION_NODE: GRAPHRT_CORE_0, GRAPHRT_CLIENT_0.
 set -euo pipefail
-lib=$1
-headers=$2
-shift 2
+node=$1
+lib=$2
+IFS=: read -r -a header_dirs <<<"$3"
+shift 3
+headers=()
+for h in "${header_dirs[@]}"; do
+  if [[ -d $h ]]; then headers+=("$h"/*.h); else headers+=("$h"); fi
+done
+core=0
+[[ $node == GRAPHRT_CORE_0 ]] && core=1
 command -v nm >/dev/null || { echo "nm not found"; exit 1; }
 command -v readelf >/dev/null || { echo "readelf not found"; exit 1; }
 
@@ -33,20 +43,22 @@ decls=$(awk '
     if (!tmpl) { l = $0; sub(/\(.*/, "", l); n = split(l, a, /[ &*]/); if (a[n] !~ /^[A-Z0-9_]+$/) print "F", a[n] }
     tmpl = 0; next
   }
-  { tmpl = 0 }' "$headers"/*.h | sort -u)
+  { tmpl = 0 }' "${headers[@]}" | sort -u)
 classes=$(awk '$1 == "C" {print $2}' <<<"$decls" | paste -sd'|')
 functions=$(awk '$1 == "F" && $2 != "operator<<" {print $2}' <<<"$decls" | paste -sd'|')
-[[ -n "$classes" && -n "$functions" ]] || { echo "FAIL: no declarations found in $headers"; exit 1; }
-grep -qx "F operator<<" <<<"$decls" || { echo "FAIL: operator<<(ostream, Status) not found in $headers"; exit 1; }
+[[ -n "$classes" && -n "$functions" ]] || { echo "FAIL: no declarations found in ${headers[*]}"; exit 1; }
+if ((core)); then
+  grep -qx "F operator<<" <<<"$decls" || { echo "FAIL: operator<<(ostream, Status) not found in ${headers[*]}"; exit 1; }
+fi
 
 # Demangled names of the defined dynamic symbols, version node (type A) and
 # version suffix left out.
-exported=$(nm -D --defined-only -C "$lib" | awk '$2 != "A"' | cut -d' ' -f3- | sed 's/@@\?GRAPHRT_CORE_0$//' | sort -u)
+exported=$(nm -D --defined-only -C "$lib" | awk '$2 != "A"' | cut -d' ' -f3- | sed "s/@@\\?$node\$//" | sort -u)
 [[ -n "$exported" ]] || { echo "FAIL: $lib exports nothing"; exit 1; }
 
 allowed="^(vtable for |typeinfo for |typeinfo name for )?graphrt::($classes)(::.*)?\$"
 allowed+="|^graphrt::($functions)(\\[abi:cxx11\\])?\\("
-allowed+="|^graphrt::operator<<\\(std::ostream&, graphrt::Status const&\\)\$"
+((core)) && allowed+="|^graphrt::operator<<\\(std::ostream&, graphrt::Status const&\\)\$"
 # The generated classes: members, free functions (enum descriptors,
 # default instances), vtables and typeinfo.
 allowed+="|^(vtable for |typeinfo for |typeinfo name for )?graphrt::proto::[A-Za-z0-9_]+(::|\\(|\$)"
@@ -66,20 +78,24 @@ if [[ -n "$offenders" ]]; then
 fi
 
 # The version node the map names.
-nm -D --defined-only "$lib" | grep -c ' A GRAPHRT_CORE_0$' >/dev/null || { echo "FAIL: no GRAPHRT_CORE_0 version node"; exit 1; }
+nm -D --defined-only "$lib" | grep -c " A $node\$" >/dev/null || { echo "FAIL: no $node version node"; exit 1; }
 
 missing=
-for f in ${functions//|/ } operator\<\<; do
+public_functions=${functions//|/ }
+((core)) && public_functions+=" operator<<"
+for f in $public_functions; do
   grep -qE "^graphrt::$f(\\[abi:cxx11\\])?\\(" <<<"$exported" || missing+=" $f"
 done
 if [[ -n "$missing" ]]; then
-  echo "FAIL: declared in $headers but not exported:$missing"
+  echo "FAIL: declared in ${headers[*]} but not exported:$missing"
   exit 1
 fi
 # The protobuf API clients use (a message, its arena factory, a descriptor table).
-for s in 'graphrt::proto::GraphDef::CopyFrom(graphrt::proto::GraphDef const&)' 'vtable for graphrt::proto::GraphDef' \
-  'graphrt::proto::GraphDef* google::protobuf::Arena::CreateMaybeMessage<graphrt::proto::GraphDef>(google::protobuf::Arena*)' \
-  'descriptor_table_graphrt_2fproto_2fgraph_2eproto'; do
+msg=GraphDef file=graph
+((core)) || msg=MetaGraphDef file=meta_5fgraph  # protoc escapes "_" as _5f
+for s in "graphrt::proto::$msg::CopyFrom(graphrt::proto::$msg const&)" "vtable for graphrt::proto::$msg" \
+  "graphrt::proto::$msg* google::protobuf::Arena::CreateMaybeMessage<graphrt::proto::$msg>(google::protobuf::Arena*)" \
+  "descriptor_table_graphrt_2fproto_2f${file}_2eproto"; do
   grep -qxF "$s" <<<"$exported" || { echo "FAIL: $s is not exported"; exit 1; }
 done
 

@@ -1,0 +1,25 @@
+// The session settings of every command that makes a session (run, bench,
+// dot --placed, train): a ConfigProto from --config, then the switches a
+// TensorFlow user reaches for, each overriding what --config says.
+#ifndef GRAPHRT_TOOLS_GRAPHRT_SESSION_CONFIG_H_
+#define GRAPHRT_TOOLS_GRAPHRT_SESSION_CONFIG_H_
+
+#include "cli.h"
+#include "graphrt/core/session.h"
+
+namespace graphrt {
+namespace cli {
+
+// --config, --threads, --intra-op-threads, --inter-op-threads,
+// --memory-limit, --allow-soft-placement, --log-device-placement,
+// --opt-level, --layout-optimizer, --remapping, --dependency-optimization.
+void AddSessionConfigOptions(po::options_description* desc);
+
+// The options they ask for. Throws UsageError for a bad value and CliError
+// for a --config that cannot be read or parsed.
+SessionOptions SessionOptionsFromArgs(const po::variables_map& vm);
+
+}  // namespace cli
+}  // namespace graphrt
+
+#endif  // GRAPHRT_TOOLS_GRAPHRT_SESSION_CONFIG_H_
