@@ -11,8 +11,9 @@
 # The packages' build tree is tools/package.sh's, BUILD_DIR-package beside
 # BUILD_DIR (kept, so a rerun is incremental; at BUILD_DIR's depth, so
 # ccache's base_dir-relative command lines match and compiles come from the
-# cache). Its GRAPHRT_ISA_BUILDS follows BUILD_DIR's: the x86-64-v4 builds
-# double the plugins' compile time.
+# cache). Its GRAPHRT_ISA_BUILDS follows BUILD_DIR's (the x86-64-v4 builds
+# double the plugins' compile time), and so does GRAPHRT_WERROR (a flag that
+# differs would miss the cache).
 set -euo pipefail
 BUILD=$(cd "$1" && pwd)
 SRC=$(cd "$2" && pwd)
@@ -29,11 +30,12 @@ LIBDIR=usr/lib/$MA
 PYDIR=usr/lib/python3/dist-packages
 cache_value() { sed -n "s/^$1:[A-Z]*=//p" "$BUILD/CMakeCache.txt"; }
 isa=$(cache_value GRAPHRT_ISA_BUILDS)
+werror=$(cache_value GRAPHRT_WERROR)
 
 SECONDS=0
 echo "== tools/package.sh (GRAPHRT_ISA_BUILDS=${isa:-OFF})"
 SETUP=0 BUILD_DIR="$BUILD-package" PACKAGE_DIR="$TMP/debs" "$SRC/tools/package.sh" \
-  -DGRAPHRT_ISA_BUILDS="${isa:-OFF}" >"$TMP/debs.txt" 2>"$TMP/package.log" ||
+  -DGRAPHRT_ISA_BUILDS="${isa:-OFF}" -DGRAPHRT_WERROR="${werror:-OFF}" >"$TMP/debs.txt" 2>"$TMP/package.log" ||
   { tail -50 "$TMP/package.log" >&2; fail "tools/package.sh"; }
 PKGS=(libgraphrt0 libgraphrt-dev graphrt python3-graphrt)
 declare -A DEB
