@@ -1,8 +1,10 @@
-# graphrt_add_plugin(<target> SOURCES ... [LIBS ...] [OUTPUT_DIRECTORY dir])
+# graphrt_add_plugin(<target> SOURCES ... [LIBS ...] [OUTPUT_DIRECTORY dir]
+#                    [INSTALL_DESTINATION dir [COMPONENT name]])
 # Builds a plugin module against the header-only SDK. Used in-tree and,
 # installed with the package, by out-of-tree plugins (find_package(graphrt)).
+# COMPONENT: the install component (the package it goes to, with CPack).
 function(graphrt_add_plugin target)
-  cmake_parse_arguments(P "" "OUTPUT_DIRECTORY;INSTALL_DESTINATION" "SOURCES;LIBS" ${ARGN})
+  cmake_parse_arguments(P "" "OUTPUT_DIRECTORY;INSTALL_DESTINATION;COMPONENT" "SOURCES;LIBS" ${ARGN})
   add_library(${target} MODULE ${P_SOURCES})
   if(TARGET graphrt::sdk)
     target_link_libraries(${target} PRIVATE graphrt::sdk)
@@ -21,7 +23,11 @@ function(graphrt_add_plugin target)
     set_target_properties(${target} PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${P_OUTPUT_DIRECTORY})
   endif()
   if(P_INSTALL_DESTINATION)
-    install(TARGETS ${target} LIBRARY DESTINATION ${P_INSTALL_DESTINATION})
+    if(P_COMPONENT)
+      install(TARGETS ${target} LIBRARY DESTINATION ${P_INSTALL_DESTINATION} COMPONENT ${P_COMPONENT})
+    else()
+      install(TARGETS ${target} LIBRARY DESTINATION ${P_INSTALL_DESTINATION})
+    endif()
   endif()
 endfunction()
 
@@ -30,10 +36,11 @@ endfunction()
 function(graphrt_add_standard_plugin target)
   graphrt_add_plugin(${target} ${ARGN}
     OUTPUT_DIRECTORY ${GRAPHRT_PLUGIN_BUILD_DIR}
-    INSTALL_DESTINATION ${GRAPHRT_PLUGIN_SUBDIR})
+    INSTALL_DESTINATION ${GRAPHRT_PLUGIN_SUBDIR}
+    COMPONENT runtime)
 endfunction()
 
-# graphrt_add_plugin_isa_build(<target> <level> [INSTALL_DESTINATION dir])
+# graphrt_add_plugin_isa_build(<target> <level> [INSTALL_DESTINATION dir [COMPONENT name]])
 # A build of plugin <target> for x86-64 level <level> (x86-64-v4, say): the
 # same sources, libraries and options compiled with -march=<level>, under
 # the same file name in the subdirectory <level> of the plugin's directory,
@@ -41,7 +48,7 @@ endfunction()
 # on older CPUs and uses AVX-512 on newer ones). Call it once <target>'s
 # properties are final; the target is <target>_<level>.
 function(graphrt_add_plugin_isa_build target level)
-  cmake_parse_arguments(P "" "INSTALL_DESTINATION" "" ${ARGN})
+  cmake_parse_arguments(P "" "INSTALL_DESTINATION;COMPONENT" "" ${ARGN})
   set(build ${target}_${level})
   get_target_property(sources ${target} SOURCES)
   add_library(${build} MODULE ${sources})
@@ -70,6 +77,10 @@ function(graphrt_add_plugin_isa_build target level)
   # would be what a newer CPU loads.
   add_dependencies(${target} ${build})
   if(P_INSTALL_DESTINATION)
-    install(TARGETS ${build} LIBRARY DESTINATION ${P_INSTALL_DESTINATION}/${level})
+    if(P_COMPONENT)
+      install(TARGETS ${build} LIBRARY DESTINATION ${P_INSTALL_DESTINATION}/${level} COMPONENT ${P_COMPONENT})
+    else()
+      install(TARGETS ${build} LIBRARY DESTINATION ${P_INSTALL_DESTINATION}/${level})
+    endif()
   endif()
 endfunction()
