@@ -145,10 +145,11 @@ Status ChooseIsaBuild(const fs::path& file, fs::path* build, std::string* level)
 // every attr both constrain allows a common type.
 bool KernelsOverlap(const KernelRegistration& a, const KernelRegistration& b) {
   if (a.device_type != b.device_type || a.label != b.label) return false;
-  for (const auto& [attr, types] : a.constraints)
-    for (const auto& [other_attr, other_types] : b.constraints)
-      if (attr == other_attr && std::none_of(types.begin(), types.end(), [&](DataType t) {
-            return std::find(other_types.begin(), other_types.end(), t) != other_types.end();
+  // Pairs, not structured bindings: clang 14 cannot capture a binding in a lambda.
+  for (const auto& ca : a.constraints)
+    for (const auto& cb : b.constraints)
+      if (ca.first == cb.first && std::none_of(ca.second.begin(), ca.second.end(), [&](DataType t) {
+            return std::find(cb.second.begin(), cb.second.end(), t) != cb.second.end();
           }))
         return false;
   return true;
@@ -156,12 +157,12 @@ bool KernelsOverlap(const KernelRegistration& a, const KernelRegistration& b) {
 
 // Whether `wide` matches every node `narrow` matches.
 bool KernelCovers(const KernelRegistration& wide, const KernelRegistration& narrow) {
-  for (const auto& [attr, types] : wide.constraints) {
+  for (const auto& cw : wide.constraints) {
     auto it = std::find_if(narrow.constraints.begin(), narrow.constraints.end(),
-                           [&](const auto& c) { return c.first == attr; });
+                           [&](const auto& c) { return c.first == cw.first; });
     if (it == narrow.constraints.end()) return false;  // narrow takes any type there
     for (DataType t : it->second)
-      if (std::find(types.begin(), types.end(), t) == types.end()) return false;
+      if (std::find(cw.second.begin(), cw.second.end(), t) == cw.second.end()) return false;
   }
   return true;
 }
