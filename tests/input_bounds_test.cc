@@ -187,5 +187,139 @@ TEST_F(InputBounds, ManyFramesAreLaidOutByName) {
   EXPECT_EQ(ToVector<float>(out[0]), std::vector<float>{2});
 }
 
+// ---------------------------------------------------------------- functions
+
+// f0 .. f_depth: f_k(x) = f_{k+1}(f_{k+1}(x)), f_depth = Identity: calling
+// f0 inlines 2^depth Identities from a library of a few hundred bytes (the
+// probe's fn_fanout). "call" = f0(x), x = 1.
+proto::GraphDef FanOutGraph(int depth) {
+  proto::GraphDef g;
+  AddFloatConst(&g, "x", 1);
+  AddNode(&g, "call", "f0", {"x"});
+  for (int k = 0; k <= depth; ++k) {
+    proto::FunctionDef* f = g.mutable_library()->add_function();
+    f->mutable_signature()->set_name("f" + std::to_string(k));
+    proto::OpDef::ArgDef* in = f->mutable_signature()->add_input_arg();
+    in->set_name("x");
+    in->set_type(proto::DT_FLOAT);
+    proto::OpDef::ArgDef* out = f->mutable_signature()->add_output_arg();
+    out->set_name("y");
+    out->set_type(proto::DT_FLOAT);
+    if (k == depth) {
+      proto::NodeDef* i = f->add_node_def();
+      i->set_name("i");
+      i->set_op("Identity");
+      i->add_input("x");
+      SetType(i, "T");
+      (*f->mutable_ret())["y"] = "i:output:0";
+      continue;
+    }
+    const std::string callee = "f" + std::to_string(k + 1);
+    proto::NodeDef* a = f->add_node_def();
+    a->set_name("a");
+    a->set_op(callee);
+    a->add_input("x");
+    proto::NodeDef* b = f->add_node_def();
+    b->set_name("b");
+    b->set_op(callee);
+    b->add_input("a:y:0");
+    (*f->mutable_ret())["y"] = "b:y:0";
+  }
+  return g;
+}
+
+SessionOptions WithLimits(int64_t max_graph_nodes, int64_t memory_limit = 0) {
+  SessionOptions o = testing::OpTestOptions(1);
+  if (max_graph_nodes > 0) o.config.mutable_graphrt_options()->set_max_graph_nodes(max_graph_nodes);
+  if (memory_limit > 0) o.config.mutable_graphrt_options()->set_session_memory_limit_bytes(memory_limit);
+  return o;
+}
+
+Status CreateWith(const SessionOptions& o, const proto::GraphDef& g, std::unique_ptr<Session>* s) {
+  GR_RETURN_IF_ERROR(NewSession(o, s));
+  return (*s)->Create(g);
+}
+
+// 2^31 calls (the probe's 2 KB file that allocated until out of memory):
+// refused before any inlining, naming the call, the function and a count.
+TEST_F(InputBounds, FunctionFanOutIsRefusedBeforeInlining) {
+  std::unique_ptr<Session> s;
+  const Status st = CreateWith(testing::OpTestOptions(1), FanOutGraph(31), &s);
+  EXPECT_EQ(st.code(), Code::kResourceExhausted) << st;
+  EXPECT_TRUE(Contains(st, "'call'")) << st;
+  EXPECT_TRUE(Contains(st, "function 'f0'")) << st;
+  // The lower bound, 2 nodes per call besides its body: L(f31) = 1,
+  // L(f_k) = 2 * (2 + L(f_k+1)) = 5 * 2^(31-k) - 4, and 2 for the call.
+  EXPECT_TRUE(Contains(st, "at least 10737418238 nodes")) << st;
+  EXPECT_TRUE(Contains(st, "4194304")) << st;  // the default limit
+  EXPECT_TRUE(Contains(st, "max_graph_nodes")) << st;
+  EXPECT_LT(MaxRssBytes(), int64_t{1} << 30);
+}
+
+// The exact count of what inlining makes, per call: an Identity per
+// argument, the input NoOp and the output node besides the body. Depth 2:
+// f2 = 1, f1 = 2 * (3 + 1) = 8, f0 = 2 * (3 + 8) = 22, the call 3 + 22, and
+// x: 26 nodes. The lower bound checked first is 18 for the call (see
+// below), 19 with x.
+TEST_F(InputBounds, FunctionInliningStopsAtTheNodeLimit) {
+  std::unique_ptr<Session> s;
+  ASSERT_TRUE(CreateWith(WithLimits(26), FanOutGraph(2), &s).ok());
+  std::vector<Tensor> out;
+  ASSERT_TRUE(s->Run({}, {"call"}, {}, &out).ok());
+  EXPECT_EQ(ToVector<float>(out[0]), std::vector<float>{1});
+
+  // Past the lower bound: refused up front.
+  Status st = CreateWith(WithLimits(18), FanOutGraph(2), &s);
+  EXPECT_EQ(st.code(), Code::kResourceExhausted) << st;
+  EXPECT_TRUE(Contains(st, "at least 18 nodes")) << st;
+  // Within the bound but not the count: refused while inlining.
+  st = CreateWith(WithLimits(25), FanOutGraph(2), &s);
+  EXPECT_EQ(st.code(), Code::kResourceExhausted) << st;
+  EXPECT_TRUE(Contains(st, "Node 'call'")) << st;
+  EXPECT_TRUE(Contains(st, "(function 'f0')")) << st;
+  EXPECT_TRUE(Contains(st, "makes more than 25 nodes")) << st;
+}
+
+// The memory limit bounds the graph too (about 1 KiB a node): 64 KiB
+// allows 64 nodes, and depth 4 makes 110.
+TEST_F(InputBounds, FunctionInliningRespectsTheMemoryLimit) {
+  std::unique_ptr<Session> s;
+  const Status st = CreateWith(WithLimits(0, 64 << 10), FanOutGraph(4), &s);
+  EXPECT_EQ(st.code(), Code::kResourceExhausted) << st;
+  EXPECT_TRUE(Contains(st, "function 'f0'")) << st;
+  EXPECT_TRUE(Contains(st, "session_memory_limit_bytes")) << st;
+  ASSERT_TRUE(CreateWith(WithLimits(0, 1 << 20), FanOutGraph(4), &s).ok());
+}
+
+// A deep fan-out that fits: 2^12 Identities through 8k calls, the value
+// passed through all of them.
+TEST_F(InputBounds, FunctionFanOutWithinTheLimitRuns) {
+  std::unique_ptr<Session> s;
+  ASSERT_TRUE(CreateWith(testing::OpTestOptions(1), FanOutGraph(12), &s).ok());
+  std::vector<Tensor> out;
+  ASSERT_TRUE(s->Run({}, {"call"}, {}, &out).ok());
+  EXPECT_EQ(ToVector<float>(out[0]), std::vector<float>{1});
+}
+
+// A plain GraphDef is held to the same node limit, with Extend counting
+// the nodes already there.
+TEST_F(InputBounds, GraphNodeLimitCountsPlainNodesAndExtend) {
+  proto::GraphDef g;
+  for (int i = 0; i < 6; ++i) AddFloatConst(&g, "c" + std::to_string(i), 1);
+  std::unique_ptr<Session> s;
+  Status st = CreateWith(WithLimits(5), g, &s);
+  EXPECT_EQ(st.code(), Code::kResourceExhausted) << st;
+  EXPECT_TRUE(Contains(st, "the GraphDef has 6 nodes; the graph may have 5")) << st;
+  proto::GraphDef first, second;
+  for (int i = 0; i < 3; ++i) *first.add_node() = g.node(i);
+  for (int i = 3; i < 6; ++i) *second.add_node() = g.node(i);
+  ASSERT_TRUE(CreateWith(WithLimits(5), first, &s).ok());
+  st = s->Extend(second);
+  EXPECT_EQ(st.code(), Code::kResourceExhausted) << st;
+  EXPECT_TRUE(Contains(st, "has 3")) << st;
+  second.mutable_node()->RemoveLast();
+  EXPECT_TRUE(s->Extend(second).ok());
+}
+
 }  // namespace
 }  // namespace graphrt

@@ -251,6 +251,16 @@ class DirectSession final : public Session {
     }
   }
 
+  // What the graph may grow to: the configured node count and the memory limit.
+  GraphLimits Limits() const {
+    GraphLimits l;
+    const int64_t n = options_.config.graphrt_options().max_graph_nodes();
+    if (n > 0) l.max_nodes = n;
+    l.max_bytes = budget_->limit();
+    l.hint = "ConfigProto.graphrt_options.max_graph_nodes raises it";
+    return l;
+  }
+
   Status CreateImpl(const proto::GraphDef& def) {
     std::lock_guard<std::mutex> lock(graph_mu_);
     if (closed_) return errors::Cancelled("Session has been closed.");
@@ -258,7 +268,7 @@ class DirectSession final : public Session {
     if (graph_) return errors::AlreadyExists("Session already has a graph; use Extend() to add nodes.");
     GR_RETURN_IF_ERROR(InitDevices());
     auto g = std::make_unique<Graph>(&Runtime::Global().ops());
-    GR_RETURN_IF_ERROR(ConvertGraphDefToGraph(def, g.get()));
+    GR_RETURN_IF_ERROR(ConvertGraphDefToGraph(def, g.get(), Limits()));
     GR_RETURN_IF_ERROR(ValidateGraph(g.get()));
     graph_ = std::move(g);
     return Status::OK();
@@ -275,7 +285,7 @@ class DirectSession final : public Session {
     // Extend atomically: work on a copy, swap in on success.
     auto g = std::make_unique<Graph>(&Runtime::Global().ops());
     CopyGraph(*graph_, g.get());
-    GR_RETURN_IF_ERROR(ExtendGraph(def, g.get()));
+    GR_RETURN_IF_ERROR(ExtendGraph(def, g.get(), Limits()));
     GR_RETURN_IF_ERROR(ValidateGraph(g.get()));
     graph_ = std::move(g);
     std::lock_guard<std::mutex> cache_lock(cache_mu_);

@@ -1,5 +1,6 @@
 #include "function_inline.h"
 
+#include <algorithm>
 #include <map>
 #include <unordered_map>
 #include <unordered_set>
@@ -52,9 +53,24 @@ Status ArgShape(const proto::OpDef::ArgDef& a, const AttrMap& attrs, const std::
 
 class Inliner {
  public:
-  Inliner(const proto::FunctionDefLibrary& library, const OpRegistry& ops, proto::GraphDef* out)
-      : ops_(ops), out_(out) {
+  Inliner(const proto::FunctionDefLibrary& library, const OpRegistry& ops, int64_t max_nodes,
+          const std::string& limit_hint, proto::GraphDef* out)
+      : ops_(ops), out_(out), max_nodes_(max_nodes), limit_hint_(limit_hint) {
     for (const proto::FunctionDef& f : library.function()) functions_[f.signature().name()] = &f;
+  }
+
+  // Expands one node of the graph itself, after checking that a lower bound
+  // of what it expands to fits: exponential fan-out fails here, at once.
+  Status ExpandTopLevel(const proto::NodeDef& node) {
+    const uint64_t at_least = MinNodes(node, 0);
+    if (at_least > 1 && static_cast<uint64_t>(out_->node_size()) + at_least > static_cast<uint64_t>(max_nodes_))
+      return TooManyNodes(node, at_least, true);
+    top_ = &node;
+    GR_RETURN_IF_ERROR(Expand(node, 0));
+    // Expand checks before each node it expands; the few a call adds
+    // around its body (arguments, outputs) are counted here.
+    if (out_->node_size() > max_nodes_) return TooManyNodes(node, 0, false);
+    return Status::OK();
   }
 
   // The function `node` calls (null: none) and the attrs it is called with.
@@ -78,6 +94,9 @@ class Inliner {
   }
 
   Status Expand(const proto::NodeDef& node, int depth) {
+    // Every node made passes through here (an Inline adds its few own nodes
+    // per call), so this bounds the work by max_nodes_.
+    if (out_->node_size() >= max_nodes_) return TooManyNodes(*top_, 0, false);
     const proto::FunctionDef* f = nullptr;
     const AttrMap* call_attrs = nullptr;
     GR_RETURN_IF_ERROR(CalledFunction(node, &f, &call_attrs));
@@ -122,6 +141,59 @@ class Inliner {
   }
 
  private:
+  // Saturates here: only compared with max_nodes_ (an int64).
+  static constexpr uint64_t kManyNodes = uint64_t{1} << 62;
+  static uint64_t SaturatingAdd(uint64_t a, uint64_t b) { return std::min(kManyNodes, a + b); }
+
+  // A lower bound on the nodes `node` expands to: 1 for an op; a call makes
+  // its input NoOp and output node besides its body; a functional op calls
+  // every function its attrs name. Memoised per function, so this costs
+  // the library's size however often a function is called.
+  uint64_t MinNodes(const proto::NodeDef& node, int depth) {
+    const proto::FunctionDef* f = nullptr;
+    const AttrMap* attrs = nullptr;
+    if (!CalledFunction(node, &f, &attrs).ok()) return 1;  // Expand reports it
+    if (f != nullptr) return SaturatingAdd(2, MinFunctionNodes(*f, depth + 1));
+    if (!IsFunctionalControlFlowOp(node.op())) return 1;
+    uint64_t n = 1;
+    for (const auto& [name, value] : node.attr()) {
+      auto add = [&](const proto::NameAttrList& fn) {
+        auto it = functions_.find(fn.name());
+        if (it != functions_.end()) n = SaturatingAdd(n, MinFunctionNodes(*it->second, depth + 1));
+      };
+      if (value.has_func()) add(value.func());
+      for (const proto::NameAttrList& fn : value.list().func()) add(fn);
+    }
+    return n;
+  }
+  uint64_t MinFunctionNodes(const proto::FunctionDef& f, int depth) {
+    // Deeper than the inliner goes, or a cycle: it fails on depth anyway.
+    if (depth > kMaxInlineDepth) return 1;
+    const std::string& name = f.signature().name();
+    if (auto it = min_nodes_.find(name); it != min_nodes_.end()) return it->second;
+    min_nodes_[name] = 1;  // while in progress: a recursive call counts 1
+    uint64_t n = 0;
+    for (const proto::NodeDef& b : f.node_def()) n = SaturatingAdd(n, MinNodes(b, depth));
+    min_nodes_[name] = n;
+    return n;
+  }
+
+  Status TooManyNodes(const proto::NodeDef& node, uint64_t at_least, bool before) const {
+    const proto::FunctionDef* f = nullptr;
+    const AttrMap* attrs = nullptr;
+    std::string what = NodePrefix(node);
+    if (CalledFunction(node, &f, &attrs).ok() && f != nullptr)
+      what += " (function '" + f->signature().name() + "')";
+    else if (!IsFunctionalControlFlowOp(node.op()))  // the calls before it filled the graph
+      return errors::ResourceExhausted("with its function calls inlined the graph has more than ", max_nodes_,
+                                       " nodes, more than it may have (", limit_hint_, "); at ", what);
+    if (before)
+      return errors::ResourceExhausted(what, ": inlining its function calls would make at least ", at_least,
+                                       " nodes, more than the graph may have (", max_nodes_, "; ", limit_hint_, ")");
+    return errors::ResourceExhausted(what, ": inlining its function calls makes more than ", max_nodes_,
+                                     " nodes, more than the graph may have (", limit_hint_, ")");
+  }
+
   // The body nodes' output positions: "node:out_arg:i" -> flat output index.
   struct BodyNode {
     const proto::OpDef* signature = nullptr;  // op or function signature
@@ -306,16 +378,21 @@ class Inliner {
 
   const OpRegistry& ops_;
   proto::GraphDef* out_;
+  const int64_t max_nodes_;
+  const std::string limit_hint_;
+  const proto::NodeDef* top_ = nullptr;  // the graph's node being expanded
   std::unordered_map<std::string, const proto::FunctionDef*> functions_;
+  std::unordered_map<std::string, uint64_t> min_nodes_;
 };
 
 }  // namespace
 
-Status InlineFunctionCalls(const proto::GraphDef& in, const OpRegistry& ops, proto::GraphDef* out) {
+Status InlineFunctionCalls(const proto::GraphDef& in, const OpRegistry& ops, int64_t max_nodes,
+                           const std::string& limit_hint, proto::GraphDef* out) {
   out->Clear();
   *out->mutable_versions() = in.versions();
-  Inliner inliner(in.library(), ops, out);
-  for (const proto::NodeDef& n : in.node()) GR_RETURN_IF_ERROR(inliner.Expand(n, 0));
+  Inliner inliner(in.library(), ops, max_nodes, limit_hint, out);
+  for (const proto::NodeDef& n : in.node()) GR_RETURN_IF_ERROR(inliner.ExpandTopLevel(n));
   return Status::OK();
 }
 

@@ -17,8 +17,14 @@
 namespace graphrt {
 
 // `out` gets `in`'s nodes with every function call inlined (nested calls
-// too) and no library. Errors name the call and the function.
-Status InlineFunctionCalls(const proto::GraphDef& in, const OpRegistry& ops, proto::GraphDef* out);
+// too) and no library. Errors name the call and the function. Past
+// `max_nodes` nodes in `out` it stops with RESOURCE_EXHAUSTED (`limit_hint`
+// says which setting raises it): functions that call each other twice per
+// level double the graph per level, so a few hundred bytes of library could
+// ask for billions of nodes. Such a library is refused before any work, and
+// the work done otherwise is linear in the nodes made, at most max_nodes.
+Status InlineFunctionCalls(const proto::GraphDef& in, const OpRegistry& ops, int64_t max_nodes,
+                           const std::string& limit_hint, proto::GraphDef* out);
 
 }  // namespace graphrt
 

@@ -160,14 +160,28 @@ void ConnectSourceAndSink(Graph* g, const std::vector<Node*>& new_nodes) {
   }
 }
 
-Status AddNodeDefs(const proto::GraphDef& in, Graph* g) {
+Status AddNodeDefs(const proto::GraphDef& in, Graph* g, const GraphLimits& limits) {
+  // The nodes this graph may still take: the node limit, or the byte limit
+  // at kBytesPerNode per node, whichever is smaller.
+  int64_t max_nodes = limits.max_nodes;
+  std::string hint = limits.hint;
+  if (limits.max_bytes > 0 && limits.max_bytes / GraphLimits::kBytesPerNode < max_nodes) {
+    max_nodes = limits.max_bytes / GraphLimits::kBytesPerNode;
+    hint = "at about " + std::to_string(GraphLimits::kBytesPerNode) + " bytes a node, the memory limit of " +
+           std::to_string(limits.max_bytes) + " bytes allows no more; ConfigProto.graphrt_options." +
+           "session_memory_limit_bytes raises it";
+  }
+  const int64_t room = std::max<int64_t>(0, max_nodes - g->num_op_nodes());
+  if (in.node_size() > room)
+    return errors::ResourceExhausted("the GraphDef has ", in.node_size(), " nodes; the graph may have ", max_nodes,
+                                     " and has ", g->num_op_nodes(), " (", hint, ")");
   proto::GraphDef inlined;
   // Function calls and functional control flow (which calls the library's
   // functions, and says which one is missing when there is no library).
   const bool rewrite = in.library().function_size() > 0 ||
                        std::any_of(in.node().begin(), in.node().end(),
                                    [](const proto::NodeDef& n) { return IsFunctionalControlFlowOp(n.op()); });
-  if (rewrite) GR_RETURN_IF_ERROR(InlineFunctionCalls(in, *g->op_registry(), &inlined));
+  if (rewrite) GR_RETURN_IF_ERROR(InlineFunctionCalls(in, *g->op_registry(), room, hint, &inlined));
   const proto::GraphDef& def = rewrite ? inlined : in;
   std::unordered_map<std::string, Node*> index = g->BuildNameIndex();
   std::vector<Node*> added;
@@ -444,20 +458,20 @@ std::vector<Node*> Graph::TopologicalOrder() const {
   return order;
 }
 
-Status ConvertGraphDefToGraph(const proto::GraphDef& def, Graph* g) {
+Status ConvertGraphDefToGraph(const proto::GraphDef& def, Graph* g, const GraphLimits& limits) {
   if (def.has_versions()) GR_RETURN_IF_ERROR(CheckVersions(def.versions()));
   g->set_versions(def.versions());
-  return AddNodeDefs(def, g);
+  return AddNodeDefs(def, g, limits);
 }
 
-Status ExtendGraph(const proto::GraphDef& def, Graph* g) {
+Status ExtendGraph(const proto::GraphDef& def, Graph* g, const GraphLimits& limits) {
   if (def.has_versions()) {
     GR_RETURN_IF_ERROR(CheckVersions(def.versions()));
     if (g->num_op_nodes() > 0 && def.versions().producer() != g->versions().producer())
       return errors::InvalidArgument("Extend: GraphDef producer version ", def.versions().producer(),
                                      " differs from the session graph's ", g->versions().producer());
   }
-  return AddNodeDefs(def, g);
+  return AddNodeDefs(def, g, limits);
 }
 
 void CopyGraph(const Graph& src, Graph* dst) {

@@ -3,6 +3,7 @@
 #include <google/protobuf/util/message_differencer.h>
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <string>
 #include <unordered_map>
@@ -141,7 +142,11 @@ class PassResult {
         return errors::InvalidArgument("it removed node '", n->name(), "' on ", n->assigned_device(), ", not a ",
                                        pass_.device_type, " device");
     }
-    GR_RETURN_IF_ERROR(ExtendGraph(ops, fresh));
+    // A pass's rewrite of a graph the session accepted: the session's node
+    // limit applied to the GraphDef, not to what a pass makes of it.
+    GraphLimits unlimited;
+    unlimited.max_nodes = std::numeric_limits<int64_t>::max();
+    GR_RETURN_IF_ERROR(ExtendGraph(ops, fresh, unlimited));
     std::unordered_map<std::string, Node*> index = fresh->BuildNameIndex();
     for (const auto& [nd, old] : internal_with_inputs) {
       Node* n = fresh->AddInternalNode(*nd, old->input_types(), old->output_types());

@@ -137,11 +137,28 @@ class Graph {
   proto::VersionDef versions_;
 };
 
+// How large a graph built from a GraphDef may become. A GraphDef's own
+// nodes cost their bytes, but function calls are inlined: a small library
+// can ask for more nodes than any memory holds (see function_inline.h).
+struct GraphLimits {
+  // What a node costs, at least, in the graph and what is built from it
+  // (placement, partitions, executor); turns a byte limit into nodes.
+  static constexpr int64_t kBytesPerNode = 1024;
+  static constexpr int64_t kDefaultMaxNodes = int64_t{4} << 20;
+  // The most op nodes the graph may have, function calls inlined.
+  int64_t max_nodes = kDefaultMaxNodes;
+  // Bytes the graph may take at kBytesPerNode per node; 0: no such limit.
+  int64_t max_bytes = 0;
+  // What a caller whose graph is refused can change, e.g. a config field.
+  std::string hint = "GraphLimits.max_nodes";
+};
+
 // Builds `g` (which must be empty) from a GraphDef: validates names, inputs,
-// types and acyclicity. Errors name the node.
-Status ConvertGraphDefToGraph(const proto::GraphDef& def, Graph* g);
+// types and acyclicity. Errors name the node; past `limits`,
+// RESOURCE_EXHAUSTED.
+Status ConvertGraphDefToGraph(const proto::GraphDef& def, Graph* g, const GraphLimits& limits = GraphLimits());
 // Adds the nodes of `def` to an existing graph (Session::Extend).
-Status ExtendGraph(const proto::GraphDef& def, Graph* g);
+Status ExtendGraph(const proto::GraphDef& def, Graph* g, const GraphLimits& limits = GraphLimits());
 // Copies src into the empty dst.
 void CopyGraph(const Graph& src, Graph* dst);
 
