@@ -321,5 +321,61 @@ TEST_F(InputBounds, GraphNodeLimitCountsPlainNodesAndExtend) {
   EXPECT_TRUE(s->Extend(second).ok());
 }
 
+// ---------------------------------------------------------- special files
+
+class TempDir {
+ public:
+  TempDir() {
+    char tmpl[] = "/tmp/graphrt_bounds_XXXXXX";
+    path_ = mkdtemp(tmpl);
+  }
+  ~TempDir() { fs::remove_all(path_); }
+  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+// /dev/zero (an endless file), a FIFO (would block) and a directory are
+// refused by their type, naming the file, before anything is read.
+TEST_F(InputBounds, SpecialFilesAreRefusedByType) {
+  proto::GraphDef g;
+  Status s = ReadGraphDefFromFile("/dev/zero", &g);
+  EXPECT_EQ(s.code(), Code::kInvalidArgument) << s;
+  EXPECT_TRUE(Contains(s, "/dev/zero: is a character device, not a regular file")) << s;
+  Tensor t;
+  s = ReadNpy("/dev/zero", &t);
+  EXPECT_EQ(s.code(), Code::kInvalidArgument) << s;
+  EXPECT_TRUE(Contains(s, "/dev/zero")) << s;
+
+  TempDir dir;
+  const std::string fifo = dir / "graph.pb";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  s = ReadGraphDefFromFile(fifo, &g);  // no writer: would block if opened for reading plainly
+  EXPECT_EQ(s.code(), Code::kInvalidArgument) << s;
+  EXPECT_TRUE(Contains(s, fifo + ": is a FIFO (named pipe), not a regular file")) << s;
+
+  // A symlink to /dev/zero is what it points at.
+  const std::string link = dir / "feed.npy";
+  fs::create_symlink("/dev/zero", link);
+  s = ReadNpy(link, &t);
+  EXPECT_EQ(s.code(), Code::kInvalidArgument) << s;
+  EXPECT_TRUE(Contains(s, link + ": is a character device")) << s;
+
+  s = ReadGraphDefFromFile(dir / "", &g);
+  EXPECT_EQ(s.code(), Code::kInvalidArgument) << s;
+  EXPECT_TRUE(Contains(s, "is a directory")) << s;
+  s = ReadGraphDefFromFile(dir / "missing.pb", &g);
+  EXPECT_EQ(s.code(), Code::kNotFound) << s;
+
+  // A regular file still reads.
+  proto::GraphDef small;
+  AddFloatConst(&small, "c", 1);
+  ASSERT_TRUE(WriteGraphDefToFile(dir / "ok.pb", small, false).ok());
+  ASSERT_TRUE(ReadGraphDefFromFile(dir / "ok.pb", &g).ok());
+  EXPECT_EQ(g.node_size(), 1);
+  EXPECT_LT(MaxRssBytes(), int64_t{1} << 30);
+}
+
 }  // namespace
 }  // namespace graphrt

@@ -4,7 +4,9 @@
 #include <google/protobuf/io/tokenizer.h>
 #include <google/protobuf/stubs/logging.h>
 #include <google/protobuf/text_format.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -78,24 +80,45 @@ Status OsError(const std::string& path, const char* action, int err) {
 
 Status ReadFileToString(const std::string& path, std::string* out) {
   out->clear();
+  // O_NONBLOCK: opening a FIFO must not wait for a writer before fstat can
+  // refuse it. fstat on the open file, so what is read is what was checked.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return OsError(path, "reading", errno);
   struct stat st;
-  if (::stat(path.c_str(), &st) != 0) return OsError(path, "reading", errno);
-  // fopen succeeds on a directory and only read() fails, with a vaguer error.
-  if (S_ISDIR(st.st_mode)) return errors::InvalidArgument(path, ": is a directory, not a file");
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) return OsError(path, "reading", errno);
-  if (S_ISREG(st.st_mode) && st.st_size > 0) out->reserve(static_cast<size_t>(st.st_size));
-  // Read in chunks rather than trusting st_size: pipes and /proc files lie.
-  char buf[1 << 16];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof(buf), f)) > 0) out->append(buf, n);
-  const bool failed = std::ferror(f) != 0;
-  const int err = errno;
-  std::fclose(f);
-  if (failed) {
-    out->clear();
+  if (::fstat(fd, &st) != 0) {
+    const int err = errno;
+    ::close(fd);
     return OsError(path, "reading", err);
   }
+  // Only a regular file has an end: /dev/zero or /dev/urandom would be read
+  // until memory or protobuf's 2 GiB limit runs out, a FIFO could block.
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    const char* kind = S_ISDIR(st.st_mode)    ? "a directory"
+                       : S_ISFIFO(st.st_mode) ? "a FIFO (named pipe)"
+                       : S_ISCHR(st.st_mode)  ? "a character device"
+                       : S_ISBLK(st.st_mode)  ? "a block device"
+                       : S_ISSOCK(st.st_mode) ? "a socket"
+                                              : "not a regular file";
+    return errors::InvalidArgument(path, ": is ", kind, ", not a regular file");
+  }
+  if (st.st_size > 0) out->reserve(static_cast<size_t>(st.st_size));
+  // To the end rather than st_size bytes: a file may grow while read.
+  char buf[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof(buf));
+    if (n > 0) {
+      out->append(buf, static_cast<size_t>(n));
+    } else if (n == 0) {
+      break;
+    } else if (errno != EINTR) {
+      const int err = errno;
+      ::close(fd);
+      out->clear();
+      return OsError(path, "reading", err);
+    }
+  }
+  ::close(fd);
   return Status::OK();
 }
 

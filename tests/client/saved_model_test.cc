@@ -183,6 +183,16 @@ TEST(SavedModelReadTest, ErrorsNameTheFile) {
   s = ReadSavedModelFromDirectory(tmp.path(), &sm);
   EXPECT_EQ(s.code(), Code::kInvalidArgument);
   EXPECT_NE(s.message().find(tmp.Join("saved_model.pb")), std::string::npos) << s.message();
+  // A saved_model.pb that is /dev/zero is refused by its type, not read
+  // until memory runs out.
+  std::filesystem::remove(tmp.Join("saved_model.pb"));
+  std::filesystem::create_symlink("/dev/zero", tmp.Join("saved_model.pb"));
+  s = ReadSavedModelFromDirectory(tmp.path(), &sm);
+  EXPECT_EQ(s.code(), Code::kInvalidArgument);
+  EXPECT_NE(s.message().find(tmp.Join("saved_model.pb") + ": is a character device, not a regular file"),
+            std::string::npos)
+      << s.message();
+  std::filesystem::remove(tmp.Join("saved_model.pb"));
   proto::MetaGraphDef meta;
   s = ReadMetaGraphDefFromFile(tmp.Join("missing.meta"), &meta);
   EXPECT_EQ(s.code(), Code::kNotFound);
