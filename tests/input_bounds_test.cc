@@ -377,5 +377,59 @@ TEST_F(InputBounds, SpecialFilesAreRefusedByType) {
   EXPECT_LT(MaxRssBytes(), int64_t{1} << 30);
 }
 
+// ------------------------------------------------------------------- rank
+
+TEST_F(InputBounds, RankIsCappedAt254) {
+  std::vector<int64_t> dims(254, 1);
+  TensorShape shape;
+  ASSERT_TRUE(TensorShape::FromDims(dims.data(), 254, &shape).ok());
+  EXPECT_EQ(shape.rank(), 254);
+  dims.push_back(1);
+  Status s = TensorShape::FromDims(dims.data(), 255, &shape);
+  EXPECT_EQ(s.code(), Code::kInvalidArgument);
+  EXPECT_TRUE(Contains(s, "shape has rank 255, more than the 254 dimensions")) << s;
+
+  proto::TensorShapeProto p;
+  for (int i = 0; i < 20000; ++i) p.add_dim()->set_size(1);
+  s = TensorShape::FromProto(p, &shape);
+  EXPECT_EQ(s.code(), Code::kInvalidArgument);
+  EXPECT_TRUE(Contains(s, "rank 20000")) << s;
+  PartialTensorShape partial;
+  s = PartialTensorShape::FromProto(p, &partial);
+  EXPECT_EQ(s.code(), Code::kInvalidArgument);
+  EXPECT_TRUE(Contains(s, "rank 20000")) << s;
+
+  // A Const of rank 300 is refused at Create, naming the node; a Reshape to
+  // rank 300 when it runs (its shape comes from a tensor), naming the node.
+  proto::GraphDef g;
+  AddFloatConst(&g, "c", 1);
+  (*g.mutable_node(0)->mutable_attr())["value"].mutable_tensor()->mutable_tensor_shape()->mutable_dim()->Clear();
+  for (int i = 0; i < 300; ++i)
+    (*g.mutable_node(0)->mutable_attr())["value"].mutable_tensor()->mutable_tensor_shape()->add_dim()->set_size(1);
+  std::unique_ptr<Session> session;
+  s = CreateWith(testing::OpTestOptions(1), g, &session);
+  EXPECT_EQ(s.code(), Code::kInvalidArgument) << s;
+  EXPECT_TRUE(Contains(s, "'c'")) << s;
+  EXPECT_TRUE(Contains(s, "rank 300")) << s;
+
+  proto::GraphDef r;
+  AddNode(&r, "x", "Placeholder");
+  SetType(r.mutable_node(0), "dtype");
+  proto::NodeDef* shape_const = AddNode(&r, "shape", "Const");
+  (*shape_const->mutable_attr())["dtype"].set_type(proto::DT_INT32);
+  proto::TensorProto* st = (*shape_const->mutable_attr())["value"].mutable_tensor();
+  st->set_dtype(proto::DT_INT32);
+  st->mutable_tensor_shape()->add_dim()->set_size(300);
+  st->add_int_val(1);
+  SetType(AddNode(&r, "reshaped", "Reshape", {"x", "shape"}), "T");
+  std::unique_ptr<Session> rs;
+  s = CreateWith(testing::OpTestOptions(1), r, &rs);
+  std::vector<Tensor> out;
+  if (s.ok()) s = rs->Run({{"x", MakeTensor<float>(GR_FLOAT, {1}, {5})}}, {"reshaped"}, {}, &out);
+  EXPECT_EQ(s.code(), Code::kInvalidArgument) << s;
+  EXPECT_TRUE(Contains(s, "reshaped")) << s;
+  EXPECT_TRUE(Contains(s, "254")) << s;
+}
+
 }  // namespace
 }  // namespace graphrt

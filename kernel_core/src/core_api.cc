@@ -365,7 +365,8 @@ int32_t CtxAllocateOutput(GR_KernelContext* ctx, int32_t index, int32_t rank, co
 [[gnu::always_inline]] inline bool TryForwardInput(GR_KernelContext* ctx, int32_t in, int32_t out, int32_t rank,
                                                    const int64_t* dims, GR_TensorView* view) {
   const NodeItem& item = *ctx->call.item;
-  if (in < 0 || in >= item.num_inputs || rank < 0) return false;
+  // Past kMaxRank: not forwarded, so that allocating refuses it (FromDims).
+  if (in < 0 || in >= item.num_inputs || rank < 0 || rank > TensorShape::kMaxRank) return false;
   Tensor& input = ctx->call.inputs[in];
   const DataType dtype = BaseType(item.output_types[out]);
   if (!input.RefCountIsOne() || IsRefType(item.input_types[in]) || input.dtype() != dtype || !DataTypeIsPod(dtype))
@@ -518,6 +519,12 @@ int32_t ScInputTensor(const GR_ShapeContext* sc, int32_t i, GR_TensorView* view)
 void ScSetOutput(GR_ShapeContext* sc, int32_t i, int32_t rank, const int64_t* dims) {
   if (i < 0 || i >= ScNumOutputs(sc)) {
     if (sc->status.ok()) sc->status = errors::Internal("shape function set output ", i, " out of range");
+    return;
+  }
+  if (rank > TensorShape::kMaxRank) {
+    if (sc->status.ok())
+      sc->status = errors::InvalidArgument("output ", i, " would have rank ", rank, ", more than the ",
+                                           TensorShape::kMaxRank, " dimensions a tensor may have");
     return;
   }
   sc->outputs[i] = rank < 0 ? PartialTensorShape() : PartialTensorShape(std::vector<int64_t>(dims, dims + rank));

@@ -379,6 +379,9 @@ class DirectSession final : public Session {
         return errors::InvalidArgument("Feed '", name, "' is a resource handle; handles cannot be fed");
       // TensorShape's constructors do not check; kernels rely on the size rule.
       int64_t elements;
+      if (t.dims() > TensorShape::kMaxRank)
+        return errors::InvalidArgument("Feed '", name, "' has rank ", t.dims(), ", more than the ",
+                                       TensorShape::kMaxRank, " dimensions a tensor may have");
       if (gr_shape_num_elements(t.shape().data(), t.dims(), &elements) != GR_OK)
         return errors::InvalidArgument("Feed '", name, "' has shape ", t.shape().DebugString(),
                                        ", more than 2^58 elements or a negative dimension");

@@ -5,6 +5,14 @@
 #include "graphrt/proto/tensor_shape.pb.h"
 
 namespace graphrt {
+namespace {
+
+Status RankTooLarge(int64_t rank) {
+  return errors::InvalidArgument("shape has rank ", rank, ", more than the ", TensorShape::kMaxRank,
+                                 " dimensions a tensor may have");
+}
+
+}  // namespace
 
 TensorShape::TensorShape(std::initializer_list<int64_t> dims) { Assign(dims.begin(), static_cast<int>(dims.size())); }
 TensorShape::TensorShape(const std::vector<int64_t>& dims) { Assign(dims.data(), static_cast<int>(dims.size())); }
@@ -54,6 +62,7 @@ void TensorShape::AsProto(proto::TensorShapeProto* p) const {
 
 Status TensorShape::FromDims(const int64_t* dims, int rank, TensorShape* out) {
   int64_t n;
+  if (rank > kMaxRank) return RankTooLarge(rank);
   if (gr_shape_num_elements(dims, rank, &n) != GR_OK) {
     if (rank < 0) return errors::InvalidArgument("shape has unknown rank");
     std::string s = "[";
@@ -69,6 +78,7 @@ Status TensorShape::FromDims(const int64_t* dims, int rank, TensorShape* out) {
 
 Status TensorShape::FromProto(const proto::TensorShapeProto& p, TensorShape* out) {
   if (p.unknown_rank()) return errors::InvalidArgument("shape has unknown rank");
+  if (p.dim_size() > TensorShape::kMaxRank) return RankTooLarge(p.dim_size());
   std::vector<int64_t> d;
   for (const auto& dim : p.dim()) d.push_back(dim.size());
   return FromDims(d.data(), static_cast<int>(d.size()), out);
@@ -114,6 +124,7 @@ Status PartialTensorShape::FromProto(const proto::TensorShapeProto& p, PartialTe
     *out = PartialTensorShape();
     return Status::OK();
   }
+  if (p.dim_size() > TensorShape::kMaxRank) return RankTooLarge(p.dim_size());
   std::vector<int64_t> d;
   for (const auto& dim : p.dim()) {
     if (dim.size() < -1) return errors::InvalidArgument("shape has invalid dimension ", dim.size());

@@ -18,6 +18,11 @@ class TensorShapeProto;
 class TensorShape {
  public:
   static constexpr int kInlineRank = 6;
+  // The most dimensions a shape may have (TensorFlow's limit). Work on a
+  // shape is linear in its rank: unbounded, a few bytes per dim of input
+  // would make every kernel and shape function loop over millions.
+  // FromDims/FromProto and the core's allocation and forwarding apply it.
+  static constexpr int kMaxRank = 254;
   TensorShape() = default;
   TensorShape(std::initializer_list<int64_t> dims);
   explicit TensorShape(const std::vector<int64_t>& dims);
