@@ -431,5 +431,76 @@ TEST_F(InputBounds, RankIsCappedAt254) {
   EXPECT_TRUE(Contains(s, "254")) << s;
 }
 
+// --------------------------------------------------------- TensorProtoPrefix
+
+TEST_F(InputBounds, TensorProtoPrefixMakesOnlyThePrefix) {
+  // 136 bytes of event file asked for 4 GiB this way.
+  proto::TensorProto big;
+  big.set_dtype(proto::DT_FLOAT);
+  big.mutable_tensor_shape()->add_dim()->set_size(int64_t{1} << 30);
+  big.add_float_val(1.5f);
+  TensorShape shape;
+  Tensor head;
+  ASSERT_TRUE(TensorProtoPrefix(big, 10, &shape, &head).ok());
+  EXPECT_EQ(shape, TensorShape({int64_t{1} << 30}));
+  EXPECT_EQ(ToVector<float>(head), std::vector<float>(10, 1.5f));
+  EXPECT_LT(MaxRssBytes(), int64_t{1} << 30);
+
+  // Values given, then the last repeated; the shape stays the proto's.
+  proto::TensorProto p;
+  p.set_dtype(proto::DT_INT32);
+  p.mutable_tensor_shape()->add_dim()->set_size(2);
+  p.mutable_tensor_shape()->add_dim()->set_size(3);
+  for (int v : {7, 8, 9}) p.add_int_val(v);
+  ASSERT_TRUE(TensorProtoPrefix(p, 5, &shape, &head).ok());
+  EXPECT_EQ(shape, TensorShape({2, 3}));
+  EXPECT_EQ(ToVector<int32_t>(head), (std::vector<int32_t>{7, 8, 9, 9, 9}));
+  ASSERT_TRUE(TensorProtoPrefix(p, 100, &shape, &head).ok());
+  EXPECT_EQ(ToVector<int32_t>(head), (std::vector<int32_t>{7, 8, 9, 9, 9, 9}));
+  ASSERT_TRUE(TensorProtoPrefix(p, 0, &shape, &head).ok());
+  EXPECT_EQ(head.NumElements(), 0);
+
+  // tensor_content: the first bytes.
+  Tensor full = MakeTensor<int64_t>(GR_INT64, {4}, {10, 20, 30, 40});
+  proto::TensorProto content;
+  full.AsProtoTensorContent(&content);
+  ASSERT_TRUE(TensorProtoPrefix(content, 3, &shape, &head).ok());
+  EXPECT_EQ(ToVector<int64_t>(head), (std::vector<int64_t>{10, 20, 30}));
+
+  // complex64: two values an element; the prefix is what FromProto makes.
+  proto::TensorProto c;
+  c.set_dtype(proto::DT_COMPLEX64);
+  c.mutable_tensor_shape()->add_dim()->set_size(1000);
+  for (float v : {1.f, 2.f, 3.f, 4.f}) c.add_scomplex_val(v);
+  ASSERT_TRUE(TensorProtoPrefix(c, 3, &shape, &head).ok());
+  ASSERT_EQ(head.NumElements(), 3);
+  Tensor whole;
+  ASSERT_TRUE(Tensor::FromProto(c, &whole).ok());
+  const float* z = reinterpret_cast<const float*>(head.raw_data());
+  const float* w = reinterpret_cast<const float*>(whole.raw_data());
+  EXPECT_EQ(std::vector<float>(z, z + 6), std::vector<float>(w, w + 6));
+  EXPECT_EQ(std::vector<float>(z, z + 4), (std::vector<float>{1, 2, 3, 4}));
+
+  // Strings: the last value repeats.
+  proto::TensorProto s;
+  s.set_dtype(proto::DT_STRING);
+  s.mutable_tensor_shape()->add_dim()->set_size(int64_t{1} << 40);
+  s.add_string_val("a");
+  s.add_string_val("bc");
+  ASSERT_TRUE(TensorProtoPrefix(s, 3, &shape, &head).ok());
+  EXPECT_EQ(head.string_at(0), "a");
+  EXPECT_EQ(head.string_at(1), "bc");
+  EXPECT_EQ(head.string_at(2), "bc");
+
+  // An invalid proto fails as FromProto does.
+  p.add_int_val(1);
+  p.add_int_val(2);
+  p.add_int_val(3);
+  p.add_int_val(4);
+  const Status st = TensorProtoPrefix(p, 3, &shape, &head);
+  EXPECT_EQ(st.code(), Code::kInvalidArgument) << st;
+  EXPECT_EQ(st.message(), Tensor::FromProto(p, &full).message());
+}
+
 }  // namespace
 }  // namespace graphrt

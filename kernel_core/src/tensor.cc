@@ -235,6 +235,45 @@ Status ValidateTensorProto(const proto::TensorProto& p) {
   return Status::OK();
 }
 
+Status TensorProtoPrefix(const proto::TensorProto& p, int64_t max_elements, TensorShape* shape, Tensor* prefix) {
+  GR_RETURN_IF_ERROR(ValidateTensorProto(p));
+  GR_RETURN_IF_ERROR(TensorShape::FromProto(p.tensor_shape(), shape));
+  const DataType dtype = static_cast<DataType>(p.dtype());
+  const int64_t k = std::min(shape->num_elements(), std::max<int64_t>(max_elements, 0));
+  // The same proto cut to its first k elements; FromProto's rules (the last
+  // value repeats) then give exactly the whole tensor's first k.
+  proto::TensorProto head;
+  head.set_dtype(p.dtype());
+  head.mutable_tensor_shape()->add_dim()->set_size(k);
+  if (!p.tensor_content().empty()) {
+    head.set_tensor_content(p.tensor_content().substr(0, DataTypeSize(dtype) * static_cast<size_t>(k)));
+  } else {
+    const int64_t values = (dtype == GR_COMPLEX64 || dtype == GR_COMPLEX128 ? 2 : 1) * k;
+    auto take = [values](const auto& from, auto* to) {
+      const int m = static_cast<int>(std::min<int64_t>(from.size(), values));
+      to->Reserve(m);
+      for (int i = 0; i < m; ++i) *to->Add() = from.Get(i);
+    };
+    auto take_pod = [values](const auto& from, auto* to) {
+      const int m = static_cast<int>(std::min<int64_t>(from.size(), values));
+      to->Reserve(m);
+      for (int i = 0; i < m; ++i) to->Add(from.Get(i));
+    };
+    take_pod(p.float_val(), head.mutable_float_val());
+    take_pod(p.double_val(), head.mutable_double_val());
+    take_pod(p.int_val(), head.mutable_int_val());
+    take_pod(p.int64_val(), head.mutable_int64_val());
+    take_pod(p.uint32_val(), head.mutable_uint32_val());
+    take_pod(p.uint64_val(), head.mutable_uint64_val());
+    take_pod(p.bool_val(), head.mutable_bool_val());
+    take_pod(p.half_val(), head.mutable_half_val());
+    take_pod(p.scomplex_val(), head.mutable_scomplex_val());
+    take_pod(p.dcomplex_val(), head.mutable_dcomplex_val());
+    take(p.string_val(), head.mutable_string_val());
+  }
+  return Tensor::FromProto(head, prefix);
+}
+
 Status Tensor::FromProto(const proto::TensorProto& p, Tensor* out, Allocator* a) {
   GR_RETURN_IF_ERROR(ValidateTensorProto(p));
   const DataType dtype = static_cast<DataType>(p.dtype());

@@ -107,6 +107,9 @@ std::string HumanBytes(int64_t bytes);
 // "[1, 2.5, 3]", "[0, 1, ..., 9, ...]": at most `max_values` values, in
 // the order they lie in memory.
 std::string TensorValuesString(const Tensor& t, int64_t max_values);
+// "float [2,3] [1, 2, ...]" for a TensorProto, making only the values shown
+// (a few bytes of proto may describe gigabytes); "<error>" when invalid.
+std::string TensorProtoString(const proto::TensorProto& p, int64_t max_values);
 
 // Replaces newlines so an error stays one line.
 std::string OneLine(std::string s);

@@ -34,15 +34,6 @@ const char* SessionStatusName(proto::SessionLog::SessionStatus s) {
   }
 }
 
-std::string TensorText(const proto::TensorProto& tp, int64_t max_values) {
-  Tensor t;
-  const Status s = Tensor::FromProto(tp, &t);
-  if (!s.ok()) return "<" + OneLine(s.message()) + ">";
-  std::string shape = "[";
-  for (int i = 0; i < t.shape().dims(); ++i) shape += (i ? "," : "") + std::to_string(t.shape().dim_size(i));
-  return DataTypeString(t.dtype()) + " " + shape + "] " + TensorValuesString(t, max_values);
-}
-
 // One line per summary value; `tag` filters (empty: all).
 void PrintSummary(const std::string& prefix, const proto::Summary& summary, const std::string& tag,
                   int64_t max_values) {
@@ -59,7 +50,9 @@ void PrintSummary(const std::string& prefix, const proto::Summary& summary, cons
           std::cout << " min " << Number(h.min()) << " max " << Number(h.max()) << " mean " << Number(h.sum() / h.num());
         break;
       }
-      case proto::Summary::Value::kTensor: std::cout << "tensor  " << name << " = " << TensorText(v.tensor(), max_values); break;
+      case proto::Summary::Value::kTensor:
+        std::cout << "tensor  " << name << " = " << TensorProtoString(v.tensor(), max_values);
+        break;
       case proto::Summary::Value::kImage:
         std::cout << "image  " << name << "  " << v.image().width() << "x" << v.image().height() << " colorspace "
                   << v.image().colorspace() << ", " << v.image().encoded_image_string().size() << " bytes";

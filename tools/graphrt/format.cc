@@ -117,6 +117,18 @@ std::string TensorValuesString(const Tensor& t, int64_t max_values) {
   return out + "]";
 }
 
+std::string TensorProtoString(const proto::TensorProto& p, int64_t max_values) {
+  TensorShape shape;
+  Tensor head;
+  const Status s = TensorProtoPrefix(p, max_values, &shape, &head);
+  if (!s.ok()) return "<" + OneLine(s.message()) + ">";
+  const std::string values = TensorValuesString(head, max_values);
+  // The "..." that says the tensor has more than the values shown.
+  const bool more = shape.num_elements() > head.NumElements();
+  return DataTypeString(head.dtype()) + " " + shape.DebugString() + " " +
+         (more ? values.substr(0, values.size() - 1) + (head.NumElements() > 0 ? ", ...]" : "...]") : values);
+}
+
 std::string AttrValueString(const proto::AttrValue& v) {
   using A = proto::AttrValue;
   auto type_name = [](int t) { return DataTypeValueString(t); };
@@ -131,12 +143,7 @@ std::string AttrValueString(const proto::AttrValue& v) {
     case A::kB: return v.b() ? "true" : "false";
     case A::kType: return type_name(v.type());
     case A::kShape: return shape_string(v.shape());
-    case A::kTensor: {
-      Tensor t;
-      if (!Tensor::FromProto(v.tensor(), &t).ok()) return "<bad tensor>";
-      return DataTypeString(t.dtype()) + " " + t.shape().DebugString() + " " +
-             TensorValuesString(t, 6);
-    }
+    case A::kTensor: return TensorProtoString(v.tensor(), 6);
     case A::kFunc: return v.func().name();
     case A::kPlaceholder: return "$" + v.placeholder();
     case A::kList: {

@@ -193,6 +193,13 @@ class Tensor {
 // with it.
 Status ValidateTensorProto(const proto::TensorProto& p);
 
+// For showing a TensorProto: `*shape` gets its shape and `*prefix` its
+// first min(elements, max_elements) elements in memory order, as a 1-D
+// tensor. A proto with a large shape and one value (the last value repeats)
+// is a few bytes that FromProto would turn into gigabytes; this allocates
+// only the prefix. Fails as FromProto would on an invalid proto.
+Status TensorProtoPrefix(const proto::TensorProto& p, int64_t max_elements, TensorShape* shape, Tensor* prefix);
+
 }  // namespace graphrt
 
 #endif  // GRAPHRT_CORE_TENSOR_H_
