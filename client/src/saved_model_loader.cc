@@ -112,7 +112,8 @@ Status SavedModelBundle::RunSignature(const std::string& key, const std::vector<
     std::string name;
     GR_RETURN_IF_ERROR(TensorNameOf(key, "input", input_key, sig->inputs(), &name));
     Tensor value;
-    GR_RETURN_IF_ERROR(Tensor::FromProto(proto_value, &value)
+    // In the session's memory: a ~60-byte default can describe gigabytes.
+    GR_RETURN_IF_ERROR(session->TensorFromProto(proto_value, &value)
                            .WithContext("signature '" + key + "' default for input '" + input_key + "'"));
     feeds.emplace_back(name, std::move(value));
   }

@@ -144,6 +144,10 @@ class DirectSession final : public Session {
     budget_->ReleaseOwner();  // the budget lives on while returned tensors do
   }
 
+  Status TensorFromProto(const proto::TensorProto& p, Tensor* out) override {
+    return StatusFromExceptions("Session::TensorFromProto", [&] { return Tensor::FromProto(p, out, host_allocator_); });
+  }
+
   Status Create(const proto::GraphDef& def) override {
     return StatusFromExceptions("Session::Create", [&] { return CreateImpl(def); });
   }

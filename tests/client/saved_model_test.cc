@@ -392,6 +392,33 @@ TEST(SavedModelLoadTest, SignatureDefaultsFeedInputsNotGiven) {
   EXPECT_NE(s.message().find("default for input 'x'"), std::string::npos) << s;
 }
 
+// A default of a few bytes (one value, a large shape: the last value
+// repeats) is made in the session's memory: the session's limit refuses
+// it, naming the input, instead of 4 GiB appearing outside the budget.
+TEST(SavedModelLoadTest, SignatureDefaultsAreMadeWithinTheSessionMemoryLimit) {
+  GRAPHRT_TESTDATA(dir, "serving/batching/matrix_half_plus_two/1");
+  SessionOptions options = Options();
+  options.config.mutable_graphrt_options()->set_session_memory_limit_bytes(int64_t{256} << 20);
+  SavedModelBundle bundle;
+  Status s = LoadSavedModel(options, dir, {"serve"}, &bundle);
+  ASSERT_TRUE(s.ok()) << s;
+  proto::TensorProto& def = (*(*bundle.meta_graph_def.mutable_signature_def())["serving_default"].mutable_defaults())["x"];
+  def.set_dtype(proto::DT_FLOAT);
+  def.mutable_tensor_shape()->add_dim()->set_size(int64_t{1} << 30);  // 4 GiB of float
+  def.add_float_val(1);
+  std::vector<Tensor> out;
+  s = bundle.RunSignature("serving_default", {}, {"y"}, &out);
+  EXPECT_EQ(s.code(), Code::kResourceExhausted) << s;
+  EXPECT_NE(s.message().find("default for input 'x'"), std::string::npos) << s;
+  EXPECT_NE(s.message().find("4294967296 bytes"), std::string::npos) << s;
+  EXPECT_NE(s.message().find("session_memory_limit_bytes"), std::string::npos) << s;
+  // Within the limit the default is used as before, and the session works.
+  def.mutable_tensor_shape()->mutable_dim(0)->set_size(3);
+  s = bundle.RunSignature("serving_default", {}, {"y"}, &out);
+  ASSERT_TRUE(s.ok()) << s;
+  ExpectFloats(out[0], {3}, {2.5f, 2.5f, 2.5f});
+}
+
 TEST(SavedModelLoadTest, LoadErrors) {
   GRAPHRT_TESTDATA(dir, "serving/batching/matrix_half_plus_two/1");
   SavedModelBundle bundle;

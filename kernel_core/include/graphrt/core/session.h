@@ -80,6 +80,12 @@ class Session {
   // After Finalize, Extend fails and Runs whose signature needs a new
   // executor fail with FAILED_PRECONDITION "Session has been finalized."
   virtual Status Finalize() { return errors::Unimplemented("This Session does not support Finalize"); }
+
+  // Makes a tensor the client adds to a Run from a TensorProto (e.g. a
+  // SignatureDef default) in the session's memory, within its memory limit:
+  // a few bytes of proto may describe gigabytes. RESOURCE_EXHAUSTED past
+  // it. This default, for sessions without a limit, uses host memory.
+  virtual Status TensorFromProto(const proto::TensorProto& p, Tensor* out) { return Tensor::FromProto(p, out); }
 };
 
 class SessionFactory {
