@@ -433,6 +433,46 @@ if [[ -x /usr/bin/time ]]; then
   run_ok "inspect a dtype outside the enum" "$GRAPHRT" inspect \
     "$CORPUS/fuzz_graph/reliability_dtype_enum_huge_placeholder_inspect_stackoverflow.pbtxt" &&
     expect_out "inspect names the bad dtype" "10000000 (not a TensorFlow DataType)"
+  # Special files are refused by their type, not read until memory runs out.
+  hostile "/dev/zero as a graph" "/dev/zero: is a character device, not a regular file" "$GRAPHRT" run /dev/zero
+  hostile "/dev/zero as a feed" "/dev/zero: is a character device, not a regular file" \
+    "$GRAPHRT" run "$DATA/add.pbtxt" --feed "a=/dev/zero" --feed "b=$TMP/b.npy"
+  # A Const of rank 1000 (TensorFlow allows 254).
+  "$PY" -c "import sys; print('node { name: \"c\" op: \"Const\" attr { key: \"dtype\" value { type: DT_FLOAT } } '
+    'attr { key: \"value\" value { tensor { dtype: DT_FLOAT tensor_shape { ' + 'dim { size: 1 } ' * 1000 +
+    '} float_val: 2 } } } }')" >"$TMP/rank1000.pbtxt"
+  hostile "rank 1000 Const" "shape has rank 1000, more than the 254" "$GRAPHRT" run "$TMP/rank1000.pbtxt"
+  # A tensor summary of 2^30 floats given by one value (the last value
+  # repeats): printed from its first values, not made whole (4 GiB).
+  "$PY" - "$TMP/big.tfevents" <<'PYEOF'
+import struct, sys
+def crc32c(data):
+    c = 0xFFFFFFFF
+    for byte in data:
+        c ^= byte
+        for _ in range(8):
+            c = (c >> 1) ^ (0x82F63B78 if c & 1 else 0)
+    return c ^ 0xFFFFFFFF
+def masked(c): return ((((c >> 15) | (c << 17)) & 0xFFFFFFFF) + 0xA282EAD8) & 0xFFFFFFFF
+def varint(x):
+    out = b""
+    while x >= 0x80:
+        out += bytes([(x & 0x7F) | 0x80]); x >>= 7
+    return out + bytes([x])
+def field(num, payload): return varint(num << 3 | 2) + varint(len(payload)) + payload
+def record(data):
+    n = struct.pack("<Q", len(data))
+    return n + struct.pack("<I", masked(crc32c(n))) + data + struct.pack("<I", masked(crc32c(data)))
+shape = field(2, field(2, varint(1 << 3) + varint(1 << 30)))
+tensor = varint(1 << 3) + varint(1) + shape + field(5, struct.pack("<f", 1.0))
+event = varint(2 << 3) + varint(3) + field(5, field(1, field(1, b"t") + field(8, tensor)))
+open(sys.argv[1], "wb").write(record(event))
+PYEOF
+  run_ok "events: 2^30 floats from one value" \
+    /usr/bin/time -f "%M" -o "$TMP/rss" "$GRAPHRT" events "$TMP/big.tfevents" &&
+    expect_out "events: its shape and first values" "tensor  t = float [1073741824] [1, 1, 1, 1, 1, 1, 1, 1, 1, 1, ...]"
+  rss_kb=$(tail -1 "$TMP/rss")
+  if [[ "$rss_kb" -gt 1048576 ]]; then fail "events: peak RSS ${rss_kb} KB"; else pass "events: RSS ${rss_kb} KB"; fi
 fi
 expect_error "bad --memory-limit" 2 "--memory-limit" \
   "$GRAPHRT" run "$DATA/add.pbtxt" --memory-limit -1
