@@ -244,7 +244,8 @@ Status CreateWith(const SessionOptions& o, const proto::GraphDef& g, std::unique
 // refused before any inlining, naming the call, the function and a count.
 TEST_F(InputBounds, FunctionFanOutIsRefusedBeforeInlining) {
   std::unique_ptr<Session> s;
-  const Status st = CreateWith(testing::OpTestOptions(1), FanOutGraph(31), &s);
+  // A memory limit large enough that the node limit binds on any machine.
+  const Status st = CreateWith(WithLimits(0, int64_t{64} << 30), FanOutGraph(31), &s);
   EXPECT_EQ(st.code(), Code::kResourceExhausted) << st;
   EXPECT_TRUE(Contains(st, "'call'")) << st;
   EXPECT_TRUE(Contains(st, "function 'f0'")) << st;
@@ -280,8 +281,8 @@ TEST_F(InputBounds, FunctionInliningStopsAtTheNodeLimit) {
   EXPECT_TRUE(Contains(st, "makes more than 25 nodes")) << st;
 }
 
-// The memory limit bounds the graph too (about 1 KiB a node): 64 KiB
-// allows 64 nodes, and depth 4 makes 110.
+// The memory limit bounds the graph too (about 4 KiB a node): 64 KiB
+// allows 16 nodes, 1 MiB 256, and depth 4 makes 110.
 TEST_F(InputBounds, FunctionInliningRespectsTheMemoryLimit) {
   std::unique_ptr<Session> s;
   const Status st = CreateWith(WithLimits(0, 64 << 10), FanOutGraph(4), &s);

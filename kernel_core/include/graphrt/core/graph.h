@@ -141,9 +141,10 @@ class Graph {
 // nodes cost their bytes, but function calls are inlined: a small library
 // can ask for more nodes than any memory holds (see function_inline.h).
 struct GraphLimits {
-  // What a node costs, at least, in the graph and what is built from it
-  // (placement, partitions, executor); turns a byte limit into nodes.
-  static constexpr int64_t kBytesPerNode = 1024;
+  // About what a node costs in the graph and what is built from it
+  // (placement, partitions, executor; 3.3-3.8 KB measured on inlined and
+  // plain graphs); turns a byte limit into nodes.
+  static constexpr int64_t kBytesPerNode = 4096;
   static constexpr int64_t kDefaultMaxNodes = int64_t{4} << 20;
   // The most op nodes the graph may have, function calls inlined.
   int64_t max_nodes = kDefaultMaxNodes;
