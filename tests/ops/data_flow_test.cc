@@ -26,9 +26,6 @@ using namespace ::graphrt::testing::array_test;  // NOLINT
 std::string ShapeAttr(const std::string& key, const Dims& dims) {
   return "attr { key: \"" + key + "\" value { shape " + ShapeProto(dims) + " } } ";
 }
-std::string UnknownShapeAttr(const std::string& key) {
-  return "attr { key: \"" + key + "\" value { shape { unknown_rank: true } } } ";
-}
 
 std::string I32(const std::string& name, int32_t v) { return ConstOf(name, IntScalar(v)); }
 std::string Floats(const std::string& name, const Dims& dims, const std::vector<float>& v) {
