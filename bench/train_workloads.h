@@ -556,13 +556,26 @@ class TrainGraphBuilder : public GraphBuilder {
 
 inline TrainWorkload BuildTrainWorkload(const NetSpec& net) { return TrainGraphBuilder().Build(net); }
 
+// (Members set one by one: GCC's -Wmissing-field-initializers flags a
+// designated initializer that leaves out a member with a default.)
 inline LayerSpec DenseLayer(const std::string& name, int64_t in, int64_t out, bool relu) {
-  return {.kind = LayerSpec::kDense, .name = name, .in = in, .out = out, .relu = relu};
+  LayerSpec l;
+  l.kind = LayerSpec::kDense;
+  l.name = name;
+  l.in = in;
+  l.out = out;
+  l.relu = relu;
+  return l;
 }
 inline LayerSpec ConvLayer(const std::string& name, int64_t k, int64_t cin, int64_t cout, const std::string& padding) {
   return {.kind = LayerSpec::kConv, .name = name, .in = cin, .out = cout, .k = k, .padding = padding};
 }
-inline LayerSpec OpLayer(LayerSpec::Kind kind, const std::string& name) { return {.kind = kind, .name = name}; }
+inline LayerSpec OpLayer(LayerSpec::Kind kind, const std::string& name) {
+  LayerSpec l;
+  l.kind = kind;
+  l.name = name;
+  return l;
+}
 
 // W6: MLP in-hidden-hidden-classes (ReLU), default 784-512-512-10, batch
 // 64, Adam(1e-3). Smaller sizes for tests.

@@ -127,7 +127,9 @@ TEST_F(Hardening, HostileGraphsGiveCleanErrors) {
     SCOPED_TRACE(file);
     proto::GraphDef g;
     const std::string bytes = ReadBytes(entry.path());
-    if (!g.ParseFromString(bytes)) ASSERT_TRUE(ParseGraphDefText(bytes, &g).ok());
+    if (!g.ParseFromString(bytes)) {  // braces: ASSERT_TRUE is an if/else of its own
+      ASSERT_TRUE(ParseGraphDefText(bytes, &g).ok());
+    }
     std::unique_ptr<Session> s = NewLimitedSession(256 << 20);
     const Status st = RunHostileGraph(g, s.get());
     ++checked;
@@ -379,7 +381,9 @@ TEST_F(Hardening, ExecutorCacheIsKeyedBySortedSignatureAndBounded) {
   }
   // (ASan's quarantine keeps freed memory resident; the bound is measured
   // in the plain build.)
-  if (!kAddressSanitizer) EXPECT_LT(MaxRssBytes() - rss_before, int64_t{64} << 20);
+  if (!kAddressSanitizer) {
+    EXPECT_LT(MaxRssBytes() - rss_before, int64_t{64} << 20);
+  }
   // Feeds in either order, a duplicated fetch, and fed-and-fetched tensors.
   const Tensor a = testing::MakeTensor<int32_t>(GR_INT32, {}, {10}), b = testing::MakeTensor<int32_t>(GR_INT32, {}, {3});
   ASSERT_TRUE(s->Run({{"a", a}, {"b", b}}, {"d", "b", "d"}, {}, &out).ok());
