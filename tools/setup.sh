@@ -16,6 +16,8 @@ packages=(
   libre2-dev  # RegexReplace, StaticRegexReplace (ops/string)
   libpng-dev  # ImageSummary (ops/summary)
   nlohmann-json3-dev  # graphrt run --trace (Chrome trace JSON)
+  libgrpc++-dev protobuf-compiler-grpc  # the distributed runtime (client/distributed)
+  python3-grpcio  # tests speak raw MasterService from Python
   clang libc++-dev libc++abi-dev
   libclang-rt-14-dev  # clang's ASan/UBSan/libFuzzer runtimes (only recommended by clang-14)
 )

@@ -24,11 +24,13 @@
 #include "executor.h"
 #include "executor_internal.h"
 #include "graph_passes.h"
+#include "graphrt/core/cluster_step.h"
 #include "graphrt/core/partition.h"
 #include "graphrt/core/rendezvous.h"
 #include "file_access.h"
 #include "memory_budget.h"
 #include "resource_mgr.h"
+#include "session_state.h"
 #include "graphrt/core/graph.h"
 #include "graphrt/core/graph_optimizer.h"
 #include "graphrt/core/runtime.h"
@@ -104,36 +106,12 @@ struct SortedSignature {
 
 constexpr int kDefaultExecutorCacheCapacity = 64;
 
-// A device's incarnation in rendezvous keys: fixed for the process, unlike
-// any other process's (a restarted worker's stale transfers are told apart).
-uint64_t DeviceIncarnation(const std::string& device) {
-  static const uint64_t process_seed = [] {
-    std::random_device rd;
-    return (static_cast<uint64_t>(rd()) << 32) ^ rd();
-  }();
-  return std::hash<std::string>{}(device) ^ process_seed;
-}
-
-struct SharedKernel {
-  const KernelRegistration* reg = nullptr;
-  void* kernel = nullptr;
-};
-
 class DirectSession final : public Session {
  public:
   DirectSession(const SessionOptions& options, std::unique_ptr<FileAccessPolicy> file_access)
-      : options_(options), file_access_(std::move(file_access)) {
-    const auto& c = options.config;
-    int threads = std::max(c.intra_op_parallelism_threads(), c.inter_op_parallelism_threads());
-    const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    // More threads than cores only adds contention (and TBB would cap it anyway).
-    if (threads <= 0 || threads > cores) threads = cores;
-    num_threads_ = threads;
-    if (threads > 1) arena_ = std::make_unique<tbb::task_arena>(threads);
-    const int capacity = c.graphrt_options().executor_cache_capacity();
+      : options_(options), state_(options.config, std::move(file_access)) {
+    const int capacity = options.config.graphrt_options().executor_cache_capacity();
     cache_capacity_ = capacity > 0 ? static_cast<size_t>(capacity) : kDefaultExecutorCacheCapacity;
-    budget_ = new MemoryBudget(SessionMemoryLimit(c));
-    host_allocator_ = budget_->AllocatorFor(HostAllocator());
   }
 
   // Waits for Runs still in progress (a caller that destroys a session it
@@ -143,11 +121,10 @@ class DirectSession final : public Session {
     Close().IgnoreError();
     cache_.clear();
     cache_index_.clear();
-    budget_->ReleaseOwner();  // the budget lives on while returned tensors do
   }
 
   Status TensorFromProto(const proto::TensorProto& p, Tensor* out) override {
-    return StatusFromExceptions("Session::TensorFromProto", [&] { return Tensor::FromProto(p, out, host_allocator_); });
+    return StatusFromExceptions("Session::TensorFromProto", [&] { return Tensor::FromProto(p, out, state_.host_allocator()); });
   }
 
   Status Create(const proto::GraphDef& def) override {
@@ -207,7 +184,7 @@ class DirectSession final : public Session {
     closed_.store(true);
     // Steps waiting for asynchronous kernels (a dequeue on an empty queue)
     // stop waiting.
-    cancellation_.Cancel();
+    state_.cancellation()->Cancel();
     {
       std::unique_lock<std::mutex> lock(run_mu_);
       runs_done_.wait(lock, [this] { return active_runs_.load() == 0; });
@@ -223,12 +200,7 @@ class DirectSession final : public Session {
     }
     // No Run can start any more: the session's state goes now (variables
     // with their memory), not when the object is destroyed.
-    {
-      std::lock_guard<std::mutex> lock(kernel_mu_);
-      for (auto& [name, k] : stateful_kernels_) k.reg->destroy(k.kernel);
-      stateful_kernels_.clear();
-    }
-    resources_.Clear();
+    state_.Clear();
     return Status::OK();
   }
 
@@ -262,7 +234,7 @@ class DirectSession final : public Session {
     GraphLimits l;
     const int64_t n = options_.config.graphrt_options().max_graph_nodes();
     if (n > 0) l.max_nodes = n;
-    l.max_bytes = budget_->limit();
+    l.max_bytes = state_.memory_limit();
     l.hint = "ConfigProto.graphrt_options.max_graph_nodes raises it";
     return l;
   }
@@ -404,11 +376,11 @@ class DirectSession final : public Session {
     args.feeds = &feeds;
     args.fetches = &fetched;
     args.step_id = next_step_id_.fetch_add(1, std::memory_order_relaxed);
-    args.num_threads = num_threads_;
-    args.arena = arena_.get();
+    args.num_threads = state_.num_threads();
+    args.arena = state_.arena();
     args.cancelled = &closed_;
-    args.session_cancellation = &cancellation_;
-    args.resources = &resources_;
+    args.session_cancellation = state_.cancellation();
+    args.resources = state_.resources();
     // TensorFlow's rule: the Run's own timeout, else the session's default.
     const int64_t timeout_ms = run_options.timeout_in_ms() > 0 ? run_options.timeout_in_ms()
                                                                 : options_.config.operation_timeout_in_ms();
@@ -418,8 +390,8 @@ class DirectSession final : public Session {
     if (trace) args.stats = &step_stats;
     std::optional<LocalRendezvous> rendezvous;
     if (ek.num_transfers > 0) args.rendezvous = &rendezvous.emplace();
-    args.host_allocator = host_allocator_;
-    args.file_access = file_access_.get();
+    args.host_allocator = state_.host_allocator();
+    args.file_access = state_.file_access();
     Status step = ek.executor->Run(args);
     for (Device* d : ek.streamed_devices) {
       // Even after a failure: nothing the step enqueued may outlive it.
@@ -469,7 +441,7 @@ class DirectSession final : public Session {
     if (!options_.config.graph_options().place_pruned_graph())
       GR_RETURN_IF_ERROR(PlaceGraph(devices_, PlacementOptionsOf(options_.config), g));
     std::vector<std::vector<PartialTensorShape>> shapes;
-    return InferShapes(*g, &shapes, host_allocator_);
+    return InferShapes(*g, &shapes, state_.host_allocator());
   }
 
   // feed_name(i): the caller's feed i.
@@ -546,9 +518,9 @@ class DirectSession final : public Session {
     ek->fetch_names = fetches;
     ek->targets = targets;
     KernelProvider provider = [this](const Node& n, Device* d, const KernelRegistration** reg, void** kernel,
-                                     bool* owned) { return GetKernel(n, d, reg, kernel, owned); };
+                                     bool* owned) { return state_.GetKernel(n, d, reg, kernel, owned); };
     DeviceOfNode device_of = [this](const Node& n) { return DeviceNamed(n.assigned_device()); };
-    AllocatorOfDevice allocator_of = [this](Device* d) { return AllocatorFor(d); };
+    AllocatorOfDevice allocator_of = [this](Device* d) { return state_.AllocatorFor(d); };
     GR_RETURN_IF_ERROR(Executor::Create(g, device_of, allocator_of, provider, &ek->executor));
     for (Device* d : ek->executor->devices())
       if (d != nullptr && !d->host_memory() && d->compute_stream() != nullptr) ek->streamed_devices.push_back(d);
@@ -608,53 +580,14 @@ class DirectSession final : public Session {
     return nullptr;
   }
 
-  // The session's view of a device's memory: host memory counts against
-  // the session's budget. (Called with graph_mu_ held.)
-  Allocator* AllocatorFor(Device* d) {
-    if (d == nullptr || !d->host_memory()) return d ? d->allocator() : host_allocator_;
-    return budget_->AllocatorFor(d->allocator());
-  }
-
-  Status CreateKernel(const Node& n, Device* device, const KernelRegistration** reg, void** kernel) {
-    *reg = TransferKernel(n.op());
-    if (*reg == nullptr) GR_RETURN_IF_ERROR(Runtime::Global().kernels().FindKernel(n.def(), device->type(), reg));
-    return ConstructKernel(n, device, host_allocator_, **reg, kernel);
-  }
-
-  // Stateful kernels are created once per session and shared by every
-  // executor, so their state survives across fetch sets. (Transfers are
-  // stateful only so that no pass merges them: each executor's are its own.)
-  Status GetKernel(const Node& n, Device* device, const KernelRegistration** reg, void** kernel, bool* owned) {
-    if (!n.IsStateful() || TransferKernel(n.op()) != nullptr) {
-      *owned = true;
-      return CreateKernel(n, device, reg, kernel);
-    }
-    *owned = false;
-    std::lock_guard<std::mutex> lock(kernel_mu_);
-    auto it = stateful_kernels_.find(n.name());
-    if (it == stateful_kernels_.end()) {
-      SharedKernel k;
-      GR_RETURN_IF_ERROR(CreateKernel(n, device, &k.reg, &k.kernel));
-      it = stateful_kernels_.emplace(n.name(), k).first;
-    }
-    *reg = it->second.reg;
-    *kernel = it->second.kernel;
-    return Status::OK();
-  }
-
   SessionOptions options_;
-  int num_threads_ = 1;
-  std::unique_ptr<tbb::task_arena> arena_;
+  SessionState state_;
   std::vector<Device*> devices_;
   std::atomic<bool> closed_{false};
-  CancellationRegistry cancellation_;  // cancelled by Close
   std::atomic<int64_t> next_step_id_{1};
   std::atomic<int64_t> active_runs_{0};
   std::mutex run_mu_;  // with runs_done_: Close waiting for active_runs_ == 0
   std::condition_variable runs_done_;
-
-  MemoryBudget* budget_;      // AllocatorFor under graph_mu_
-  Allocator* host_allocator_;  // attr tensors (constants) of the session's kernels
 
   std::mutex graph_mu_;  // graph_ and executor construction
   std::unique_ptr<Graph> graph_;
@@ -671,11 +604,6 @@ class DirectSession final : public Session {
   CacheList cache_;
   std::unordered_map<std::string, CacheList::iterator> cache_index_;
 
-  std::mutex kernel_mu_;
-  std::unordered_map<std::string, SharedKernel> stateful_kernels_;
-
-  ResourceMgr resources_;  // variables and other state, until Close
-  const std::unique_ptr<FileAccessPolicy> file_access_;  // null: no restriction
 };
 
 class DirectSessionFactory final : public SessionFactory {

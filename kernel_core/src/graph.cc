@@ -160,7 +160,7 @@ void ConnectSourceAndSink(Graph* g, const std::vector<Node*>& new_nodes) {
   }
 }
 
-Status AddNodeDefs(const proto::GraphDef& in, Graph* g, const GraphLimits& limits) {
+Status AddNodeDefs(const proto::GraphDef& in, Graph* g, const GraphLimits& limits, bool internal_names = false) {
   // The nodes this graph may still take: the node limit, or the byte limit
   // at kBytesPerNode per node, whichever is smaller.
   int64_t max_nodes = limits.max_nodes;
@@ -186,7 +186,8 @@ Status AddNodeDefs(const proto::GraphDef& in, Graph* g, const GraphLimits& limit
   std::unordered_map<std::string, Node*> index = g->BuildNameIndex();
   std::vector<Node*> added;
   for (const proto::NodeDef& nd : def.node()) {
-    if (!IsValidNodeName(nd.name()))
+    if (!IsValidNodeName(nd.name()) &&
+        !(internal_names && nd.name().size() > 1 && nd.name()[0] == '_' && IsValidNodeName(nd.name().substr(1))))
       return errors::InvalidArgument("Node '", nd.name(), "': Node name contains invalid characters");
     if (index.count(nd.name()))
       return errors::InvalidArgument("Node '", nd.name(), "' is defined twice (node names must be unique)");
@@ -462,6 +463,12 @@ Status ConvertGraphDefToGraph(const proto::GraphDef& def, Graph* g, const GraphL
   if (def.has_versions()) GR_RETURN_IF_ERROR(CheckVersions(def.versions()));
   g->set_versions(def.versions());
   return AddNodeDefs(def, g, limits);
+}
+
+Status ConvertPartitionGraphDef(const proto::GraphDef& def, Graph* g, const GraphLimits& limits) {
+  if (def.has_versions()) GR_RETURN_IF_ERROR(CheckVersions(def.versions()));
+  g->set_versions(def.versions());
+  return AddNodeDefs(def, g, limits, /*internal_names=*/true);
 }
 
 Status ExtendGraph(const proto::GraphDef& def, Graph* g, const GraphLimits& limits) {

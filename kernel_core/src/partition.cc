@@ -161,23 +161,29 @@ Status Partition(const PartitionOptions& options, const Graph& g,
                                      "partitioned");
   GR_RETURN_IF_ERROR(CheckFramesOnOneDevice(g));
 
-  // Each partition starts as a copy of the graph less the other devices'
+  // loc[id]: the partition node id goes to.
+  std::vector<std::string> loc(g.num_node_ids());
+  for (const Node* n : g.op_nodes()) loc[n->id()] = options.node_to_loc ? options.node_to_loc(*n) : n->assigned_device();
+  // Each partition starts as a copy of the graph less the other partitions'
   // nodes (their edges go with them); copy[id] is node id's copy in its own.
   std::vector<Node*> copy(g.num_node_ids(), nullptr);
   std::map<std::string, Graph*> part_of;
-  for (const Node* n : g.op_nodes()) part_of[n->assigned_device()] = nullptr;
-  for (auto& [device, part] : part_of) {
+  for (const Node* n : g.op_nodes()) part_of[loc[n->id()]] = nullptr;
+  for (auto& [location, part] : part_of) {
     auto p = std::make_unique<Graph>(g.op_registry());
     CopyGraph(g, p.get());
-    std::vector<Node*> elsewhere;
-    for (Node* n : p->op_nodes())
-      if (n->assigned_device() != device) elsewhere.push_back(n);
-    p->RemoveNodes(elsewhere);
     const auto index = p->BuildNameIndex();
-    for (const Node* n : g.op_nodes())
-      if (n->assigned_device() == device) copy[n->id()] = index.at(n->name());
+    std::vector<Node*> elsewhere;
+    for (const Node* n : g.op_nodes()) {
+      Node* c = index.at(n->name());
+      if (loc[n->id()] == location)
+        copy[n->id()] = c;
+      else
+        elsewhere.push_back(c);
+    }
+    p->RemoveNodes(elsewhere);
     part = p.get();
-    (*partitions)[device] = std::move(p);
+    (*partitions)[location] = std::move(p);
   }
   if (partitions->empty()) {  // no op nodes: one empty graph is still the step
     auto p = std::make_unique<Graph>(g.op_registry());
@@ -191,12 +197,12 @@ Status Partition(const PartitionOptions& options, const Graph& g,
   std::map<std::tuple<int, int, std::string, bool>, Node*> recvs;
   for (const Node* dst : g.op_nodes()) {
     const std::string& dst_device = dst->assigned_device();
-    Graph* dst_part = part_of[dst_device];
+    Graph* dst_part = part_of[loc[dst->id()]];
     for (const Edge* e : dst->in_edges()) {
       Node* src = e->src();
-      if (!src->IsOp() || src->assigned_device() == dst_device) continue;
+      if (!src->IsOp() || loc[src->id()] == loc[dst->id()]) continue;
       const std::string& src_device = src->assigned_device();
-      Graph* src_part = part_of[src_device];
+      Graph* src_part = part_of[loc[src->id()]];
       const bool control = e->IsControlEdge();
       const bool on_host = !control && options.input_on_host && options.input_on_host(*dst, e->dst_input());
       Node*& recv = recvs[{src->id(), e->src_output(), dst_device, on_host}];

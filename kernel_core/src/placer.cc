@@ -15,9 +15,12 @@ namespace graphrt {
 
 namespace {
 
-// Job, replica and task are checked (IsLocalProcess) before matching.
-bool Matches(const DeviceNameParts& spec, const Device& d) {
-  return (!spec.has_type || spec.type == d.type()) && (!spec.has_id || spec.id == d.ordinal());
+// In a local placement job, replica and task are checked (IsLocalProcess)
+// before matching and dropped from the spec.
+bool Matches(const DeviceNameParts& spec, const PlacementDevice& d) {
+  return (!spec.has_type || spec.type == d.type) && (!spec.has_id || spec.id == d.id) &&
+         (!spec.has_job || spec.job == d.parts.job) && (!spec.has_replica || spec.replica == d.parts.replica) &&
+         (!spec.has_task || spec.task == d.parts.task);
 }
 
 class UnionFind {
@@ -40,7 +43,8 @@ struct Group {
   DeviceNameParts spec;
   const Node* type_from = nullptr;
   const Node* id_from = nullptr;
-  Device* assigned = nullptr;
+  const Node* task_from = nullptr;  // set job, replica or task
+  const PlacementDevice* assigned = nullptr;
 };
 
 Status MergeSpec(Node* n, const DeviceNameParts& s, Group* g) {
@@ -61,26 +65,56 @@ Status MergeSpec(Node* n, const DeviceNameParts& s, Group* g) {
     g->spec.id = s.id;
     g->id_from = n;
   }
+  if (s.has_job || s.has_replica || s.has_task) {
+    if ((s.has_job && g->spec.has_job && g->spec.job != s.job) ||
+        (s.has_replica && g->spec.has_replica && g->spec.replica != s.replica) ||
+        (s.has_task && g->spec.has_task && g->spec.task != s.task))
+      return conflict(g->task_from);
+    if (s.has_job) g->spec.has_job = true, g->spec.job = s.job;
+    if (s.has_replica) g->spec.has_replica = true, g->spec.replica = s.replica;
+    if (s.has_task) g->spec.has_task = true, g->spec.task = s.task;
+    g->task_from = n;
+  }
   return Status::OK();
 }
 
 // Whether `d` has kernels for every member whose op has kernels somewhere.
-bool Supports(const Device& d, const Group& g) {
+bool Supports(const PlacementDevice& d, const Group& g) {
   const KernelRegistry& kernels = Runtime::Global().kernels();
   for (const Node* n : g.members) {
     const std::vector<std::string> types = kernels.DeviceTypesForOp(n->op());
-    if (!types.empty() && std::find(types.begin(), types.end(), d.type()) == types.end()) return false;
+    if (!types.empty() && std::find(types.begin(), types.end(), d.type) == types.end()) return false;
   }
   return true;
 }
 
 }  // namespace
 
+std::vector<PlacementDevice> PlacementDevicesOf(const std::vector<Device*>& devices) {
+  std::vector<PlacementDevice> out(devices.size());
+  for (size_t i = 0; i < devices.size(); ++i) {
+    out[i].name = devices[i]->name();
+    ParseDeviceName(out[i].name, &out[i].parts).IgnoreError();  // the core names its devices
+    out[i].type = devices[i]->type();
+    out[i].id = devices[i]->ordinal();
+    out[i].host_memory = devices[i]->host_memory();
+  }
+  return out;
+}
+
 Status PlaceGraph(const std::vector<Device*>& devices, const PlacementOptions& options, Graph* g) {
+  return PlaceGraph(PlacementDevicesOf(devices), options, g);
+}
+
+Status PlaceClientGraph(const std::vector<Device*>& devices, const PlacementOptions& options, Graph* g) {
+  return PlaceClientGraph(PlacementDevicesOf(devices), options, g);
+}
+
+Status PlaceGraph(const std::vector<PlacementDevice>& devices, const PlacementOptions& options, Graph* g) {
   const bool allow_soft_placement = options.allow_soft_placement;
   if (devices.empty()) return errors::FailedPrecondition("No devices are registered");
-  std::unordered_map<std::string, Device*> by_name;
-  for (Device* d : devices) by_name[d->name()] = d;
+  std::unordered_map<std::string, const PlacementDevice*> by_name;
+  for (const PlacementDevice& d : devices) by_name[d.name] = &d;
   const std::unordered_map<std::string, Node*> index = g->BuildNameIndex();
 
   // Core-internal nodes (feeds, fetches) have no OpDef; their caller places them.
@@ -120,7 +154,7 @@ Status PlaceGraph(const std::vector<Device*>& devices, const PlacementOptions& o
     DeviceNameParts spec;
     Status s = ParseDeviceName(n->requested_device(), &spec);
     if (!s.ok()) return Status(s.code(), NodePrefix(n->def()) + ": " + s.message());
-    if (!IsLocalProcess(spec)) {
+    if (!options.cluster && !IsLocalProcess(spec)) {
       // Another process's device: this one cannot run the node (a distributed
       // target would route it there). TensorFlow's soft placement ignores it.
       if (!allow_soft_placement)
@@ -128,8 +162,8 @@ Status PlaceGraph(const std::vector<Device*>& devices, const PlacementOptions& o
             NodePrefix(n->def()), ": Could not satisfy explicit device specification '", n->requested_device(),
             "' because it names a job, replica or task other than this process's (/job:localhost/replica:0/task:0). "
             "Set allow_soft_placement to place it here.");
-      spec.has_job = spec.has_replica = spec.has_task = false;
     }
+    if (!options.cluster) spec.has_job = spec.has_replica = spec.has_task = false;
     // Under soft placement colocation wins over a conflicting device spec.
     Status merged = MergeSpec(n, spec, &grp);
     if (!merged.ok() && !allow_soft_placement) return merged;
@@ -138,30 +172,41 @@ Status PlaceGraph(const std::vector<Device*>& devices, const PlacementOptions& o
   // A named reference, not a structured binding: clang 14 cannot capture those.
   for (auto& group : groups) {
     auto& grp = group.second;
-    Device* chosen = grp.assigned;
-    for (Device* d : devices) {
+    const PlacementDevice* chosen = grp.assigned;
+    for (const PlacementDevice& d : devices) {
       if (chosen != nullptr) break;
-      if (Matches(grp.spec, *d) && Supports(*d, grp)) chosen = d;
+      if (Matches(grp.spec, d) && Supports(d, grp)) chosen = &d;
     }
     if (chosen == nullptr) {
-      const Node* n = grp.id_from ? grp.id_from : grp.type_from ? grp.type_from : grp.members.front();
+      const Node* n = grp.id_from     ? grp.id_from
+                      : grp.type_from ? grp.type_from
+                      : grp.task_from ? grp.task_from
+                                      : grp.members.front();
       if (!allow_soft_placement) {
         std::string names;
-        for (Device* d : devices) names += (names.empty() ? "" : ", ") + d->name();
+        for (const PlacementDevice& d : devices) names += (names.empty() ? "" : ", ") + d.name;
         const bool matched_some = std::any_of(devices.begin(), devices.end(),
-                                              [&](Device* d) { return Matches(grp.spec, *d); });
+                                              [&](const PlacementDevice& d) { return Matches(grp.spec, d); });
         return errors::InvalidArgument(
             NodePrefix(n->def()), ": Could not satisfy explicit device specification '", n->requested_device(), "' ",
-            matched_some ? "because no supported kernel for the ops of its colocation group is available there"
-                         : "because no devices matching that specification are registered in this process",
+            matched_some      ? "because no supported kernel for the ops of its colocation group is available there"
+            : options.cluster ? "because no devices matching that specification are in the cluster (or the "
+                                "session's device_filters leave them out)"
+                              : "because no devices matching that specification are registered in this process",
             "; available devices: ", names, ". Set allow_soft_placement to place it elsewhere.");
       }
-      for (Device* d : devices)
-        if (chosen == nullptr && Supports(*d, grp)) chosen = d;
-      if (chosen == nullptr) chosen = devices.front();  // no kernels anywhere: the kernel lookup will say so
+      // Soft placement: the spec's device type and index give way first,
+      // then its task.
+      DeviceNameParts task_only = grp.spec;
+      task_only.has_type = task_only.has_id = false;
+      for (const PlacementDevice& d : devices)
+        if (chosen == nullptr && Matches(task_only, d) && Supports(d, grp)) chosen = &d;
+      for (const PlacementDevice& d : devices)
+        if (chosen == nullptr && Supports(d, grp)) chosen = &d;
+      if (chosen == nullptr) chosen = &devices.front();  // no kernels anywhere: the kernel lookup will say so
     }
     for (Node* n : grp.members)
-      if (n->assigned_device().empty()) n->set_assigned_device(chosen->name());
+      if (n->assigned_device().empty()) n->set_assigned_device(chosen->name);
   }
   if (options.log_device_placement) {
     // One write, so that lines of concurrent placements do not interleave.
@@ -172,21 +217,21 @@ Status PlaceGraph(const std::vector<Device*>& devices, const PlacementOptions& o
   return Status::OK();
 }
 
-Status PlaceClientGraph(const std::vector<Device*>& devices, const PlacementOptions& options, Graph* g) {
+Status PlaceClientGraph(const std::vector<PlacementDevice>& devices, const PlacementOptions& options, Graph* g) {
   GR_RETURN_IF_ERROR(PlaceGraph(devices, options, g));
   // Feeds and fetches are host memory: an _Arg or _Retval goes beside its
   // neighbour when that device works in host memory, else to the first
   // device that does (the value then crosses through a transfer).
-  Device* host = devices.front();
-  for (Device* d : devices)
-    if (d->host_memory()) {
-      host = d;
+  const PlacementDevice* host = &devices.front();
+  for (const PlacementDevice& d : devices)
+    if (d.host_memory) {
+      host = &d;
       break;
     }
   auto in_host_memory = [&](const std::string& name) {
-    for (Device* d : devices)
-      if (d->name() == name) return d->host_memory() ? name : host->name();
-    return host->name();
+    for (const PlacementDevice& d : devices)
+      if (d.name == name) return d.host_memory ? name : host->name;
+    return host->name;
   };
   for (Node* n : g->op_nodes()) {
     if (n->op() != kArgOp) continue;

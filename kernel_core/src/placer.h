@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "graphrt/core/device.h"
+#include "graphrt/core/device_name.h"
 #include "graphrt/core/graph.h"
 #include "graphrt/core/status.h"
 
@@ -18,7 +19,21 @@ struct PlacementOptions {
   // Each node placed is written to stderr as TensorFlow writes it:
   // "name: (Op): /job:localhost/replica:0/task:0/device:CPU:0".
   bool log_device_placement = false;
+  // The devices span a cluster's tasks (a distributed master): a spec's
+  // job, replica and task choose among them instead of having to name
+  // this process.
+  bool cluster = false;
 };
+
+// A device as placement sees it: a local Device or a cluster's.
+struct PlacementDevice {
+  std::string name;  // full name
+  DeviceNameParts parts;
+  std::string type;
+  int id = 0;
+  bool host_memory = true;
+};
+std::vector<PlacementDevice> PlacementDevicesOf(const std::vector<Device*>& devices);
 
 // Places the op nodes of `g` that have no assigned device yet on `devices`
 // (highest placement priority first). Nodes are placed in colocation
@@ -34,11 +49,13 @@ struct PlacementOptions {
 // whose spec no device meets goes to the first device with kernels for it
 // instead, and a member whose spec conflicts with its group's follows the
 // group. Errors name the node.
+Status PlaceGraph(const std::vector<PlacementDevice>& devices, const PlacementOptions& options, Graph* g);
 Status PlaceGraph(const std::vector<Device*>& devices, const PlacementOptions& options, Graph* g);
 
 // The placement stage of a step: PlaceGraph for the op nodes not placed
 // yet, then a feed's _Arg on the device of the node it replaces (its first
 // consumer's) and a fetch's _Retval on its producer's device.
+Status PlaceClientGraph(const std::vector<PlacementDevice>& devices, const PlacementOptions& options, Graph* g);
 Status PlaceClientGraph(const std::vector<Device*>& devices, const PlacementOptions& options, Graph* g);
 
 }  // namespace graphrt

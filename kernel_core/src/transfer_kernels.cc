@@ -112,8 +112,10 @@ void* CreateRecv(GR_KernelConstruction* kc, void*) {
   std::vector<Device*> devices;
   kc->status = Runtime::Global().devices().GetDevices(&devices);
   if (!kc->status.ok()) return nullptr;
+  const proto::AttrValue* local_src = FindAttr(def, kSendDeviceLocalAttr);
+  const std::string& src_name = local_src != nullptr ? local_src->s() : k->key.src_device;
   for (Device* d : devices)
-    if (d->name() == k->key.src_device) k->src = d;
+    if (d->name() == src_name) k->src = d;
   k->src_host = BoolAttr(def, kSendFromHostAttr) || (k->src != nullptr && k->src->host_memory());
   k->dst_host = BoolAttr(def, kRecvOnHostAttr) || k->dst == nullptr || k->dst->host_memory();
   if (!k->src_host && k->src == nullptr) {

@@ -53,6 +53,7 @@ int CkptCommand(const std::vector<std::string>& args);  // ckpt_command.cc
 int EventsCommand(const std::vector<std::string>& args);  // events_command.cc
 int TrainCommand(const std::vector<std::string>& args);   // train_command.cc
 int BenchCommand(const std::vector<std::string>& args);   // bench_command.cc
+int ServerCommand(const std::vector<std::string>& args);  // server_command.cc
 
 // ------------------------------------------------------ option handling
 

@@ -32,6 +32,7 @@ const Command kCommands[] = {
     {"devices", graphrt::cli::DevicesCommand, "list the devices"},
     {"ckpt", graphrt::cli::CkptCommand, "list a TensorFlow checkpoint; print or export its tensors (.npy)"},
     {"events", graphrt::cli::EventsCommand, "print the steps, tags and values of TensorBoard event files"},
+    {"server", graphrt::cli::ServerCommand, "serve a task of a cluster: TensorFlow's Master and Worker over gRPC"},
     {"train", graphrt::cli::TrainCommand, "run a train op in a loop: checkpoints, resume, summaries, progress"},
 };
 

@@ -33,7 +33,8 @@ void AddRunOptions(po::options_description* desc, bool generate_inputs) {
       ("fetch", po::value<std::vector<std::string>>()->composing()->value_name("TENSOR"),
        "fetch TENSOR (repeatable); default: the graph's sink outputs")
       ("target", po::value<std::vector<std::string>>()->composing()->value_name("NODE"),
-       "run NODE without fetching it (repeatable)")
+       "run NODE without fetching it (repeatable); --target grpc://HOST:PORT instead runs the session on the "
+       "cluster behind that master (a `graphrt server`, or TensorFlow's)")
       ("init", po::value<std::vector<std::string>>()->composing()->value_name("NODE"),
        "run NODE once (with the feeds) before the timed runs, e.g. an initializer "
        "(repeatable)");
@@ -62,7 +63,8 @@ void PrepareRun(const po::variables_map& vm, const SessionOptions& options, bool
   std::map<std::string, std::vector<int64_t>> shapes;
   if (generate_inputs) shapes = ParseShapeSpecs(Strings(vm, "shape"));
   out->fetches = Strings(vm, "fetch");
-  out->targets = Strings(vm, "target");
+  for (const std::string& t : Strings(vm, "target"))
+    if (!IsSessionTarget(t)) out->targets.push_back(t);
   out->inits = Strings(vm, "init");
 
   LoadPlugins(vm);

@@ -72,6 +72,11 @@ int Threads(const po::variables_map& vm, const char* flag) {
 }  // namespace
 
 void AddSessionConfigOptions(po::options_description* desc) {
+  // Commands that run nodes have --target NODE already; it takes grpc:// too.
+  if (desc->find_nothrow("target", false) == nullptr)
+    desc->add_options()("target", po::value<std::vector<std::string>>()->composing()->value_name("grpc://HOST:PORT"),
+                        "run on the cluster behind that master (a `graphrt server`, or TensorFlow's) instead of in "
+                        "this process");
   desc->add_options()
       ("config", po::value<std::string>()->value_name("TEXT|FILE"),
        "the session's ConfigProto: in text form (e.g. 'allow_soft_placement: true') or a file "
@@ -97,10 +102,21 @@ void AddSessionConfigOptions(po::options_description* desc) {
        "only these ('--allow-dir /' lifts the limit)");
 }
 
+bool IsSessionTarget(const std::string& target) {
+  // Node names cannot hold ':', so "grpc://..." is never a node.
+  return target.find("://") != std::string::npos;
+}
+
 SessionOptions SessionOptionsFromArgs(const po::variables_map& vm) {
   SessionOptions options;
   proto::ConfigProto& config = options.config;
   if (vm.count("config")) config = ReadConfig(vm["config"].as<std::string>());
+  if (vm.count("target"))
+    for (const std::string& t : vm["target"].as<std::vector<std::string>>()) {
+      if (!IsSessionTarget(t)) continue;  // a node to run (run, bench)
+      if (!options.target.empty()) throw UsageError("--target: two session targets, " + options.target + " and " + t);
+      options.target = t;
+    }
   if (vm.count("threads")) {
     const int n = Threads(vm, "threads");
     config.set_intra_op_parallelism_threads(n);

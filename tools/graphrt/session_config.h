@@ -10,11 +10,16 @@
 namespace graphrt {
 namespace cli {
 
-// --config, --threads, --intra-op-threads, --inter-op-threads,
+// --target grpc://HOST:PORT (a master; commands that run nodes take their
+// --target NODE for it too), --config, --threads, --intra-op-threads, --inter-op-threads,
 // --memory-limit, --allow-soft-placement, --log-device-placement,
 // --opt-level, --layout-optimizer, --remapping, --dependency-optimization,
 // --allow-dir (the file-access policy: ConfigProto.graphrt_options).
 void AddSessionConfigOptions(po::options_description* desc);
+
+// Whether a --target value names a session target ("grpc://host:port")
+// rather than a node to run.
+bool IsSessionTarget(const std::string& target);
 
 // The options they ask for. Throws UsageError for a bad value and CliError
 // for a --config that cannot be read or parsed.

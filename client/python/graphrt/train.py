@@ -1,10 +1,14 @@
-"""Checkpoints: Saver, latest_checkpoint, import_meta_graph."""
+"""Checkpoints (Saver, latest_checkpoint, import_meta_graph) and clusters
+(ClusterSpec, Server: TensorFlow 1's tf.train.Server)."""
 
 import os
 
 from . import _graphrt
 from . import framework
+from .proto import cluster_pb2
+from .proto import config_pb2
 from .proto import meta_graph_pb2
+from .proto import tensorflow_server_pb2
 
 
 def _names(var_list):
@@ -120,3 +124,149 @@ def import_meta_graph(meta_graph_or_file, clear_devices=False, import_scope=None
     if import_scope:
         raise NotImplementedError("graphrt: import_meta_graph(import_scope=...) with a saver_def")
     return Saver(saver_def=meta.saver_def, _meta_graph=meta)
+
+
+class ClusterSpec:
+    """The tasks of a cluster by job (TensorFlow 1's tf.train.ClusterSpec).
+
+    ``cluster``: a dict of job name -> list of "host:port" (task i is the
+    i-th) or -> dict of task index -> "host:port" (a sparse job, with gaps),
+    a ClusterDef, or another ClusterSpec."""
+
+    def __init__(self, cluster):
+        self._jobs = {}
+        if isinstance(cluster, ClusterSpec):
+            cluster = cluster.as_dict()
+        if isinstance(cluster, cluster_pb2.ClusterDef):
+            for job in cluster.job:
+                if job.name in self._jobs:
+                    raise ValueError("Duplicated job name: %s" % job.name)
+                self._jobs[job.name] = dict(job.tasks)
+            return
+        if not isinstance(cluster, dict):
+            raise TypeError("ClusterSpec takes a dict, a ClusterDef or a ClusterSpec, not %s" % type(cluster).__name__)
+        for name, tasks in cluster.items():
+            if isinstance(tasks, (list, tuple)):
+                self._jobs[name] = {i: a for i, a in enumerate(tasks)}
+            elif isinstance(tasks, dict):
+                for i in tasks:
+                    if not isinstance(i, int):
+                        raise TypeError("Task index %r of job %s is not an integer" % (i, name))
+                self._jobs[name] = dict(tasks)
+            else:
+                raise TypeError("The tasks of job %s must be a list or a dict, not %s" % (name, type(tasks).__name__))
+
+    @property
+    def jobs(self):
+        return list(self._jobs)
+
+    def num_tasks(self, job_name):
+        return len(self._job(job_name))
+
+    def task_indices(self, job_name):
+        return sorted(self._job(job_name))
+
+    def task_address(self, job_name, task_index):
+        tasks = self._job(job_name)
+        if task_index not in tasks:
+            raise ValueError("No task with index %r in job %r" % (task_index, job_name))
+        return tasks[task_index]
+
+    def job_tasks(self, job_name):
+        """The addresses in task order (None where a sparse job has a gap)."""
+        tasks = self._job(job_name)
+        return [tasks.get(i) for i in range(max(tasks) + 1)] if tasks else []
+
+    def as_dict(self):
+        """Each job as a list when its task indices are 0..n-1, else as a dict."""
+        out = {}
+        for name, tasks in self._jobs.items():
+            dense = sorted(tasks) == list(range(len(tasks)))
+            out[name] = [tasks[i] for i in range(len(tasks))] if dense else dict(tasks)
+        return out
+
+    def as_cluster_def(self):
+        cluster = cluster_pb2.ClusterDef()
+        for name in sorted(self._jobs):
+            job = cluster.job.add(name=name)
+            for i, address in self._jobs[name].items():
+                job.tasks[i] = address
+        return cluster
+
+    def __eq__(self, other):
+        return isinstance(other, ClusterSpec) and self._jobs == other._jobs
+
+    def __bool__(self):
+        return bool(self._jobs)
+
+    def __repr__(self):
+        return "ClusterSpec(%r)" % self.as_dict()
+
+    def _job(self, job_name):
+        if job_name not in self._jobs:
+            raise ValueError("No such job in cluster: %r" % job_name)
+        return self._jobs[job_name]
+
+
+class Server:
+    """One task of a cluster, serving TensorFlow 1's Master and Worker on one
+    gRPC port (tf.train.Server). ``server.target`` is the grpc:// target that
+    ``graphrt.Session(target=...)`` takes. Unlike TensorFlow's, ``stop()``
+    works: running steps end and sessions close.
+
+    ``server_or_cluster_def``: a ClusterSpec, a dict for one, a ClusterDef or
+    a ServerDef. ``job_name`` defaults to the only job; ``task_index`` to 0.
+    A task whose address is not a loopback address needs ``insecure=True``
+    (there is no TLS: anyone who reaches the port can run any graph)."""
+
+    def __init__(self, server_or_cluster_def, job_name=None, task_index=None, protocol=None, config=None,
+                 start=True, insecure=False):
+        if isinstance(server_or_cluster_def, tensorflow_server_pb2.ServerDef):
+            server_def = tensorflow_server_pb2.ServerDef()
+            server_def.CopyFrom(server_or_cluster_def)
+        else:
+            cluster = ClusterSpec(server_or_cluster_def)
+            if job_name is None:
+                if len(cluster.jobs) != 1:
+                    raise ValueError("Must specify an explicit `job_name`.")
+                job_name = cluster.jobs[0]
+            if task_index is None:
+                if cluster.num_tasks(job_name) != 1:
+                    raise ValueError("Must specify an explicit `task_index`.")
+                task_index = cluster.task_indices(job_name)[0]
+            server_def = tensorflow_server_pb2.ServerDef(cluster=cluster.as_cluster_def(), job_name=job_name,
+                                                         task_index=task_index, protocol=protocol or "grpc")
+        if config is not None:
+            server_def.default_session_config.CopyFrom(config)
+        self._server_def = server_def
+        self._insecure = insecure
+        self._impl = None
+        if start:
+            self.start()
+
+    @staticmethod
+    def create_local_server(config=None, start=True):
+        """A one-task server on a free port of this machine."""
+        return Server({"localhost": ["localhost:0"]}, protocol="grpc", config=config, start=start)
+
+    def start(self):
+        if self._impl is None:
+            self._impl = _graphrt.Server(self._server_def.SerializeToString(), self._insecure)
+
+    @property
+    def target(self):
+        self.start()
+        return self._impl.target
+
+    @property
+    def server_def(self):
+        return self._server_def
+
+    def join(self):
+        """Blocks until stop() (from another thread) has stopped the server."""
+        self.start()
+        self._impl.join()
+
+    def stop(self):
+        if self._impl is not None:
+            self._impl.stop()

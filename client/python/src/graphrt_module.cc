@@ -28,6 +28,7 @@
 #include "graphrt/core/runtime.h"
 #include "graphrt/core/session.h"
 #include "graphrt/core/tensor.h"
+#include "graphrt/distributed/server.h"
 
 namespace py = pybind11;
 
@@ -353,6 +354,7 @@ class PySession {
     Status st;
     {
       py::gil_scoped_release release;
+      distributed::RegisterGrpcSessionFactory();  // graphrt.Session(target="grpc://...")
       st = NewSession(opts, &s);
       if (st.ok()) st = s->Create(graph);
     }
@@ -635,6 +637,29 @@ PYBIND11_MODULE(_graphrt, m) {
       .def_property_readonly("data_ptr", [](const TensorHolder& h) {
         return reinterpret_cast<uintptr_t>(h.tensor.raw_data());
       });
+
+  // One task of a cluster (graphrt.train.Server): a Master and a Worker on one gRPC port.
+  py::class_<distributed::GrpcServer>(m, "Server")
+      .def(py::init([](const py::bytes& server_def, bool insecure) {
+             distributed::ServerOptions options;
+             if (!options.server_def.ParseFromString(std::string(server_def)))
+               throw py::value_error("server_def is not a serialized ServerDef");
+             options.insecure = insecure;
+             std::unique_ptr<distributed::GrpcServer> server;
+             Status st;
+             {
+               py::gil_scoped_release release;
+               st = distributed::GrpcServer::Create(options, &server);
+             }
+             Check(st);
+             return server;
+           }),
+           py::arg("server_def"), py::arg("insecure") = false)
+      .def_property_readonly("target", &distributed::GrpcServer::target)
+      .def_property_readonly("port", &distributed::GrpcServer::port)
+      .def_property_readonly("task", &distributed::GrpcServer::task)
+      .def("stop", &distributed::GrpcServer::Stop, py::call_guard<py::gil_scoped_release>())
+      .def("join", &distributed::GrpcServer::Join, py::call_guard<py::gil_scoped_release>());
 
   py::class_<PySession, std::shared_ptr<PySession>>(m, "Session")
       .def(py::init([](const py::bytes& graph, const py::bytes& config, const std::string& target) {

@@ -25,6 +25,7 @@
 #include "graphrt/core/tensor.h"
 #include "graphrt/core/tensor_shape.h"
 #include "graphrt/core/types.h"
+#include "graphrt/distributed/server.h"
 #include "graphrt/model.h"
 #include "graphrt/proto/op_def.pb.h"
 
@@ -501,6 +502,7 @@ TF_Session* TF_NewSession(TF_Graph* graph, const TF_SessionOptions* opts, TF_Sta
     if (graph == nullptr) return NullArgument(fn, "graph");
     GR_RETURN_IF_ERROR(LoadDefaultPlugins());
     auto s = std::make_unique<TF_Session>();
+    graphrt::distributed::RegisterGrpcSessionFactory();  // TF_SetTarget("grpc://...")
     GR_RETURN_IF_ERROR(graphrt::NewSession(opts ? opts->options : graphrt::SessionOptions(), &s->owned));
     s->session = s->owned.get();
     s->graph = graph;

@@ -77,7 +77,8 @@ gfile = _types.SimpleNamespace(GFile=_gfile_open, Open=_gfile_open, Exists=_os.p
 
 train = _types.SimpleNamespace(Saver=_train.Saver, latest_checkpoint=_train.latest_checkpoint,
                                import_meta_graph=_train.import_meta_graph,
-                               checkpoint_exists=_train.checkpoint_exists)
+                               checkpoint_exists=_train.checkpoint_exists, Server=_train.Server,
+                               ClusterSpec=_train.ClusterSpec)
 
 saved_model = _types.SimpleNamespace(
     loader=_types.SimpleNamespace(load=_loader_load, maybe_saved_model_directory=_sm.contains_saved_model),

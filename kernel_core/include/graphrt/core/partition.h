@@ -30,6 +30,10 @@ constexpr const char* kRecvOp = "_Recv";
 // HostMemory, so the value must land in host memory on the receiving device.
 constexpr const char* kSendFromHostAttr = "_send_from_host";
 constexpr const char* kRecvOnHostAttr = "_recv_on_host";
+// Internal attr (string) of a _Recv in a worker's graph: the local name of
+// the sending device, whose name in the key is the cluster's
+// ("/job:worker/replica:0/task:1/device:GPU:0").
+constexpr const char* kSendDeviceLocalAttr = "_send_device_local";
 
 Status RegisterSendRecvOps(OpRegistry* ops);
 
@@ -42,10 +46,15 @@ struct PartitionOptions {
   // by the kernel that runs it on its device; false if unset.
   std::function<bool(const Node& n, int slot)> output_on_host;
   std::function<bool(const Node& n, int slot)> input_on_host;
+  // The partition a node goes to (TensorFlow's node_to_loc): by default its
+  // assigned device; a distributed master partitions by task
+  // ("/job:ps/replica:0/task:0") and each worker then runs one graph that
+  // may span its devices. Transfers still name the devices at both ends.
+  std::function<std::string(const Node& n)> node_to_loc;
 };
 
 // Splits `g`, whose op nodes all have an assigned device, into one graph per
-// device (keyed by the full device name), each with the original's versions
+// device (keyed by the full device name; per options.node_to_loc if set), each with the original's versions
 // and its nodes' edges, _SOURCE/_SINK edges included. For every data edge
 // between devices, the source device gets a `_Send` of the tensor and the
 // destination device a `_Recv` that feeds the consumer; one pair per tensor

@@ -1,0 +1,76 @@
+// graphrt's distributed runtime (TensorFlow 1's, over gRPC at its method
+// paths and with its messages): a server hosts a Master and a Worker on
+// one port; a Session whose target is "grpc://host:port" runs its graph
+// on the cluster behind that master. Linking libgraphrt_distributed
+// registers the grpc:// session target.
+#ifndef GRAPHRT_DISTRIBUTED_SERVER_H_
+#define GRAPHRT_DISTRIBUTED_SERVER_H_
+
+#include <memory>
+#include <string>
+
+#include "graphrt/core/status.h"
+#include "graphrt/proto/cluster.pb.h"
+#include "graphrt/proto/tensorflow_server.pb.h"
+
+namespace graphrt {
+namespace distributed {
+
+struct ServerOptions {
+  proto::ServerDef server_def;
+  // Serve on an address that is not a loopback address without TLS: anyone
+  // who reaches the port can then run any graph (file reads and writes
+  // included). Without it such a server refuses to start.
+  bool insecure = false;
+};
+
+class GrpcServer {
+ public:
+  // Starts serving: this task's address comes from server_def.cluster
+  // (job_name, task_index), its port from server_def.port when that is set;
+  // port 0 takes a free one. InvalidArgument for a task the cluster lacks
+  // or an address without a port; UNKNOWN "Could not start gRPC server"
+  // when the port is taken.
+  static Status Create(const ServerOptions& options, std::unique_ptr<GrpcServer>* out);
+  // Stop() first, if it was not called.
+  ~GrpcServer();
+  GrpcServer(const GrpcServer&) = delete;
+  GrpcServer& operator=(const GrpcServer&) = delete;
+
+  // "grpc://localhost:<port>"
+  const std::string& target() const;
+  int port() const;
+  // "/job:worker/replica:0/task:0"
+  const std::string& task() const;
+  // Ends the steps in progress (ABORTED), closes the master's sessions and
+  // stops serving; returns once no call is left. Safe to call twice.
+  void Stop();
+  // Returns once Stop() has finished (from another thread or a signal).
+  void Join();
+
+  struct Impl;
+
+ private:
+  explicit GrpcServer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// Makes "grpc://host:port" session targets available (NewSession). Loading
+// the library does it too; a binding calls it so that the linker keeps the
+// library even where it drops unreferenced ones (--as-needed).
+void RegisterGrpcSessionFactory();
+
+// A cluster from TF_CONFIG's JSON (as Kubeflow's TFJob, SageMaker and
+// Vertex AI set it): {"cluster": {"ps": ["h:p", ...], "worker": [...]},
+// "task": {"type": "worker", "index": 0}}. A job's tasks may also be an
+// object {"0": "h:p", "2": "h:p"} (sparse). InvalidArgument names what is
+// malformed.
+Status ParseTfConfig(const std::string& json, proto::ClusterDef* cluster, std::string* job_name, int* task_index);
+
+// Adds one job from "name=host:port,host:port,..." (the --cluster flag).
+Status AddJobFromFlag(const std::string& flag, proto::ClusterDef* cluster);
+
+}  // namespace distributed
+}  // namespace graphrt
+
+#endif  // GRAPHRT_DISTRIBUTED_SERVER_H_

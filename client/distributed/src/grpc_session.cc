@@ -1,0 +1,221 @@
+// The grpc:// session target (TensorFlow's GrpcSession): the Session API
+// over a master's MasterService.
+#include <mutex>
+#include <unordered_map>
+
+#include "graphrt/core/session.h"
+#include "graphrt/distributed/server.h"
+#include "graphrt/proto/master.pb.h"
+#include "grpc_util.h"
+
+namespace graphrt {
+namespace distributed {
+namespace {
+
+constexpr char kScheme[] = "grpc://";
+// How long Create waits for a master that is not up yet when the session
+// sets no operation_timeout_in_ms.
+constexpr int64_t kDefaultCreateTimeoutMs = 60000;
+
+class GrpcSession final : public Session {
+ public:
+  explicit GrpcSession(const SessionOptions& options)
+      : options_(options),
+        address_(options.target.substr(sizeof(kScheme) - 1)),
+        stub_(tensorflow::MasterService::NewStub(NewChannel(address_))) {}
+
+  ~GrpcSession() override { Close().IgnoreError(); }
+
+  Status Create(const proto::GraphDef& graph) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!handle_.empty()) return errors::AlreadyExists("Session already has a graph; use Extend() to add nodes.");
+    return CreateLocked(graph);
+  }
+
+  Status Extend(const proto::GraphDef& graph) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (handle_.empty()) return CreateLocked(graph);
+    proto::ExtendSessionRequest req;
+    req.set_session_handle(handle_);
+    *req.mutable_graph_def() = graph;
+    req.set_current_graph_version(version_);
+    proto::ExtendSessionResponse resp;
+    grpc::ClientContext ctx;
+    SetDeadline(&ctx, options_.config.operation_timeout_in_ms());
+    GR_RETURN_IF_ERROR(Call("ExtendSession", stub_->ExtendSession(&ctx, req, &resp)));
+    version_ = resp.new_graph_version();
+    return Status::OK();
+  }
+
+  Status Run(const std::vector<std::pair<std::string, Tensor>>& inputs, const std::vector<std::string>& output_names,
+             const std::vector<std::string>& target_nodes, std::vector<Tensor>* outputs) override {
+    return Run(proto::RunOptions(), inputs, output_names, target_nodes, outputs, nullptr);
+  }
+
+  Status Run(const proto::RunOptions& run_options, const std::vector<std::pair<std::string, Tensor>>& inputs,
+             const std::vector<std::string>& output_names, const std::vector<std::string>& target_nodes,
+             std::vector<Tensor>* outputs, proto::RunMetadata* run_metadata) override {
+    proto::RunStepRequest req;
+    GR_RETURN_IF_ERROR(Handle(req.mutable_session_handle()));
+    for (const auto& [name, value] : inputs) {
+      if (!value.IsInitialized()) return errors::InvalidArgument("Feed '", name, "' is an uninitialized tensor");
+      proto::NamedTensorProto* f = req.add_feed();
+      f->set_name(name);
+      value.AsProtoTensorContent(f->mutable_tensor());
+    }
+    // Each name once; the outputs repeat them.
+    std::unordered_map<std::string, int> fetch_index;
+    for (const std::string& name : output_names)
+      if (fetch_index.emplace(name, req.fetch_size()).second) req.add_fetch(name);
+    for (const std::string& t : target_nodes) req.add_target(t);
+    *req.mutable_options() = run_options;
+    req.set_store_errors_in_response_body(true);
+    proto::RunStepResponse resp;
+    grpc::ClientContext ctx;
+    const int64_t timeout_ms =
+        run_options.timeout_in_ms() > 0 ? run_options.timeout_in_ms() : options_.config.operation_timeout_in_ms();
+    SetDeadline(&ctx, timeout_ms);
+    GR_RETURN_IF_ERROR(Call("RunStep", stub_->RunStep(&ctx, req, &resp)));
+    if (resp.status_code() != 0) return Status(static_cast<Code>(resp.status_code()), resp.status_error_message());
+    std::vector<Tensor> unique(req.fetch_size());
+    std::vector<bool> got(req.fetch_size(), false);
+    for (const proto::NamedTensorProto& t : resp.tensor()) {
+      auto it = fetch_index.find(t.name());
+      if (it == fetch_index.end()) return errors::Internal("RunStep returned '", t.name(), "', which was not fetched");
+      GR_RETURN_IF_ERROR(Tensor::FromProto(t.tensor(), &unique[it->second]));
+      got[it->second] = true;
+    }
+    for (int i = 0; i < req.fetch_size(); ++i)
+      if (!got[i]) return errors::Internal("RunStep returned no value for '", req.fetch(i), "'");
+    if (outputs != nullptr) {
+      outputs->clear();
+      for (const std::string& name : output_names) outputs->push_back(unique[fetch_index.at(name)]);
+    }
+    if (run_metadata != nullptr) *run_metadata = resp.metadata();
+    return Status::OK();
+  }
+
+  // The master's session ends; Create may start another.
+  Status Close() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (handle_.empty()) return Status::OK();
+    proto::CloseSessionRequest req;
+    req.set_session_handle(handle_);
+    handle_.clear();
+    proto::CloseSessionResponse resp;
+    grpc::ClientContext ctx;
+    SetDeadline(&ctx, 10000);
+    return Call("CloseSession", stub_->CloseSession(&ctx, req, &resp));
+  }
+
+  Status MakeCallable(const proto::CallableOptions& options, CallableHandle* out_handle) override {
+    proto::MakeCallableRequest req;
+    GR_RETURN_IF_ERROR(Handle(req.mutable_session_handle()));
+    *req.mutable_options() = options;
+    proto::MakeCallableResponse resp;
+    grpc::ClientContext ctx;
+    SetDeadline(&ctx, options_.config.operation_timeout_in_ms());
+    GR_RETURN_IF_ERROR(Call("MakeCallable", stub_->MakeCallable(&ctx, req, &resp)));
+    *out_handle = resp.handle();
+    std::lock_guard<std::mutex> lock(mu_);
+    callable_timeouts_[resp.handle()] = options.run_options().timeout_in_ms();
+    return Status::OK();
+  }
+
+  Status RunCallable(CallableHandle handle, const std::vector<Tensor>& feed_tensors,
+                     std::vector<Tensor>* fetch_tensors, proto::RunMetadata* run_metadata) override {
+    if (fetch_tensors == nullptr) return errors::InvalidArgument("`fetch_tensors` must be provided.");
+    proto::RunCallableRequest req;
+    GR_RETURN_IF_ERROR(Handle(req.mutable_session_handle()));
+    req.set_handle(handle);
+    for (const Tensor& t : feed_tensors) t.AsProtoTensorContent(req.add_feed());
+    int64_t timeout_ms = options_.config.operation_timeout_in_ms();
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = callable_timeouts_.find(handle);
+      if (it != callable_timeouts_.end() && it->second > 0) timeout_ms = it->second;
+    }
+    proto::RunCallableResponse resp;
+    grpc::ClientContext ctx;
+    SetDeadline(&ctx, timeout_ms);
+    GR_RETURN_IF_ERROR(Call("RunCallable", stub_->RunCallable(&ctx, req, &resp)));
+    fetch_tensors->assign(resp.fetch_size(), Tensor());
+    for (int i = 0; i < resp.fetch_size(); ++i) GR_RETURN_IF_ERROR(Tensor::FromProto(resp.fetch(i), &(*fetch_tensors)[i]));
+    if (run_metadata != nullptr) *run_metadata = resp.metadata();
+    return Status::OK();
+  }
+
+  Status ReleaseCallable(CallableHandle handle) override {
+    proto::ReleaseCallableRequest req;
+    GR_RETURN_IF_ERROR(Handle(req.mutable_session_handle()));
+    req.set_handle(handle);
+    proto::ReleaseCallableResponse resp;
+    grpc::ClientContext ctx;
+    SetDeadline(&ctx, 10000);
+    return Call("ReleaseCallable", stub_->ReleaseCallable(&ctx, req, &resp));
+  }
+
+ private:
+  Status CreateLocked(const proto::GraphDef& graph) {
+    proto::CreateSessionRequest req;
+    *req.mutable_graph_def() = graph;
+    *req.mutable_config() = options_.config;
+    req.set_target(options_.target);
+    proto::CreateSessionResponse resp;
+    grpc::ClientContext ctx;
+    // A master that is not up yet is waited for, until the deadline.
+    const int64_t timeout = options_.config.operation_timeout_in_ms();
+    SetDeadline(&ctx, timeout > 0 ? timeout : kDefaultCreateTimeoutMs);
+    ctx.set_wait_for_ready(true);
+    GR_RETURN_IF_ERROR(Call("CreateSession", stub_->CreateSession(&ctx, req, &resp)));
+    handle_ = resp.session_handle();
+    version_ = resp.graph_version();
+    return Status::OK();
+  }
+
+  Status Handle(std::string* out) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (handle_.empty()) return errors::InvalidArgument("Session was not created with a graph before Run()!");
+    *out = handle_;
+    return Status::OK();
+  }
+
+  // A failed call names the master it went to when it could not reach it.
+  Status Call(const char* method, const grpc::Status& s) {
+    return s.ok() ? Status::OK() : CallError(s, method, "the master at " + address_);
+  }
+
+  const SessionOptions options_;
+  const std::string address_;
+  std::unique_ptr<tensorflow::MasterService::Stub> stub_;
+  std::mutex mu_;
+  std::string handle_;
+  int64_t version_ = 0;
+  std::unordered_map<int64_t, int64_t> callable_timeouts_;
+};
+
+class GrpcSessionFactory final : public SessionFactory {
+ public:
+  Status NewSession(const SessionOptions& options, std::unique_ptr<Session>* out) override {
+    if (options.target.size() <= sizeof(kScheme) - 1)
+      return errors::InvalidArgument("Target '", options.target, "' names no master: expected grpc://host:port");
+    *out = std::make_unique<GrpcSession>(options);
+    return Status::OK();
+  }
+};
+
+// Loading the library makes grpc:// targets available.
+const bool kRegistered = [] {
+  RegisterGrpcSessionFactory();
+  return true;
+}();
+
+}  // namespace
+
+void RegisterGrpcSessionFactory() {
+  static std::once_flag once;
+  std::call_once(once, [] { RegisterSessionFactory(kScheme, std::make_unique<GrpcSessionFactory>()); });
+}
+
+}  // namespace distributed
+}  // namespace graphrt

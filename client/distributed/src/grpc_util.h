@@ -1,0 +1,78 @@
+// What the master, the workers and the grpc:// session share: gRPC status
+// conversion (TensorFlow's error codes are gRPC's), channels with
+// TensorFlow's message limits, deadlines, and the cluster's addresses.
+#ifndef GRAPHRT_DISTRIBUTED_SRC_GRPC_UTIL_H_
+#define GRAPHRT_DISTRIBUTED_SRC_GRPC_UTIL_H_
+
+#include <grpcpp/grpcpp.h>
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "graphrt/core/status.h"
+#include "graphrt/proto/cluster.pb.h"
+#include "graphrt/tensorflow/services.grpc.pb.h"
+
+namespace graphrt {
+namespace distributed {
+
+// TensorFlow's codes and gRPC's have the same numbers.
+inline grpc::Status ToGrpcStatus(const Status& s) {
+  if (s.ok()) return grpc::Status::OK;
+  return grpc::Status(static_cast<grpc::StatusCode>(s.code()), s.message());
+}
+inline Status FromGrpcStatus(const grpc::Status& s) {
+  if (s.ok()) return Status::OK();
+  return Status(static_cast<Code>(s.error_code()), s.error_message());
+}
+// `s` with each byte that is not part of valid UTF-8 replaced by '?': the
+// messages' string fields (status_error_message) must be UTF-8, and an
+// error may quote a graph's bytes.
+std::string Utf8(const std::string& s);
+
+// A failed call to `task` (or `address`): the code gRPC gave, the message
+// naming whom it could not reach.
+Status CallError(const grpc::Status& s, const std::string& method, const std::string& task);
+
+// A channel to "host:port" that sends and receives messages up to 2 GiB
+// (protobuf's limit; gRPC's default receive limit is 4 MB).
+std::shared_ptr<grpc::Channel> NewChannel(const std::string& address);
+
+// A call's deadline from a timeout in milliseconds (<= 0: none).
+void SetDeadline(grpc::ClientContext* ctx, int64_t timeout_ms);
+
+// steady_clock nanoseconds of a server call's deadline; 0 when it has none.
+int64_t DeadlineNanos(const grpc::ServerContext* ctx);
+int64_t NowSteadyNanos();
+
+// The tasks of a cluster: "/job:J/replica:0/task:T" -> "host:port".
+std::map<std::string, std::string> TasksOf(const proto::ClusterDef& cluster);
+std::string TaskName(const std::string& job, int task);
+
+// Stubs to the tasks of a cluster, made on first use and shared.
+class WorkerCache {
+ public:
+  explicit WorkerCache(std::map<std::string, std::string> addresses) : addresses_(std::move(addresses)) {}
+  // NOT_FOUND naming the task when the cluster has no such task.
+  Status Stub(const std::string& task, tensorflow::WorkerService::Stub** out);
+  std::map<std::string, std::string> addresses() const;
+  // Where a server that took a free port reaches itself; before any Stub().
+  void SetAddresses(std::map<std::string, std::string> addresses);
+
+ private:
+  mutable std::mutex mu_;
+  std::map<std::string, std::string> addresses_;
+  std::map<std::string, std::unique_ptr<tensorflow::WorkerService::Stub>> stubs_;
+};
+
+// 16 lower-case hex digits of a random 64-bit number (session handles).
+std::string RandomHandle();
+
+}  // namespace distributed
+}  // namespace graphrt
+
+#endif  // GRAPHRT_DISTRIBUTED_SRC_GRPC_UTIL_H_

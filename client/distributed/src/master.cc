@@ -1,0 +1,724 @@
+#include "master.h"
+
+#include <algorithm>
+#include <condition_variable>
+#include <random>
+#include <set>
+#include <unordered_map>
+
+#include "graphrt/core/cluster_step.h"
+#include "graphrt/core/device_name.h"
+#include "graphrt/core/runtime.h"
+#include "graphrt/proto/worker.pb.h"
+
+namespace graphrt {
+namespace distributed {
+
+namespace {
+
+// How long CreateSession waits for the cluster's tasks when the session
+// sets no operation_timeout_in_ms (TensorFlow waits forever).
+constexpr int64_t kDefaultDiscoveryTimeoutMs = 60000;
+// DeleteWorkerSession and other clean-up calls (TensorFlow's 10 s).
+constexpr int64_t kCleanupTimeoutMs = 10000;
+
+grpc::Status Reply(const Status& s) { return ToGrpcStatus(s); }
+
+// Whether `task` ("/job:J/replica:R/task:T") has devices that `filters`
+// (ConfigProto.device_filters; none: all) allow.
+bool TaskPassesFilters(const std::string& task, const google::protobuf::RepeatedPtrField<std::string>& filters) {
+  if (filters.empty()) return true;
+  DeviceNameParts t;
+  if (!ParseDeviceName(task, &t).ok()) return false;
+  for (const std::string& f : filters) {
+    DeviceNameParts p;
+    if (!ParseDeviceName(f, &p).ok()) continue;
+    if ((!p.has_job || p.job == t.job) && (!p.has_replica || p.replica == t.replica) &&
+        (!p.has_task || p.task == t.task))
+      return true;
+  }
+  return false;
+}
+
+// Calls `call(task, done)` for every task at once and waits for all: the
+// tasks' answers in `results`. `call` starts an asynchronous gRPC call and
+// hands `done` its status.
+template <typename Start>
+std::map<std::string, grpc::Status> CallAll(const std::vector<std::string>& tasks, Start start) {
+  struct Pending {
+    std::mutex mu;
+    std::condition_variable cv;
+    size_t left;
+    std::map<std::string, grpc::Status> results;
+  };
+  auto p = std::make_shared<Pending>();
+  p->left = tasks.size();
+  for (const std::string& task : tasks) {
+    start(task, [p, task](const grpc::Status& s) {
+      std::lock_guard<std::mutex> lock(p->mu);
+      p->results[task] = s;
+      if (--p->left == 0) p->cv.notify_all();
+    });
+  }
+  std::unique_lock<std::mutex> lock(p->mu);
+  p->cv.wait(lock, [&] { return p->left == 0; });
+  return p->results;
+}
+
+}  // namespace
+
+// One client session: its graph placed over the cluster, the steps it has
+// registered with the workers, its callables.
+class MasterSession {
+ public:
+  MasterSession(std::string handle, proto::ConfigProto config, std::shared_ptr<WorkerCache> workers,
+                std::vector<ClusterDevice> devices, std::vector<std::string> tasks, std::unique_ptr<Graph> graph)
+      : handle_(std::move(handle)),
+        config_(std::move(config)),
+        workers_(std::move(workers)),
+        devices_(std::move(devices)),
+        tasks_(std::move(tasks)),
+        graph_(std::move(graph)) {}
+
+  const std::string& handle() const { return handle_; }
+  const std::vector<ClusterDevice>& devices() const { return devices_; }
+  const std::vector<std::string>& tasks() const { return tasks_; }
+
+  Status Extend(const proto::GraphDef& def, int64_t expected_version, int64_t* new_version) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (closed_) return errors::FailedPrecondition("Session is closed.");
+    if (expected_version != version_)
+      return errors::Aborted("Current version is ", version_, " but caller expected ", expected_version, ".");
+    auto g = std::make_unique<Graph>(&Runtime::Global().ops());
+    CopyGraph(*graph_, g.get());
+    GR_RETURN_IF_ERROR(ExtendGraph(def, g.get()));
+    GR_RETURN_IF_ERROR(PlaceOnCluster(devices_, config_, g.get()));
+    graph_ = std::move(g);
+    *new_version = ++version_;
+    return Status::OK();
+  }
+
+  // A step's feeds by name (as TensorProtos), its fetches and targets.
+  Status Run(const proto::RunOptions& options, const std::vector<const proto::NamedTensorProto*>& feeds,
+             const std::vector<std::string>& fetches, const std::vector<std::string>& targets,
+             proto::RunStepResponse* resp) {
+    if (fetches.empty() && targets.empty())
+      return errors::InvalidArgument("Must specify at least one target to fetch or execute.");
+    std::vector<std::string> feed_names;
+    for (const auto* f : feeds) feed_names.push_back(f->name());
+    std::vector<std::string> unique_fetches = fetches;
+    std::sort(unique_fetches.begin(), unique_fetches.end());
+    unique_fetches.erase(std::unique(unique_fetches.begin(), unique_fetches.end()), unique_fetches.end());
+    std::shared_ptr<RegisteredStep> step;
+    GR_RETURN_IF_ERROR(GetStep(feed_names, unique_fetches, targets, &step));
+    std::vector<const proto::TensorProto*> sorted_feeds(feeds.size());
+    for (const auto* f : feeds) sorted_feeds[step->feed_index.at(f->name())] = &f->tensor();
+    std::vector<proto::TensorProto> fetched;
+    GR_RETURN_IF_ERROR(RunRegistered(*step, options, sorted_feeds, &fetched));
+    for (size_t i = 0; i < unique_fetches.size(); ++i) {
+      proto::NamedTensorProto* t = resp->add_tensor();
+      t->set_name(unique_fetches[i]);
+      t->mutable_tensor()->Swap(&fetched[step->fetch_index.at(unique_fetches[i])]);
+    }
+    return Status::OK();
+  }
+
+  Status MakeCallable(const proto::CallableOptions& options, int64_t* handle) {
+    if (options.tensor_connection_size() > 0 || options.feed_devices_size() > 0 || options.fetch_devices_size() > 0)
+      return errors::Unimplemented("MakeCallable: CallableOptions.tensor_connection, feed_devices and fetch_devices "
+                                   "are not supported yet");
+    auto c = std::make_shared<Callable>();
+    std::vector<std::string> feeds(options.feed().begin(), options.feed().end());
+    c->fetches.assign(options.fetch().begin(), options.fetch().end());
+    std::vector<std::string> unique_fetches = c->fetches;
+    std::sort(unique_fetches.begin(), unique_fetches.end());
+    unique_fetches.erase(std::unique(unique_fetches.begin(), unique_fetches.end()), unique_fetches.end());
+    const std::vector<std::string> targets(options.target().begin(), options.target().end());
+    if (c->fetches.empty() && targets.empty())
+      return errors::InvalidArgument("Must specify at least one target to fetch or execute.");
+    GR_RETURN_IF_ERROR(GetStep(feeds, unique_fetches, targets, &c->step));
+    for (const std::string& f : feeds) c->feed_order.push_back(c->step->feed_index.at(f));
+    for (const std::string& f : c->fetches) c->fetch_order.push_back(c->step->fetch_index.at(f));
+    c->run_options = options.run_options();
+    std::lock_guard<std::mutex> lock(mu_);
+    if (closed_) return errors::FailedPrecondition("Session is closed.");
+    *handle = next_callable_++;
+    callables_[*handle] = std::move(c);
+    return Status::OK();
+  }
+
+  Status RunCallable(int64_t handle, const proto::RunCallableRequest& req, proto::RunCallableResponse* resp) {
+    std::shared_ptr<Callable> c;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (handle < 0 || handle >= next_callable_) return errors::InvalidArgument("No such callable handle: ", handle);
+      auto it = callables_.find(handle);
+      if (it == callables_.end())
+        return errors::InvalidArgument("Attempted to run callable after handle was released: ", handle);
+      c = it->second;
+    }
+    if (req.feed_size() != static_cast<int>(c->feed_order.size()))
+      return errors::InvalidArgument("Invalid number of feed tensors specified: got ", req.feed_size(),
+                                     ", expected ", c->feed_order.size(), " for callable ", handle);
+    std::vector<const proto::TensorProto*> sorted_feeds(c->feed_order.size());
+    for (size_t i = 0; i < c->feed_order.size(); ++i) sorted_feeds[c->feed_order[i]] = &req.feed(static_cast<int>(i));
+    std::vector<proto::TensorProto> fetched;
+    GR_RETURN_IF_ERROR(RunRegistered(*c->step, c->run_options, sorted_feeds, &fetched));
+    for (int index : c->fetch_order) *resp->add_fetch() = fetched[index];
+    return Status::OK();
+  }
+
+  Status ReleaseCallable(int64_t handle) {
+    std::lock_guard<std::mutex> lock(mu_);
+    callables_.erase(handle);  // an unknown handle is fine, as in TensorFlow
+    return Status::OK();
+  }
+
+  // Cancels the steps in progress, waits for them, then drops the
+  // registered graphs and the workers' sessions (errors only logged).
+  void Close() {
+    std::vector<std::shared_ptr<grpc::ClientContext>> running;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (closed_) return;
+      closed_ = true;
+      running.assign(running_calls_.begin(), running_calls_.end());
+    }
+    for (auto& c : running) c->TryCancel();
+    std::map<std::string, std::shared_ptr<RegisteredStep>> steps;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      idle_.wait(lock, [&] { return active_steps_ == 0; });
+      steps.swap(steps_);
+      callables_.clear();
+    }
+    auto workers = workers_;
+    const std::string handle = handle_;
+    CallAll(tasks_, [&](const std::string& task, std::function<void(const grpc::Status&)> done) {
+      tensorflow::WorkerService::Stub* stub;
+      if (!workers->Stub(task, &stub).ok()) return done(grpc::Status::OK);
+      struct Call {
+        grpc::ClientContext ctx;
+        proto::DeleteWorkerSessionRequest req;
+        proto::DeleteWorkerSessionResponse resp;
+      };
+      auto call = std::make_shared<Call>();
+      SetDeadline(&call->ctx, kCleanupTimeoutMs);
+      call->req.set_session_handle(handle);
+      // Deleting the session drops the graphs registered in it.
+      stub->async()->DeleteWorkerSession(&call->ctx, &call->req, &call->resp,
+                                          [call, workers, done](grpc::Status s) { done(s); });
+    });
+  }
+
+ private:
+  // A signature's partitions, registered with their workers once.
+  struct RegisteredStep {
+    ClusterStep step;
+    std::map<std::string, std::string> graph_handles;  // task -> handle
+    std::map<std::string, int> feed_index, fetch_index;  // name -> index in the sorted signature
+  };
+  struct Callable {
+    std::shared_ptr<RegisteredStep> step;
+    std::vector<int> feed_order;   // feed_order[i]: sorted index of the caller's feed i
+    std::vector<std::string> fetches;
+    std::vector<int> fetch_order;  // likewise for fetches
+    proto::RunOptions run_options;
+  };
+
+  Status GetStep(std::vector<std::string> feeds, std::vector<std::string> fetches, std::vector<std::string> targets,
+                 std::shared_ptr<RegisteredStep>* out) {
+    std::sort(feeds.begin(), feeds.end());
+    for (size_t i = 1; i < feeds.size(); ++i)
+      if (feeds[i] == feeds[i - 1]) return errors::InvalidArgument("Duplicated feeds: ", feeds[i]);
+    std::sort(fetches.begin(), fetches.end());
+    std::sort(targets.begin(), targets.end());
+    std::string key;
+    for (const auto* list : {&feeds, &fetches, &targets}) {
+      for (const std::string& s : *list) key.append(s).push_back('\0');
+      key.push_back('\1');
+    }
+    // One registration per signature: concurrent first users wait for it.
+    std::unique_lock<std::mutex> build_lock(build_mu_);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (closed_) return errors::FailedPrecondition("Session is closed.");
+      auto it = steps_.find(key);
+      if (it != steps_.end()) {
+        *out = it->second;
+        return Status::OK();
+      }
+    }
+    auto step = std::make_shared<RegisteredStep>();
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      GR_RETURN_IF_ERROR(BuildClusterStep(*graph_, devices_, config_, feeds, fetches, targets, &step->step));
+    }
+    for (size_t i = 0; i < feeds.size(); ++i) step->feed_index[feeds[i]] = static_cast<int>(i);
+    for (size_t i = 0; i < fetches.size(); ++i) step->fetch_index[fetches[i]] = static_cast<int>(i);
+    for (const auto& [task, partition] : step->step.partitions) {
+      tensorflow::WorkerService::Stub* stub;
+      GR_RETURN_IF_ERROR(workers_->Stub(task, &stub));
+      grpc::ClientContext ctx;
+      SetDeadline(&ctx, config_.operation_timeout_in_ms());
+      proto::RegisterGraphRequest req;
+      req.set_session_handle(handle_);
+      req.set_create_worker_session_called(true);
+      *req.mutable_graph_def() = partition;
+      *req.mutable_graph_options() = config_.graph_options();
+      *req.mutable_config_proto() = config_;
+      proto::RegisterGraphResponse resp;
+      grpc::Status s = stub->RegisterGraph(&ctx, req, &resp);
+      if (!s.ok()) return CallError(s, "RegisterGraph", task);
+      step->graph_handles[task] = resp.graph_handle();
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    steps_[key] = step;
+    *out = std::move(step);
+    return Status::OK();
+  }
+
+  // One step: RunGraph on every partition at once; the first error cancels
+  // the others. `feeds` in the signature's sorted order; `fetched` likewise.
+  Status RunRegistered(const RegisteredStep& rs, const proto::RunOptions& options,
+                       const std::vector<const proto::TensorProto*>& feeds, std::vector<proto::TensorProto>* fetched) {
+    const ClusterStep& step = rs.step;
+    for (size_t i = 0; i < feeds.size(); ++i)
+      if (static_cast<DataType>(feeds[i]->dtype()) != step.feed_types[i]) {
+        std::string name;
+        for (const auto& [n, index] : rs.feed_index)
+          if (index == static_cast<int>(i)) name = n;
+        return errors::InvalidArgument("Feed '", name, "' has dtype ",
+                                       DataTypeString(static_cast<DataType>(feeds[i]->dtype())),
+                                       " but the graph expects ", DataTypeString(step.feed_types[i]));
+      }
+    struct Call {
+      std::string task;
+      std::shared_ptr<grpc::ClientContext> ctx = std::make_shared<grpc::ClientContext>();
+      proto::RunGraphRequest req;
+      proto::RunGraphResponse resp;
+      grpc::Status rpc;
+    };
+    static thread_local std::mt19937_64 rng(std::random_device{}());
+    const int64_t step_id = static_cast<int64_t>(rng() >> 7);  // at most 2^57, as TensorFlow's
+    const int64_t timeout_ms =
+        options.timeout_in_ms() > 0 ? options.timeout_in_ms() : config_.operation_timeout_in_ms();
+    std::vector<std::shared_ptr<Call>> calls;
+    std::map<std::string, Call*> by_task;
+    for (const auto& [task, handle] : rs.graph_handles) {
+      auto c = std::make_shared<Call>();
+      c->task = task;
+      SetDeadline(c->ctx.get(), timeout_ms);
+      c->req.set_session_handle(handle_);
+      c->req.set_create_worker_session_called(true);
+      c->req.set_graph_handle(handle);
+      c->req.set_step_id(step_id);
+      c->req.set_store_errors_in_response_body(true);
+      if (options.trace_level() != proto::RunOptions::NO_TRACE) c->req.mutable_exec_opts()->set_record_timeline(true);
+      by_task[task] = c.get();
+      calls.push_back(std::move(c));
+    }
+    for (size_t i = 0; i < feeds.size(); ++i) {
+      proto::NamedTensorProto* send = by_task.at(step.feeds[i].task)->req.add_send();
+      send->set_name(step.feeds[i].key);
+      *send->mutable_tensor() = *feeds[i];
+    }
+    for (const auto& f : step.fetches) by_task.at(f.task)->req.add_recv_key(f.key);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (closed_) return errors::Cancelled("Step was cancelled by an explicit call to `Session::Close()`.");
+      ++active_steps_;
+      for (auto& c : calls) running_calls_.insert(c->ctx);
+    }
+    // The first failure cancels the others' calls (their steps then end).
+    std::atomic<bool> failed{false};
+    std::vector<std::string> tasks;
+    for (auto& c : calls) tasks.push_back(c->task);
+    auto workers = workers_;
+    CallAll(tasks, [&](const std::string& task, std::function<void(const grpc::Status&)> done) {
+      Call* c = by_task.at(task);
+      tensorflow::WorkerService::Stub* stub;
+      Status s = workers->Stub(task, &stub);
+      if (!s.ok()) return done(ToGrpcStatus(s));
+      std::shared_ptr<Call> keep;
+      for (auto& k : calls)
+        if (k.get() == c) keep = k;
+      stub->async()->RunGraph(c->ctx.get(), &c->req, &c->resp, [&, keep, workers, done](grpc::Status rpc) {
+        keep->rpc = rpc;
+        if ((!rpc.ok() || keep->resp.status_code() != 0) && !failed.exchange(true))
+          for (auto& other : calls)
+            if (other != keep) other->ctx->TryCancel();
+        done(rpc);
+      });
+    });
+    bool closed;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      for (auto& c : calls) running_calls_.erase(c->ctx);
+      closed = closed_;
+      if (--active_steps_ == 0) idle_.notify_all();
+    }
+    CleanupSteps(tasks, step_id);
+    // The root cause: a worker's own error before the cancellations and
+    // aborts it caused elsewhere.
+    Status first, root;
+    for (auto& c : calls) {
+      Status s = !c->rpc.ok() ? CallError(c->rpc, "RunGraph", c->task)
+                 : c->resp.status_code() != 0
+                     ? Status(static_cast<Code>(c->resp.status_code()), c->resp.status_error_message())
+                     : Status::OK();
+      if (s.ok()) continue;
+      if (first.ok()) first = s;
+      if (root.ok() && s.code() != Code::kCancelled && s.code() != Code::kAborted) root = s;
+    }
+    if (!first.ok()) {
+      if (closed) return errors::Cancelled("Step was cancelled by an explicit call to `Session::Close()`.");
+      return root.ok() ? first : root;
+    }
+    fetched->resize(step.fetches.size());
+    std::unordered_map<std::string, proto::TensorProto*> by_key;
+    for (auto& c : calls)
+      for (proto::NamedTensorProto& r : *c->resp.mutable_recv()) by_key[r.name()] = r.mutable_tensor();
+    for (size_t i = 0; i < step.fetches.size(); ++i) {
+      auto it = by_key.find(step.fetches[i].key);
+      if (it == by_key.end()) return errors::Internal("The worker ", step.fetches[i].task, " returned no value for ",
+                                                      step.fetches[i].key);
+      (*fetched)[i].Swap(it->second);
+    }
+    return Status::OK();
+  }
+
+  // CleanupGraph on every task of a step, without waiting for the answers.
+  void CleanupSteps(const std::vector<std::string>& tasks, int64_t step_id) {
+    for (const std::string& task : tasks) {
+      tensorflow::WorkerService::Stub* stub;
+      if (!workers_->Stub(task, &stub).ok()) continue;
+      struct Call {
+        grpc::ClientContext ctx;
+        proto::CleanupGraphRequest req;
+        proto::CleanupGraphResponse resp;
+      };
+      auto call = std::make_shared<Call>();
+      SetDeadline(&call->ctx, kCleanupTimeoutMs);
+      call->req.set_step_id(step_id);
+      auto workers = workers_;  // the channel outlives the call
+      stub->async()->CleanupGraph(&call->ctx, &call->req, &call->resp, [call, workers](grpc::Status) {});
+    }
+  }
+
+  const std::string handle_;
+  const proto::ConfigProto config_;
+  const std::shared_ptr<WorkerCache> workers_;
+  const std::vector<ClusterDevice> devices_;
+  const std::vector<std::string> tasks_;  // those the device filters allow
+
+  std::mutex build_mu_;  // one signature built and registered at a time
+  std::mutex mu_;
+  std::unique_ptr<Graph> graph_;
+  int64_t version_ = 0;
+  bool closed_ = false;
+  std::map<std::string, std::shared_ptr<RegisteredStep>> steps_;
+  std::map<int64_t, std::shared_ptr<Callable>> callables_;
+  int64_t next_callable_ = 0;
+  int active_steps_ = 0;
+  std::condition_variable idle_;
+  std::set<std::shared_ptr<grpc::ClientContext>> running_calls_;
+};
+
+Master::Master(std::string task, proto::ConfigProto default_config, std::shared_ptr<WorkerCache> workers)
+    : task_(std::move(task)),
+      default_config_(std::move(default_config)),
+      workers_(std::move(workers)),
+      incarnation_(static_cast<int64_t>(DeviceIncarnation(task_ + "/master") >> 1)) {}
+
+Master::~Master() { Shutdown(); }
+
+void Master::Shutdown() { CloseAll().IgnoreError(); }
+
+Status Master::CloseAll() {
+  std::map<std::string, std::shared_ptr<MasterSession>> sessions;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    sessions.swap(sessions_);
+  }
+  for (auto& [handle, session] : sessions) session->Close();
+  return Status::OK();
+}
+
+Status Master::FindSession(const std::string& handle, std::shared_ptr<MasterSession>* out) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = sessions_.find(handle);
+  if (it == sessions_.end())
+    return errors::Aborted("Session ", handle, " is not found. Possibly, this master has restarted.");
+  *out = it->second;
+  return Status::OK();
+}
+
+grpc::Status Master::CreateSession(grpc::ServerContext* ctx, const proto::CreateSessionRequest* req,
+                                   proto::CreateSessionResponse* resp) {
+  return Reply(StatusFromExceptions("CreateSession", [&] { return CreateSessionImpl(ctx, *req, resp); }));
+}
+
+Status Master::CreateSessionImpl(grpc::ServerContext* ctx, const proto::CreateSessionRequest& req,
+                                 proto::CreateSessionResponse* resp) {
+  proto::ConfigProto config = default_config_;
+  config.MergeFrom(req.config());
+  if (config.use_per_session_threads() || config.session_inter_op_thread_pool_size() > 0)
+    return errors::InvalidArgument("Distributed session does not support session thread pool options.");
+  if (config.cluster_def().job_size() > 0)
+    return errors::Unimplemented("ClusterSpec propagation (ConfigProto.cluster_def) is not supported yet: start each "
+                                 "task's server with the cluster instead");
+  // The tasks the session may use; the master's own first.
+  std::vector<std::string> tasks;
+  for (const auto& [task, address] : workers_->addresses())
+    if (TaskPassesFilters(task, config.device_filters()) && task != task_) tasks.push_back(task);
+  if (TaskPassesFilters(task_, config.device_filters())) tasks.insert(tasks.begin(), task_);
+  if (tasks.empty()) return errors::InvalidArgument("The device_filters leave no task of the cluster");
+
+  // Device discovery: every task, in parallel, waiting for tasks not up yet
+  // until the deadline; then the error names those that never answered.
+  int64_t timeout_ms =
+      config.operation_timeout_in_ms() > 0 ? config.operation_timeout_in_ms() : kDefaultDiscoveryTimeoutMs;
+  // Within the caller's own deadline, with time left to tell it which tasks
+  // did not answer.
+  if (const int64_t deadline = DeadlineNanos(ctx); deadline > 0) {
+    const int64_t left_ms = (deadline - NowSteadyNanos()) / 1000000;
+    timeout_ms = std::max<int64_t>(1, std::min(timeout_ms, left_ms - std::min<int64_t>(200, left_ms / 5)));
+  }
+  std::map<std::string, proto::GetStatusResponse> statuses;
+  std::mutex statuses_mu;
+  auto workers = workers_;
+  auto results = CallAll(tasks, [&](const std::string& task, std::function<void(const grpc::Status&)> done) {
+    tensorflow::WorkerService::Stub* stub;
+    Status s = workers->Stub(task, &stub);
+    if (!s.ok()) return done(ToGrpcStatus(s));
+    struct Call {
+      grpc::ClientContext ctx;
+      proto::GetStatusRequest req;
+      proto::GetStatusResponse resp;
+    };
+    auto call = std::make_shared<Call>();
+    SetDeadline(&call->ctx, timeout_ms);
+    call->ctx.set_wait_for_ready(true);
+    stub->async()->GetStatus(&call->ctx, &call->req, &call->resp,
+                             [&, call, task, workers, done](grpc::Status rpc) {
+                               if (rpc.ok()) {
+                                 std::lock_guard<std::mutex> lock(statuses_mu);
+                                 statuses[task] = call->resp;
+                               }
+                               done(rpc);
+                             });
+  });
+  std::string missing;
+  grpc::StatusCode code = grpc::StatusCode::OK;
+  std::string last_error;
+  for (const auto& [task, s] : results) {
+    if (s.ok()) continue;
+    missing += (missing.empty() ? "" : ", ") + task + " (" + workers_->addresses().at(task) + ")";
+    if (code == grpc::StatusCode::OK) code = s.error_code();
+    last_error = s.error_message();
+  }
+  if (!missing.empty())
+    return Status(static_cast<Code>(code), "CreateSession: these tasks did not answer within " +
+                                               std::to_string(timeout_ms) + " ms: " + missing + " (" + last_error +
+                                               "). Start them, or leave them out with ConfigProto.device_filters.");
+  std::vector<ClusterDevice> devices;
+  for (const std::string& task : tasks)
+    for (const proto::DeviceAttributes& d : statuses[task].device_attributes())
+      devices.push_back({d.name(), d.device_type(), d.incarnation()});
+
+  auto graph = std::make_unique<Graph>(&Runtime::Global().ops());
+  GR_RETURN_IF_ERROR(ConvertGraphDefToGraph(req.graph_def(), graph.get()));
+  GR_RETURN_IF_ERROR(PlaceOnCluster(devices, config, graph.get()));
+
+  const std::string handle = RandomHandle();
+  auto created = CallAll(tasks, [&](const std::string& task, std::function<void(const grpc::Status&)> done) {
+    tensorflow::WorkerService::Stub* stub;
+    Status s = workers->Stub(task, &stub);
+    if (!s.ok()) return done(ToGrpcStatus(s));
+    struct Call {
+      grpc::ClientContext ctx;
+      proto::CreateWorkerSessionRequest req;
+      proto::CreateWorkerSessionResponse resp;
+    };
+    auto call = std::make_shared<Call>();
+    SetDeadline(&call->ctx, timeout_ms);
+    call->req.set_session_handle(handle);
+    call->req.set_isolate_session_state(config.isolate_session_state());
+    call->req.set_master_task(task_);
+    call->req.set_master_incarnation(incarnation_);
+    stub->async()->CreateWorkerSession(&call->ctx, &call->req, &call->resp,
+                                       [call, workers, done](grpc::Status rpc) { done(rpc); });
+  });
+  for (const auto& [task, s] : created)
+    if (!s.ok()) return CallError(s, "CreateWorkerSession", task);
+  auto session = std::make_shared<MasterSession>(handle, config, workers_, std::move(devices), std::move(tasks),
+                                                 std::move(graph));
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    sessions_[handle] = session;
+  }
+  resp->set_session_handle(handle);
+  resp->set_graph_version(0);
+  return Status::OK();
+}
+
+grpc::Status Master::ExtendSession(grpc::ServerContext*, const proto::ExtendSessionRequest* req,
+                                   proto::ExtendSessionResponse* resp) {
+  std::shared_ptr<MasterSession> session;
+  Status s = FindSession(req->session_handle(), &session);
+  int64_t version = 0;
+  if (s.ok())
+    s = StatusFromExceptions("ExtendSession",
+                             [&] { return session->Extend(req->graph_def(), req->current_graph_version(), &version); });
+  if (s.ok()) resp->set_new_graph_version(version);
+  return Reply(s);
+}
+
+grpc::Status Master::PartialRunSetup(grpc::ServerContext*, const proto::PartialRunSetupRequest*,
+                                     proto::PartialRunSetupResponse*) {
+  return Reply(errors::Unimplemented("Partial runs (PartialRunSetup) are not supported by graphrt, in a single "
+                                     "process or distributed"));
+}
+
+grpc::Status Master::RunStep(grpc::ServerContext*, const proto::RunStepRequest* req, proto::RunStepResponse* resp) {
+  Status s;
+  if (!req->partial_run_handle().empty()) {
+    s = errors::Unimplemented("Partial runs are not supported by graphrt");
+  } else {
+    std::shared_ptr<MasterSession> session;
+    s = FindSession(req->session_handle(), &session);
+    if (s.ok()) {
+      std::vector<const proto::NamedTensorProto*> feeds;
+      for (const auto& f : req->feed()) feeds.push_back(&f);
+      const std::vector<std::string> fetches(req->fetch().begin(), req->fetch().end());
+      const std::vector<std::string> targets(req->target().begin(), req->target().end());
+      s = StatusFromExceptions("RunStep", [&] { return session->Run(req->options(), feeds, fetches, targets, resp); });
+    }
+  }
+  if (s.ok() || !req->store_errors_in_response_body()) return Reply(s);
+  resp->Clear();
+  resp->set_status_code(static_cast<int32_t>(s.code()));
+  resp->set_status_error_message(Utf8(s.message()));
+  return grpc::Status::OK;
+}
+
+grpc::Status Master::CloseSession(grpc::ServerContext*, const proto::CloseSessionRequest* req,
+                                  proto::CloseSessionResponse*) {
+  std::shared_ptr<MasterSession> session;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = sessions_.find(req->session_handle());
+    if (it == sessions_.end())
+      return Reply(errors::Aborted("Session ", req->session_handle(),
+                                   " is not found. Possibly, this master has restarted."));
+    session = std::move(it->second);
+    sessions_.erase(it);
+  }
+  session->Close();
+  return grpc::Status::OK;
+}
+
+grpc::Status Master::ListDevices(grpc::ServerContext*, const proto::ListDevicesRequest* req,
+                                 proto::ListDevicesResponse* resp) {
+  auto add = [&](const ClusterDevice& d) {
+    std::string task;
+    proto::DeviceAttributes* a =
+        TaskOfDevice(d.name, &task).ok() && task == task_ ? resp->add_local_device() : resp->add_remote_device();
+    a->set_name(d.name);
+    a->set_device_type(d.type);
+    a->set_incarnation(d.incarnation);
+  };
+  if (!req->session_handle().empty()) {
+    std::shared_ptr<MasterSession> session;
+    Status s = FindSession(req->session_handle(), &session);
+    if (!s.ok()) return Reply(errors::InvalidArgument(s.message()));
+    for (const ClusterDevice& d : session->devices()) add(d);
+    return grpc::Status::OK;
+  }
+  std::vector<std::string> tasks;
+  for (const auto& [task, address] : workers_->addresses()) tasks.push_back(task);
+  std::map<std::string, proto::GetStatusResponse> statuses;
+  std::mutex statuses_mu;
+  auto workers = workers_;
+  auto results = CallAll(tasks, [&](const std::string& task, std::function<void(const grpc::Status&)> done) {
+    tensorflow::WorkerService::Stub* stub;
+    Status s = workers->Stub(task, &stub);
+    if (!s.ok()) return done(ToGrpcStatus(s));
+    struct Call {
+      grpc::ClientContext ctx;
+      proto::GetStatusRequest req;
+      proto::GetStatusResponse resp;
+    };
+    auto call = std::make_shared<Call>();
+    SetDeadline(&call->ctx, kCleanupTimeoutMs);
+    stub->async()->GetStatus(&call->ctx, &call->req, &call->resp, [&, call, task, workers, done](grpc::Status rpc) {
+      if (rpc.ok()) {
+        std::lock_guard<std::mutex> lock(statuses_mu);
+        statuses[task] = call->resp;
+      }
+      done(rpc);
+    });
+  });
+  for (const auto& [task, s] : results)
+    if (!s.ok()) return Reply(CallError(s, "GetStatus", task));
+  for (const std::string& task : tasks)
+    for (const proto::DeviceAttributes& d : statuses[task].device_attributes())
+      *(task == task_ ? resp->add_local_device() : resp->add_remote_device()) = d;
+  return grpc::Status::OK;
+}
+
+grpc::Status Master::Reset(grpc::ServerContext*, const proto::ResetRequest* req, proto::ResetResponse*) {
+  CloseAll().IgnoreError();
+  std::vector<std::string> tasks;
+  for (const auto& [task, address] : workers_->addresses())
+    if (TaskPassesFilters(task, req->device_filters())) tasks.push_back(task);
+  auto workers = workers_;
+  auto results = CallAll(tasks, [&](const std::string& task, std::function<void(const grpc::Status&)> done) {
+    tensorflow::WorkerService::Stub* stub;
+    Status s = workers->Stub(task, &stub);
+    if (!s.ok()) return done(ToGrpcStatus(s));
+    struct Call {
+      grpc::ClientContext ctx;
+      proto::CleanupAllRequest req;
+      proto::CleanupAllResponse resp;
+    };
+    auto call = std::make_shared<Call>();
+    SetDeadline(&call->ctx, kCleanupTimeoutMs);
+    *call->req.mutable_container() = req->container();
+    stub->async()->CleanupAll(&call->ctx, &call->req, &call->resp,
+                              [call, workers, done](grpc::Status rpc) { done(rpc); });
+  });
+  for (const auto& [task, s] : results)
+    if (!s.ok()) return Reply(CallError(s, "CleanupAll", task));
+  return grpc::Status::OK;
+}
+
+grpc::Status Master::MakeCallable(grpc::ServerContext*, const proto::MakeCallableRequest* req,
+                                  proto::MakeCallableResponse* resp) {
+  std::shared_ptr<MasterSession> session;
+  Status s = FindSession(req->session_handle(), &session);
+  int64_t handle = 0;
+  if (s.ok()) s = StatusFromExceptions("MakeCallable", [&] { return session->MakeCallable(req->options(), &handle); });
+  if (s.ok()) resp->set_handle(handle);
+  return Reply(s);
+}
+
+grpc::Status Master::RunCallable(grpc::ServerContext*, const proto::RunCallableRequest* req,
+                                 proto::RunCallableResponse* resp) {
+  std::shared_ptr<MasterSession> session;
+  Status s = FindSession(req->session_handle(), &session);
+  if (s.ok()) s = StatusFromExceptions("RunCallable", [&] { return session->RunCallable(req->handle(), *req, resp); });
+  return Reply(s);
+}
+
+grpc::Status Master::ReleaseCallable(grpc::ServerContext*, const proto::ReleaseCallableRequest* req,
+                                     proto::ReleaseCallableResponse*) {
+  std::shared_ptr<MasterSession> session;
+  Status s = FindSession(req->session_handle(), &session);
+  if (s.ok()) s = session->ReleaseCallable(req->handle());
+  return Reply(s);
+}
+
+}  // namespace distributed
+}  // namespace graphrt

@@ -1,0 +1,68 @@
+// The MasterService (TensorFlow's Master, tf_distributed_facts.md section
+// 6): holds the sessions that clients create, places their graphs over the
+// cluster's devices, and runs each step as partitions on the workers.
+#ifndef GRAPHRT_DISTRIBUTED_SRC_MASTER_H_
+#define GRAPHRT_DISTRIBUTED_SRC_MASTER_H_
+
+#include <atomic>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "graphrt/proto/master.pb.h"
+#include "grpc_util.h"
+
+namespace graphrt {
+namespace distributed {
+
+class MasterSession;
+
+class Master final : public tensorflow::MasterService::Service {
+ public:
+  // `task`: this server's own ("/job:worker/replica:0/task:0"), whose
+  // devices come first in placement; `workers`: every task of the cluster,
+  // this one included.
+  Master(std::string task, proto::ConfigProto default_config, std::shared_ptr<WorkerCache> workers);
+  ~Master() override;
+  // Closes every session (the server is stopping).
+  void Shutdown();
+
+  grpc::Status CreateSession(grpc::ServerContext*, const proto::CreateSessionRequest*,
+                             proto::CreateSessionResponse*) override;
+  grpc::Status ExtendSession(grpc::ServerContext*, const proto::ExtendSessionRequest*,
+                             proto::ExtendSessionResponse*) override;
+  grpc::Status PartialRunSetup(grpc::ServerContext*, const proto::PartialRunSetupRequest*,
+                               proto::PartialRunSetupResponse*) override;
+  grpc::Status RunStep(grpc::ServerContext*, const proto::RunStepRequest*, proto::RunStepResponse*) override;
+  grpc::Status CloseSession(grpc::ServerContext*, const proto::CloseSessionRequest*,
+                            proto::CloseSessionResponse*) override;
+  grpc::Status ListDevices(grpc::ServerContext*, const proto::ListDevicesRequest*,
+                           proto::ListDevicesResponse*) override;
+  grpc::Status Reset(grpc::ServerContext*, const proto::ResetRequest*, proto::ResetResponse*) override;
+  grpc::Status MakeCallable(grpc::ServerContext*, const proto::MakeCallableRequest*,
+                            proto::MakeCallableResponse*) override;
+  grpc::Status RunCallable(grpc::ServerContext*, const proto::RunCallableRequest*,
+                           proto::RunCallableResponse*) override;
+  grpc::Status ReleaseCallable(grpc::ServerContext*, const proto::ReleaseCallableRequest*,
+                               proto::ReleaseCallableResponse*) override;
+
+ private:
+  Status FindSession(const std::string& handle, std::shared_ptr<MasterSession>* out);
+  Status CreateSessionImpl(grpc::ServerContext* ctx, const proto::CreateSessionRequest& req,
+                           proto::CreateSessionResponse* resp);
+  Status CloseAll();
+
+  const std::string task_;
+  const proto::ConfigProto default_config_;
+  const std::shared_ptr<WorkerCache> workers_;
+  const int64_t incarnation_;  // of this master: workers drop sessions of an earlier one
+  std::mutex mu_;
+  std::map<std::string, std::shared_ptr<MasterSession>> sessions_;
+};
+
+}  // namespace distributed
+}  // namespace graphrt
+
+#endif  // GRAPHRT_DISTRIBUTED_SRC_MASTER_H_

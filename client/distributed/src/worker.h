@@ -1,0 +1,89 @@
+// The WorkerService (TensorFlow's Worker, tf_distributed_facts.md section
+// 7): runs the partitions a master registers, step by step, and serves the
+// tensors its steps send to the partitions on other tasks (RecvTensor).
+#ifndef GRAPHRT_DISTRIBUTED_SRC_WORKER_H_
+#define GRAPHRT_DISTRIBUTED_SRC_WORKER_H_
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "graphrt/core/cluster_step.h"
+#include "graphrt/proto/worker.pb.h"
+#include "grpc_util.h"
+
+namespace graphrt {
+namespace distributed {
+
+class StepRendezvous;
+
+class Worker final : public tensorflow::WorkerService::Service {
+ public:
+  // `task`: "/job:worker/replica:0/task:0"; `workers`: the cluster's tasks,
+  // which this worker's steps pull tensors from.
+  Worker(std::string task, const proto::ConfigProto& config, std::shared_ptr<WorkerCache> workers);
+  ~Worker() override;
+
+  const std::string& task() const { return task_; }
+  // This process's devices under the task's name, with their incarnations.
+  const std::vector<proto::DeviceAttributes>& devices() const { return devices_; }
+  // Ends every step (ABORTED "Call was aborted"): the server is stopping.
+  void Shutdown();
+
+  grpc::Status GetStatus(grpc::ServerContext*, const proto::GetStatusRequest*, proto::GetStatusResponse*) override;
+  grpc::Status CreateWorkerSession(grpc::ServerContext*, const proto::CreateWorkerSessionRequest*,
+                                   proto::CreateWorkerSessionResponse*) override;
+  grpc::Status DeleteWorkerSession(grpc::ServerContext*, const proto::DeleteWorkerSessionRequest*,
+                                   proto::DeleteWorkerSessionResponse*) override;
+  grpc::Status RegisterGraph(grpc::ServerContext*, const proto::RegisterGraphRequest*,
+                             proto::RegisterGraphResponse*) override;
+  grpc::Status DeregisterGraph(grpc::ServerContext*, const proto::DeregisterGraphRequest*,
+                               proto::DeregisterGraphResponse*) override;
+  grpc::Status RunGraph(grpc::ServerContext*, const proto::RunGraphRequest*, proto::RunGraphResponse*) override;
+  grpc::Status CleanupGraph(grpc::ServerContext*, const proto::CleanupGraphRequest*,
+                            proto::CleanupGraphResponse*) override;
+  grpc::Status CleanupAll(grpc::ServerContext*, const proto::CleanupAllRequest*, proto::CleanupAllResponse*) override;
+  grpc::Status RecvTensor(grpc::ServerContext*, const proto::RecvTensorRequest*, proto::RecvTensorResponse*) override;
+  grpc::Status Logging(grpc::ServerContext*, const proto::LoggingRequest*, proto::LoggingResponse*) override;
+  grpc::Status Tracing(grpc::ServerContext*, const proto::TracingRequest*, proto::TracingResponse*) override;
+  grpc::Status MarkRecvFinished(grpc::ServerContext*, const proto::MarkRecvFinishedRequest*,
+                                proto::MarkRecvFinishedResponse*) override;
+
+ private:
+  struct Session {
+    std::shared_ptr<WorkerState> state;
+    std::map<std::string, std::shared_ptr<WorkerGraph>> graphs;  // by graph handle
+    std::string master_task;
+    int64_t master_incarnation = 0;
+  };
+  // The session a request names; the legacy session when the master did
+  // not create one (create_worker_session_called false).
+  Status FindSession(const std::string& handle, bool created, std::shared_ptr<Session>* out);
+  Status RunGraphImpl(grpc::ServerContext* ctx, const proto::RunGraphRequest& req, proto::RunGraphResponse* resp);
+  Status RecvTensorImpl(grpc::ServerContext* ctx, const proto::RecvTensorRequest& req,
+                        proto::RecvTensorResponse* resp);
+  // The rendezvous of step `step_id`, made on demand: a peer's RecvTensor
+  // may come before this worker's RunGraph.
+  std::shared_ptr<StepRendezvous> Step(int64_t step_id);
+
+  const std::string task_;
+  const proto::ConfigProto config_;
+  std::shared_ptr<WorkerCache> workers_;
+  std::vector<proto::DeviceAttributes> devices_;
+  SharedResources shared_resources_;
+  std::atomic<bool> shutting_down_{false};
+
+  std::mutex mu_;
+  std::map<std::string, std::shared_ptr<Session>> sessions_;
+  std::shared_ptr<Session> legacy_session_;
+  uint64_t next_graph_ = 0;
+  std::map<int64_t, std::shared_ptr<StepRendezvous>> steps_;
+};
+
+}  // namespace distributed
+}  // namespace graphrt
+
+#endif  // GRAPHRT_DISTRIBUTED_SRC_WORKER_H_

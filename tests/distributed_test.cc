@@ -1,0 +1,673 @@
+// The distributed runtime, end to end on one machine: `graphrt server`
+// processes on 127.0.0.1 (free ports), clients through the grpc:// Session
+// and through raw MasterService calls. The behaviours are TensorFlow's own
+// distributed tests' (tf_distributed_facts.md section 12), with answers
+// computed by hand.
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+
+#include "graphrt/core/session.h"
+#include "graphrt/distributed/server.h"
+#include "graphrt/tensorflow/services.grpc.pb.h"
+#include "test_util.h"
+
+namespace graphrt {
+namespace {
+
+using testing::MakeTensor;
+using testing::ParseGraph;
+using testing::ToVector;
+
+// A port nothing listens on now (the kernel's next free one).
+int FreePort() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = 0;
+  EXPECT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  socklen_t len = sizeof a;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  close(fd);
+  return ntohs(a.sin_port);
+}
+
+// A `graphrt server` child process; killed (SIGKILL) when destroyed unless
+// it has exited.
+class ServerProcess {
+ public:
+  explicit ServerProcess(const std::vector<std::string>& args) {
+    int out[2];
+    EXPECT_EQ(pipe(out), 0);
+    log_ = testing::MakeTempDir("distributed_test") + "/server.log";
+    pid_ = fork();
+    if (pid_ == 0) {
+      dup2(out[1], 1);
+      int log = open(log_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      if (log >= 0) dup2(log, 2);
+      close(out[0]);
+      std::vector<std::string> all = {GRAPHRT_CLI, "server"};
+      all.insert(all.end(), args.begin(), args.end());
+      std::vector<char*> argv;
+      for (auto& a : all) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      execv(argv[0], argv.data());
+      _exit(127);
+    }
+    close(out[1]);
+    out_ = out[0];
+  }
+  ~ServerProcess() {
+    if (pid_ > 0) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+    if (out_ >= 0) close(out_);
+  }
+
+  // The ready line ("graphrt server: ... serving on grpc://localhost:P ...").
+  std::string WaitReady(int timeout_ms = 30000) {
+    std::string line;
+    const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+    while (std::chrono::steady_clock::now() < end) {
+      pollfd p{out_, POLLIN, 0};
+      if (poll(&p, 1, 100) <= 0) continue;
+      char c;
+      if (read(out_, &c, 1) != 1) break;
+      if (c == '\n') return line;
+      line.push_back(c);
+    }
+    ADD_FAILURE() << "server did not get ready; its log:\n" << Log();
+    return line;
+  }
+  // grpc://localhost:P from the ready line.
+  std::string Target() {
+    const std::string line = WaitReady();
+    const size_t at = line.find("grpc://");
+    if (at == std::string::npos) return "";
+    return line.substr(at, line.find(' ', at) - at);
+  }
+  void Signal(int sig) { kill(pid_, sig); }
+  // The exit status (-1 if killed by a signal).
+  int Wait() {
+    int status = 0;
+    waitpid(pid_, &status, 0);
+    pid_ = -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+  std::string Log() const {
+    std::ifstream f(log_);
+    return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+  }
+
+ private:
+  pid_t pid_ = -1;
+  int out_ = -1;
+  std::string log_;
+};
+
+// A cluster of `graphrt server` tasks on free loopback ports.
+class Cluster {
+ public:
+  // jobs: {"ps", 1}, {"worker", 2} ...
+  explicit Cluster(const std::vector<std::pair<std::string, int>>& jobs) {
+    for (const auto& [job, n] : jobs) {
+      std::string flag = job + "=";
+      for (int i = 0; i < n; ++i) {
+        const int port = FreePort();
+        ports_[job].push_back(port);
+        flag += (i ? "," : "") + std::string("127.0.0.1:") + std::to_string(port);
+      }
+      flags_.push_back("--cluster");
+      flags_.push_back(flag);
+    }
+    for (const auto& [job, n] : jobs)
+      for (int i = 0; i < n; ++i) Start(job, i);
+    for (auto& [name, p] : servers_) p->WaitReady();
+  }
+  void Start(const std::string& job, int task) {
+    std::vector<std::string> args = flags_;
+    args.insert(args.end(), {"--job-name", job, "--task-index", std::to_string(task)});
+    servers_[job + std::to_string(task)] = std::make_unique<ServerProcess>(args);
+  }
+  // Restarts a task on its port (after Kill).
+  void Restart(const std::string& job, int task) {
+    Start(job, task);
+    servers_[job + std::to_string(task)]->WaitReady();
+  }
+  ServerProcess& server(const std::string& job, int task) { return *servers_.at(job + std::to_string(task)); }
+  std::string Target(const std::string& job, int task) const {
+    return "grpc://127.0.0.1:" + std::to_string(ports_.at(job)[task]);
+  }
+  void Kill(const std::string& job, int task) {
+    server(job, task).Signal(SIGKILL);
+    server(job, task).Wait();
+  }
+
+ private:
+  std::vector<std::string> flags_;
+  std::map<std::string, std::vector<int>> ports_;
+  std::map<std::string, std::unique_ptr<ServerProcess>> servers_;
+};
+
+std::unique_ptr<Session> Connect(const std::string& target, proto::ConfigProto config = {}) {
+  SessionOptions options;
+  options.target = target;
+  options.config = std::move(config);
+  std::unique_ptr<Session> s;
+  Status st = NewSession(options, &s);
+  EXPECT_TRUE(st.ok()) << st;
+  return s;
+}
+
+// c = a (1x2) x b (2x1) = [[11]]
+const char kMatMul[] = R"pb(
+  node { name: "a" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } }
+         attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: 1 } dim { size: 2 } }
+                                              float_val: 1 float_val: 2 } } } }
+  node { name: "b" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } }
+         attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: 2 } dim { size: 1 } }
+                                              float_val: 3 float_val: 4 } } } }
+  node { name: "c" op: "MatMul" input: "a" input: "b" attr { key: "T" value { type: DT_FLOAT } } }
+)pb";
+
+class DistributedTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { testing::LoadStandardPlugins(); }
+};
+
+TEST_F(DistributedTest, CreateRunCloseManyTimesOnOneSessionObject) {
+  ServerProcess server({"--port", "0"});
+  const std::string target = server.Target();
+  ASSERT_FALSE(target.empty());
+  auto session = Connect(target);
+  for (int i = 0; i < 25; ++i) {
+    ASSERT_TRUE(session->Create(ParseGraph(kMatMul)).ok()) << i;
+    std::vector<Tensor> out;
+    ASSERT_TRUE(session->Run({}, {}, {"c"}, &out).ok());
+    EXPECT_TRUE(out.empty());
+    Status s = session->Run({}, {"c"}, {"b"}, &out);
+    ASSERT_TRUE(s.ok()) << s;
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(ToVector<float>(out[0]), std::vector<float>({11}));
+    ASSERT_TRUE(session->Close().ok());
+  }
+}
+
+TEST_F(DistributedTest, FetchesComeBackInTheOrderAskedAndRepeated) {
+  ServerProcess server({"--port", "0"});
+  auto session = Connect(server.Target());
+  ASSERT_TRUE(session->Create(ParseGraph(kMatMul)).ok());
+  std::vector<Tensor> out;
+  Status s = session->Run({}, {"c", "a", "c", "b:0"}, {}, &out);
+  ASSERT_TRUE(s.ok()) << s;
+  ASSERT_EQ(out.size(), 4u);
+  EXPECT_EQ(ToVector<float>(out[0]), std::vector<float>({11}));
+  EXPECT_EQ(ToVector<float>(out[1]), std::vector<float>({1, 2}));
+  EXPECT_EQ(ToVector<float>(out[2]), std::vector<float>({11}));
+  EXPECT_EQ(ToVector<float>(out[3]), std::vector<float>({3, 4}));
+  // A fed tensor is fetched as fed; unknown names are TensorFlow's NOT_FOUND.
+  s = session->Run({{"a", MakeTensor<float>(GR_FLOAT, {1, 2}, {5, 6})}}, {"c", "a"}, {}, &out);
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_EQ(ToVector<float>(out[0]), std::vector<float>({5 * 3 + 6 * 4}));
+  EXPECT_EQ(ToVector<float>(out[1]), std::vector<float>({5, 6}));
+  s = session->Run({}, {"nope"}, {}, &out);
+  EXPECT_EQ(s.code(), Code::kNotFound) << s;
+  // The session keeps working.
+  EXPECT_TRUE(session->Run({}, {"c"}, {}, &out).ok());
+}
+
+// Raw MasterService calls, as TensorFlow's client makes them.
+class MasterStub {
+ public:
+  explicit MasterStub(const std::string& target)
+      : stub_(tensorflow::MasterService::NewStub(
+            grpc::CreateChannel(target.substr(7), grpc::InsecureChannelCredentials()))) {}
+  template <typename Req, typename Resp>
+  grpc::Status Call(grpc::Status (tensorflow::MasterService::Stub::*m)(grpc::ClientContext*, const Req&, Resp*),
+                    const Req& req, Resp* resp) {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+    return ((*stub_).*m)(&ctx, req, resp);
+  }
+  tensorflow::MasterService::Stub* operator->() { return stub_.get(); }
+
+ private:
+  std::unique_ptr<tensorflow::MasterService::Stub> stub_;
+};
+
+TEST_F(DistributedTest, MasterServiceVersionsHandlesAndCodes) {
+  ServerProcess server({"--port", "0"});
+  MasterStub master(server.Target());
+  using S = tensorflow::MasterService::Stub;
+  proto::CloseSessionRequest close;
+  proto::CloseSessionResponse closed;
+  close.set_session_handle("randombits");
+  EXPECT_EQ(master.Call(&S::CloseSession, close, &closed).error_code(), grpc::StatusCode::ABORTED);
+
+  proto::CreateSessionRequest create;
+  *create.mutable_graph_def() = ParseGraph(kMatMul);
+  proto::CreateSessionResponse created;
+  ASSERT_TRUE(master.Call(&S::CreateSession, create, &created).ok());
+  EXPECT_EQ(created.graph_version(), 0);
+  EXPECT_EQ(created.session_handle().size(), 16u);
+
+  // Extend: each returns a larger version; the new node is then fetchable.
+  proto::ExtendSessionRequest extend;
+  extend.set_session_handle(created.session_handle());
+  *extend.mutable_graph_def() = ParseGraph(R"pb(
+    node { name: "d" op: "Mul" input: "c" input: "c" attr { key: "T" value { type: DT_FLOAT } } })pb");
+  extend.set_current_graph_version(0);
+  proto::ExtendSessionResponse extended;
+  ASSERT_TRUE(master.Call(&S::ExtendSession, extend, &extended).ok());
+  EXPECT_EQ(extended.new_graph_version(), 1);
+  // The same nodes again at the current version: the names exist.
+  extend.set_current_graph_version(1);
+  EXPECT_EQ(master.Call(&S::ExtendSession, extend, &extended).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  // A stale version: ABORTED.
+  extend.set_current_graph_version(0);
+  grpc::Status stale = master.Call(&S::ExtendSession, extend, &extended);
+  EXPECT_EQ(stale.error_code(), grpc::StatusCode::ABORTED);
+  EXPECT_NE(stale.error_message().find("Current version is 1 but caller expected 0"), std::string::npos);
+  extend.set_session_handle("nosuchsession");
+  EXPECT_EQ(master.Call(&S::ExtendSession, extend, &extended).error_code(), grpc::StatusCode::ABORTED);
+
+  proto::RunStepRequest run;
+  run.set_session_handle(created.session_handle());
+  run.add_fetch("d");
+  run.set_store_errors_in_response_body(true);
+  proto::RunStepResponse ran;
+  ASSERT_TRUE(master.Call(&S::RunStep, run, &ran).ok());
+  ASSERT_EQ(ran.status_code(), 0) << ran.status_error_message();
+  ASSERT_EQ(ran.tensor_size(), 1);
+  EXPECT_EQ(ran.tensor(0).name(), "d");
+  Tensor d;
+  ASSERT_TRUE(Tensor::FromProto(ran.tensor(0).tensor(), &d).ok());
+  EXPECT_EQ(ToVector<float>(d), std::vector<float>({121}));
+  // An error travels in the body when asked, as the RPC's status otherwise.
+  run.set_fetch(0, "missing");
+  ASSERT_TRUE(master.Call(&S::RunStep, run, &ran).ok());
+  EXPECT_EQ(ran.status_code(), static_cast<int>(grpc::StatusCode::NOT_FOUND));
+  run.set_store_errors_in_response_body(false);
+  EXPECT_EQ(master.Call(&S::RunStep, run, &ran).error_code(), grpc::StatusCode::NOT_FOUND);
+
+  // ListDevices without a handle: this task's CPU is local.
+  proto::ListDevicesRequest list;
+  proto::ListDevicesResponse devices;
+  ASSERT_TRUE(master.Call(&S::ListDevices, list, &devices).ok());
+  ASSERT_GE(devices.local_device_size(), 1);
+  EXPECT_EQ(devices.local_device(0).device_type(), "CPU");
+  EXPECT_EQ(devices.local_device(0).name(), "/job:localhost/replica:0/task:0/device:CPU:0");
+  EXPECT_NE(devices.local_device(0).incarnation(), 0u);
+  EXPECT_EQ(devices.remote_device_size(), 0);
+
+  // Reset closes every session.
+  proto::ResetRequest reset;
+  proto::ResetResponse reset_done;
+  ASSERT_TRUE(master.Call(&S::Reset, reset, &reset_done).ok());
+  close.set_session_handle(created.session_handle());
+  EXPECT_EQ(master.Call(&S::CloseSession, close, &closed).error_code(), grpc::StatusCode::ABORTED);
+
+  proto::PartialRunSetupRequest partial;
+  proto::PartialRunSetupResponse partial_done;
+  EXPECT_EQ(master.Call(&S::PartialRunSetup, partial, &partial_done).error_code(),
+            grpc::StatusCode::UNIMPLEMENTED);
+}
+
+TEST_F(DistributedTest, ConcurrentExtendsOfOneVersionOneWins) {
+  ServerProcess server({"--port", "0"});
+  MasterStub master(server.Target());
+  using S = tensorflow::MasterService::Stub;
+  proto::CreateSessionRequest create;
+  *create.mutable_graph_def() = ParseGraph(kMatMul);
+  proto::CreateSessionResponse created;
+  ASSERT_TRUE(master.Call(&S::CreateSession, create, &created).ok());
+  std::atomic<int> ok{0}, aborted{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 20; ++i)
+    threads.emplace_back([&, i] {
+      proto::ExtendSessionRequest extend;
+      extend.set_session_handle(created.session_handle());
+      extend.set_current_graph_version(0);
+      *extend.mutable_graph_def() = ParseGraph("node { name: 'n" + std::to_string(i) +
+                                               "' op: 'Identity' input: 'c' attr { key: 'T' value { type: DT_FLOAT } } }");
+      proto::ExtendSessionResponse r;
+      grpc::Status s = master.Call(&S::ExtendSession, extend, &r);
+      if (s.ok()) ++ok;
+      if (s.error_code() == grpc::StatusCode::ABORTED) ++aborted;
+    });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(ok.load(), 1);
+  EXPECT_EQ(aborted.load(), 19);
+}
+
+TEST_F(DistributedTest, CallablesRunOnTheCluster) {
+  ServerProcess server({"--port", "0"});
+  auto session = Connect(server.Target());
+  ASSERT_TRUE(session->Create(ParseGraph(kMatMul)).ok());
+  proto::CallableOptions opts;
+  opts.add_feed("a");
+  opts.add_fetch("c");
+  opts.add_fetch("a");
+  Session::CallableHandle h;
+  ASSERT_TRUE(session->MakeCallable(opts, &h).ok());
+  std::vector<Tensor> out;
+  Status s = session->RunCallable(h, {MakeTensor<float>(GR_FLOAT, {1, 2}, {1, 1})}, &out, nullptr);
+  ASSERT_TRUE(s.ok()) << s;
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(ToVector<float>(out[0]), std::vector<float>({7}));
+  EXPECT_EQ(ToVector<float>(out[1]), std::vector<float>({1, 1}));
+  ASSERT_TRUE(session->ReleaseCallable(h).ok());
+  s = session->RunCallable(h, {MakeTensor<float>(GR_FLOAT, {1, 2}, {1, 1})}, &out, nullptr);
+  EXPECT_EQ(s.code(), Code::kInvalidArgument);
+  EXPECT_NE(s.message().find("released"), std::string::npos) << s;
+}
+
+// x (fed) on the worker, A on the ps, y = A x on the ps: feeds and fetches
+// cross tasks. Power iteration converges to A's largest eigenvalue, 2.
+TEST_F(DistributedTest, PowerIterationAcrossTwoTasks) {
+  Cluster cluster({{"ps", 1}, {"worker", 1}});
+  auto session = Connect(cluster.Target("worker", 0));
+  ASSERT_TRUE(session->Create(ParseGraph(R"pb(
+    node { name: "x" op: "Placeholder" device: "/job:worker/task:0"
+           attr { key: "dtype" value { type: DT_FLOAT } } }
+    node { name: "A" op: "Const" device: "/job:ps/task:0" attr { key: "dtype" value { type: DT_FLOAT } }
+           attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: 2 } dim { size: 2 } }
+                                                float_val: 2 float_val: 0 float_val: 0 float_val: 1 } } } }
+    node { name: "y" op: "MatMul" input: "A" input: "x" device: "/job:ps/task:0"
+           attr { key: "T" value { type: DT_FLOAT } } }
+    node { name: "y2" op: "Mul" input: "y" input: "y" device: "/job:worker/task:0"
+           attr { key: "T" value { type: DT_FLOAT } } }
+  )pb")).ok());
+  std::vector<float> x = {1, 1};
+  float lambda = 0;
+  for (int i = 0; i < 30; ++i) {
+    std::vector<Tensor> out;
+    Status s = session->Run({{"x", MakeTensor<float>(GR_FLOAT, {2, 1}, x)}}, {"y", "y2"}, {}, &out);
+    ASSERT_TRUE(s.ok()) << s;
+    const std::vector<float> y = ToVector<float>(out[0]);
+    const std::vector<float> y2 = ToVector<float>(out[1]);
+    EXPECT_FLOAT_EQ(y2[0], y[0] * y[0]);
+    lambda = (x[0] * y[0] + x[1] * y[1]) / (x[0] * x[0] + x[1] * x[1]);
+    const float norm = std::sqrt(y[0] * y[0] + y[1] * y[1]);
+    x = {y[0] / norm, y[1] / norm};
+  }
+  EXPECT_NEAR(lambda, 2.0f, 1e-4);
+  EXPECT_TRUE(session->Close().ok());
+}
+
+TEST_F(DistributedTest, StringTensorMovesBetweenTasksIntact) {
+  Cluster cluster({{"ps", 1}, {"worker", 1}});
+  auto session = Connect(cluster.Target("ps", 0));
+  ASSERT_TRUE(session->Create(ParseGraph(R"pb(
+    node { name: "s" op: "Const" device: "/job:ps/task:0" attr { key: "dtype" value { type: DT_STRING } }
+           attr { key: "value" value { tensor { dtype: DT_STRING tensor_shape { dim { size: 2 } }
+                                                string_val: "fantasia" string_val: "\000\377 bytes" } } } }
+    node { name: "t" op: "Identity" input: "s" device: "/job:worker/task:0"
+           attr { key: "T" value { type: DT_STRING } } }
+  )pb")).ok());
+  std::vector<Tensor> out;
+  Status s = session->Run({}, {"t"}, {}, &out);
+  ASSERT_TRUE(s.ok()) << s;
+  ASSERT_EQ(out[0].NumElements(), 2);
+  EXPECT_EQ(out[0].string_at(0), "fantasia");
+  EXPECT_EQ(out[0].string_at(1), std::string("\0\377 bytes", 8));
+}
+
+const char kCounter[] = R"pb(
+  node { name: "v" op: "VariableV2" device: "/job:ps/task:0"
+         attr { key: "dtype" value { type: DT_FLOAT } } attr { key: "shape" value { shape {} } } }
+  node { name: "zero" op: "Const" device: "/job:ps/task:0" attr { key: "dtype" value { type: DT_FLOAT } }
+         attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape {} float_val: 0 } } } }
+  node { name: "one" op: "Const" device: "/job:worker/task:0" attr { key: "dtype" value { type: DT_FLOAT } }
+         attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape {} float_val: 1 } } } }
+  node { name: "init" op: "Assign" input: "v" input: "zero" device: "/job:ps/task:0"
+         attr { key: "T" value { type: DT_FLOAT } } }
+  node { name: "inc" op: "AssignAdd" input: "v" input: "one" device: "/job:ps/task:0"
+         attr { key: "T" value { type: DT_FLOAT } } attr { key: "use_locking" value { b: true } } }
+  node { name: "read" op: "Identity" input: "v" device: "/job:worker/task:0"
+         attr { key: "T" value { type: DT_FLOAT } } }
+)pb";
+
+// Variables on the ps live in its resource manager: they outlive the
+// sessions that made them (TensorFlow's SharedVar).
+TEST_F(DistributedTest, VariablesOnTheParameterServerOutliveSessions) {
+  Cluster cluster({{"ps", 1}, {"worker", 1}});
+  {
+    auto s1 = Connect(cluster.Target("worker", 0));
+    ASSERT_TRUE(s1->Create(ParseGraph(kCounter)).ok());
+    Status st = s1->Run({}, {}, {"init"}, nullptr);
+    ASSERT_TRUE(st.ok()) << st;
+    ASSERT_TRUE(s1->Close().ok());
+  }
+  for (int rep = 1; rep <= 9; ++rep) {
+    auto s = Connect(cluster.Target("worker", 0));
+    ASSERT_TRUE(s->Create(ParseGraph(kCounter)).ok());
+    ASSERT_TRUE(s->Run({}, {}, {"inc"}, nullptr).ok());
+  }
+  auto s = Connect(cluster.Target("ps", 0));
+  ASSERT_TRUE(s->Create(ParseGraph(kCounter)).ok());
+  std::vector<Tensor> out;
+  ASSERT_TRUE(s->Run({}, {"read"}, {}, &out).ok());
+  EXPECT_EQ(ToVector<float>(out[0]), std::vector<float>({9}));
+}
+
+// Between-graph replication's exact counter: two clients, each through its
+// own worker's master, add 1 N times with use_locking: 2N.
+TEST_F(DistributedTest, TwoClientsCountExactlyOnTheParameterServer) {
+  Cluster cluster({{"ps", 1}, {"worker", 2}});
+  auto init = Connect(cluster.Target("worker", 0));
+  ASSERT_TRUE(init->Create(ParseGraph(kCounter)).ok());
+  ASSERT_TRUE(init->Run({}, {}, {"init"}, nullptr).ok());
+  constexpr int kSteps = 50;
+  auto client = [&](int worker) {
+    std::string graph = kCounter;
+    // Each client's own worker holds its "one" and "read".
+    const std::string mine = "/job:worker/task:" + std::to_string(worker);
+    for (size_t at = 0; (at = graph.find("/job:worker/task:0", at)) != std::string::npos; at += mine.size())
+      graph.replace(at, 18, mine);
+    auto s = Connect(cluster.Target("worker", worker));
+    ASSERT_TRUE(s->Create(ParseGraph(graph)).ok());
+    for (int i = 0; i < kSteps; ++i) ASSERT_TRUE(s->Run({}, {}, {"inc"}, nullptr).ok());
+  };
+  std::thread a(client, 0), b(client, 1);
+  a.join();
+  b.join();
+  std::vector<Tensor> out;
+  ASSERT_TRUE(init->Run({}, {"read"}, {}, &out).ok());
+  EXPECT_EQ(ToVector<float>(out[0]), std::vector<float>({2 * kSteps}));
+}
+
+// An op failing on one task while the other waits for it: the step fails
+// with the op's own message, whole even at 1 MB; the session goes on.
+TEST_F(DistributedTest, ErrorOnOneTaskReachesTheClientWhole) {
+  Cluster cluster({{"ps", 1}, {"worker", 1}});
+  auto session = Connect(cluster.Target("worker", 0));
+  const std::string big(1 << 20, 'f');
+  const std::string graph = R"pb(
+    node { name: "ok" op: "Placeholder" device: "/job:worker/task:0" attr { key: "dtype" value { type: DT_BOOL } } }
+    node { name: "msg" op: "Const" device: "/job:worker/task:0" attr { key: "dtype" value { type: DT_STRING } }
+           attr { key: "value" value { tensor { dtype: DT_STRING tensor_shape {} string_val: "fantasia!" } } } }
+    node { name: "big" op: "Const" device: "/job:worker/task:0" attr { key: "dtype" value { type: DT_STRING } }
+           attr { key: "value" value { tensor { dtype: DT_STRING tensor_shape {} string_val: ")pb" + big + R"pb(" } } } }
+    node { name: "check" op: "Assert" input: "ok" input: "msg" device: "/job:worker/task:0"
+           attr { key: "T" value { list { type: DT_STRING } } } }
+    node { name: "check_big" op: "Assert" input: "ok" input: "big" device: "/job:worker/task:0"
+           attr { key: "T" value { list { type: DT_STRING } } } }
+    node { name: "x" op: "Const" device: "/job:ps/task:0" attr { key: "dtype" value { type: DT_FLOAT } }
+           attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape {} float_val: 3 } } } }
+    node { name: "y" op: "Identity" input: "x" input: "^check" device: "/job:worker/task:0"
+           attr { key: "T" value { type: DT_FLOAT } } }
+    node { name: "z" op: "Identity" input: "y" device: "/job:ps/task:0" attr { key: "T" value { type: DT_FLOAT } } }
+  )pb";
+  ASSERT_TRUE(session->Create(ParseGraph(graph)).ok());
+  std::vector<Tensor> out;
+  Status s = session->Run({{"ok", MakeTensor<bool>(GR_BOOL, {}, {false})}}, {"z"}, {}, &out);
+  EXPECT_EQ(s.code(), Code::kInvalidArgument) << s;
+  EXPECT_NE(s.message().find("fantasia!"), std::string::npos) << s;
+  s = session->Run({{"ok", MakeTensor<bool>(GR_BOOL, {}, {false})}}, {}, {"check_big"}, nullptr);
+  EXPECT_NE(s.message().find(big), std::string::npos) << s.message().size();
+  s = session->Run({{"ok", MakeTensor<bool>(GR_BOOL, {}, {true})}}, {"z"}, {}, &out);
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_EQ(ToVector<float>(out[0]), std::vector<float>({3}));
+  EXPECT_TRUE(session->Close().ok());
+}
+
+TEST_F(DistributedTest, DeviceFiltersLeavingOutAPinnedTaskFailAtCreate) {
+  Cluster cluster({{"ps", 1}, {"worker", 1}});
+  proto::ConfigProto config;
+  config.add_device_filters("/job:ps");
+  auto session = Connect(cluster.Target("ps", 0), config);
+  Status s = session->Create(ParseGraph(kCounter));
+  EXPECT_EQ(s.code(), Code::kInvalidArgument) << s;
+  EXPECT_NE(s.message().find("/job:worker/task:0"), std::string::npos) << s;
+}
+
+// A task that never starts: Create fails at the deadline naming it,
+// instead of waiting forever (TensorFlow's #14489).
+TEST_F(DistributedTest, CreateNamesTheTaskThatNeverAnswered) {
+  const int ps = FreePort(), worker = FreePort();
+  ServerProcess server({"--cluster", "ps=127.0.0.1:" + std::to_string(ps), "--cluster",
+                        "worker=127.0.0.1:" + std::to_string(worker), "--job-name", "worker"});
+  server.WaitReady();
+  proto::ConfigProto config;
+  config.set_operation_timeout_in_ms(500);
+  auto session = Connect("grpc://127.0.0.1:" + std::to_string(worker), config);
+  const auto start = std::chrono::steady_clock::now();
+  Status s = session->Create(ParseGraph(kMatMul));
+  EXPECT_EQ(s.code(), Code::kDeadlineExceeded) << s;
+  EXPECT_NE(s.message().find("/job:ps/replica:0/task:0"), std::string::npos) << s;
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+  // With device_filters leaving the missing task out, the session works.
+  config.add_device_filters("/job:worker");
+  auto filtered = Connect("grpc://127.0.0.1:" + std::to_string(worker), config);
+  ASSERT_TRUE(filtered->Create(ParseGraph(kMatMul)).ok());
+  std::vector<Tensor> out;
+  EXPECT_TRUE(filtered->Run({}, {"c"}, {}, &out).ok());
+}
+
+TEST_F(DistributedTest, AMasterThatIsNotThereTimesOut) {
+  proto::ConfigProto config;
+  config.set_operation_timeout_in_ms(200);
+  auto session = Connect("grpc://127.0.0.1:" + std::to_string(FreePort()), config);
+  Status s = session->Create(ParseGraph(kMatMul));
+  EXPECT_TRUE(s.code() == Code::kDeadlineExceeded || s.code() == Code::kUnavailable) << s;
+  EXPECT_NE(s.message().find("master"), std::string::npos) << s;
+}
+
+// A worker killed: the next step fails UNAVAILABLE or ABORTED naming it,
+// within the deadline; restarted on its port, old sessions fail ABORTED
+// and a new session works.
+TEST_F(DistributedTest, KilledAndRestartedWorker) {
+  Cluster cluster({{"ps", 1}, {"worker", 1}});
+  proto::ConfigProto config;
+  config.set_operation_timeout_in_ms(5000);
+  auto session = Connect(cluster.Target("ps", 0), config);
+  ASSERT_TRUE(session->Create(ParseGraph(kCounter)).ok());
+  ASSERT_TRUE(session->Run({}, {}, {"init"}, nullptr).ok());
+  std::vector<Tensor> out;
+  ASSERT_TRUE(session->Run({}, {"read"}, {}, &out).ok());
+  cluster.Kill("worker", 0);
+  const auto start = std::chrono::steady_clock::now();
+  Status s = session->Run({}, {"read"}, {}, &out);
+  EXPECT_TRUE(s.code() == Code::kUnavailable || s.code() == Code::kAborted) << s;
+  EXPECT_NE(s.message().find("/job:worker/replica:0/task:0"), std::string::npos) << s;
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(6));
+  cluster.Restart("worker", 0);
+  // As in TensorFlow: UNAVAILABLE until the channel reaches the new
+  // process, then ABORTED (the old session is unknown there).
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  do s = session->Run({}, {"read"}, {}, &out);
+  while (s.code() == Code::kUnavailable && std::chrono::steady_clock::now() < until);
+  EXPECT_EQ(s.code(), Code::kAborted) << s;
+  EXPECT_NE(s.message().find("/job:worker/replica:0/task:0"), std::string::npos) << s;
+  EXPECT_TRUE(session->Close().ok());
+  // The variable lived on the ps, which did not restart.
+  auto fresh = Connect(cluster.Target("ps", 0), config);
+  ASSERT_TRUE(fresh->Create(ParseGraph(kCounter)).ok());
+  s = fresh->Run({}, {"read"}, {}, &out);
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_EQ(ToVector<float>(out[0]), std::vector<float>({0}));
+}
+
+TEST_F(DistributedTest, ServerStopsCleanlyOnSigterm) {
+  ServerProcess server({"--port", "0"});
+  auto session = Connect(server.Target());
+  ASSERT_TRUE(session->Create(ParseGraph(kMatMul)).ok());
+  server.Signal(SIGTERM);
+  EXPECT_EQ(server.Wait(), 0);
+}
+
+TEST(ClusterConfigTest, TfConfigDenseAndSparse) {
+  proto::ClusterDef cluster;
+  std::string job;
+  int task = -1;
+  ASSERT_TRUE(distributed::ParseTfConfig(R"({"cluster": {"ps": ["h0:1"], "worker": {"0": "h1:2", "3": "h2:3"}},
+                                             "task": {"type": "worker", "index": 3}})",
+                                         &cluster, &job, &task)
+                  .ok());
+  EXPECT_EQ(job, "worker");
+  EXPECT_EQ(task, 3);
+  ASSERT_EQ(cluster.job_size(), 2);
+  EXPECT_EQ(cluster.job(0).name(), "ps");
+  EXPECT_EQ(cluster.job(0).tasks().at(0), "h0:1");
+  EXPECT_EQ(cluster.job(1).tasks().size(), 2u);
+  EXPECT_EQ(cluster.job(1).tasks().at(3), "h2:3");
+  EXPECT_EQ(distributed::ParseTfConfig("{", &cluster, &job, &task).code(), Code::kInvalidArgument);
+  EXPECT_EQ(distributed::ParseTfConfig(R"({"cluster": {"ps": [1]}})", &cluster, &job, &task).code(),
+            Code::kInvalidArgument);
+  EXPECT_EQ(distributed::ParseTfConfig(R"({"task": {}})", &cluster, &job, &task).code(), Code::kInvalidArgument);
+}
+
+TEST(ClusterConfigTest, ClusterFlagsAndServerErrors) {
+  proto::ClusterDef cluster;
+  ASSERT_TRUE(distributed::AddJobFromFlag("worker=127.0.0.1:1,,127.0.0.1:3", &cluster).ok());
+  EXPECT_EQ(cluster.job(0).tasks().size(), 2u);  // a sparse job: task 1 left out
+  EXPECT_EQ(cluster.job(0).tasks().at(2), "127.0.0.1:3");
+  EXPECT_EQ(distributed::AddJobFromFlag("worker=h:1", &cluster).code(), Code::kInvalidArgument);  // twice
+  Status s = distributed::AddJobFromFlag("ps=hostwithoutport", &cluster);
+  EXPECT_EQ(s.code(), Code::kInvalidArgument);
+  EXPECT_NE(s.message().find("port"), std::string::npos);
+
+  testing::LoadStandardPlugins();
+  distributed::ServerOptions options;
+  (*options.server_def.mutable_cluster()->add_job()->mutable_tasks())[0] = "127.0.0.1:0";
+  options.server_def.mutable_cluster()->mutable_job(0)->set_name("local");
+  std::unique_ptr<distributed::GrpcServer> first, second;
+  ASSERT_TRUE(distributed::GrpcServer::Create(options, &first).ok());
+  EXPECT_EQ(first->task(), "/job:local/replica:0/task:0");
+  (*options.server_def.mutable_cluster()->mutable_job(0)->mutable_tasks())[0] =
+      "127.0.0.1:" + std::to_string(first->port());
+  s = distributed::GrpcServer::Create(options, &second);
+  EXPECT_EQ(s.code(), Code::kUnknown) << s;
+  options.server_def.set_task_index(4);
+  s = distributed::GrpcServer::Create(options, &second);
+  EXPECT_EQ(s.code(), Code::kInvalidArgument) << s;
+  // Not a loopback address and no --insecure: refused.
+  options.server_def.set_task_index(0);
+  (*options.server_def.mutable_cluster()->mutable_job(0)->mutable_tasks())[0] = "10.1.2.3:0";
+  s = distributed::GrpcServer::Create(options, &second);
+  EXPECT_EQ(s.code(), Code::kPermissionDenied) << s;
+  EXPECT_NE(s.message().find("--insecure"), std::string::npos) << s;
+  first->Stop();
+}
+
+}  // namespace
+}  // namespace graphrt
