@@ -413,6 +413,32 @@ TEST_F(DistributedTest, PowerIterationAcrossTwoTasks) {
   EXPECT_TRUE(session->Close().ok());
 }
 
+// `graphrt devices --target` lists every task's devices with incarnations;
+// a task that restarted shows a new one.
+TEST_F(DistributedTest, DevicesCommandListsTheClusterAndItsIncarnations) {
+  Cluster cluster({{"ps", 1}, {"worker", 1}});
+  auto devices = [&] {
+    const std::string cmd = std::string(GRAPHRT_CLI) + " devices --target " + cluster.Target("worker", 0) + " 2>&1";
+    std::string out;
+    FILE* p = popen(cmd.c_str(), "r");
+    char buf[4096];
+    for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+    EXPECT_EQ(pclose(p), 0) << out;
+    return out;
+  };
+  const std::string before = devices();
+  EXPECT_NE(before.find("/job:worker/replica:0/task:0/device:CPU:0\n    type:        CPU (the master's task)"),
+            std::string::npos)
+      << before;
+  const size_t ps = before.find("/job:ps/replica:0/task:0/device:CPU:0\n    type:        CPU (another task)");
+  ASSERT_NE(ps, std::string::npos) << before;
+  const std::string ps_incarnation = before.substr(before.find("incarnation: ", ps), 29);
+  cluster.Kill("ps", 0);
+  cluster.Restart("ps", 0);
+  const std::string after = devices();
+  EXPECT_EQ(after.find(ps_incarnation), std::string::npos) << ps_incarnation << "\n" << after;
+}
+
 TEST_F(DistributedTest, StringTensorMovesBetweenTasksIntact) {
   Cluster cluster({{"ps", 1}, {"worker", 1}});
   auto session = Connect(cluster.Target("ps", 0));

@@ -1,10 +1,12 @@
 // `graphrt ops`, `graphrt plugins`, `graphrt devices`: what the loaded
 // plugins provide.
+#include <cstdio>
 #include <iostream>
 #include <string>
 #include <vector>
 
 #include "cli.h"
+#include "graphrt/distributed/server.h"
 #include "graphrt/core/device.h"
 #include "graphrt/core/kernel_registry.h"
 #include "graphrt/core/op_registry.h"
@@ -114,13 +116,40 @@ int PluginsCommand(const std::vector<std::string>& args) {
 
 int DevicesCommand(const std::vector<std::string>& args) {
   const std::string usage =
-      "usage: graphrt devices [options]\n"
+      "usage: graphrt devices [--target grpc://HOST:PORT] [options]\n"
       "\n"
       "Lists the devices the loaded device plugins provide: name, type,\n"
-      "description, memory, and its allocator's bytes in use, peak and limit.\n" +
+      "description, memory, and its allocator's bytes in use, peak and limit.\n"
+      "With --target, the devices of the cluster behind that master (a `graphrt\n"
+      "server`, or TensorFlow's), task by task, with their incarnations: a task\n"
+      "that restarted shows new ones.\n" +
       std::string(kPluginNote);
+  po::options_description visible("options");
+  visible.add_options()
+      ("target", po::value<std::string>()->value_name("grpc://HOST:PORT"), "list a cluster's devices")
+      ("timeout", po::value<int>()->default_value(10000)->value_name("MS"),
+       "with --target: how long to wait for the cluster's tasks");
+  AddPluginOptions(&visible);
   po::variables_map vm;
-  if (!ParsePluginCommand("devices", args, usage, nullptr, &vm)) return 0;
+  if (!ParseArgs("devices", args, visible, {}, {}, usage, &vm)) return 0;
+  if (vm.count("target")) {
+    std::vector<proto::DeviceAttributes> local, remote;
+    Check(distributed::ListClusterDevices(vm["target"].as<std::string>(), vm["timeout"].as<int>(), &local, &remote),
+          "listing the cluster's devices");
+    auto print = [](const proto::DeviceAttributes& d, const char* where) {
+      char incarnation[17];
+      std::snprintf(incarnation, sizeof incarnation, "%016llx", static_cast<unsigned long long>(d.incarnation()));
+      std::cout << d.name() << "\n    type:        " << d.device_type() << " (" << where << ")\n"
+                << "    incarnation: " << incarnation << "\n";
+      if (d.memory_limit() > 0) std::cout << "    memory:      " << HumanBytes(d.memory_limit()) << "\n";
+      if (!d.physical_device_desc().empty())
+        std::cout << "    description: " << OneLine(d.physical_device_desc()) << "\n";
+    };
+    for (const auto& d : local) print(d, "the master's task");
+    for (const auto& d : remote) print(d, "another task");
+    return 0;
+  }
+  LoadPlugins(vm);
   std::vector<Device*> devices;
   Check(Runtime::Global().devices().GetDevices(&devices), "creating devices");
   if (devices.empty()) {

@@ -212,6 +212,24 @@ const bool kRegistered = [] {
 
 }  // namespace
 
+Status ListClusterDevices(const std::string& target, int64_t timeout_ms,
+                          std::vector<proto::DeviceAttributes>* local, std::vector<proto::DeviceAttributes>* remote) {
+  if (target.rfind(kScheme, 0) != 0 || target.size() <= sizeof(kScheme) - 1)
+    return errors::InvalidArgument("Target '", target, "' names no master: expected grpc://host:port");
+  const std::string address = target.substr(sizeof(kScheme) - 1);
+  auto stub = tensorflow::MasterService::NewStub(NewChannel(address));
+  grpc::ClientContext ctx;
+  SetDeadline(&ctx, timeout_ms);
+  ctx.set_wait_for_ready(timeout_ms > 0);
+  proto::ListDevicesRequest req;
+  proto::ListDevicesResponse resp;
+  grpc::Status s = stub->ListDevices(&ctx, req, &resp);
+  if (!s.ok()) return CallError(s, "ListDevices", "the master at " + address);
+  local->assign(resp.local_device().begin(), resp.local_device().end());
+  remote->assign(resp.remote_device().begin(), resp.remote_device().end());
+  return Status::OK();
+}
+
 void RegisterGrpcSessionFactory() {
   static std::once_flag once;
   std::call_once(once, [] { RegisterSessionFactory(kScheme, std::make_unique<GrpcSessionFactory>()); });

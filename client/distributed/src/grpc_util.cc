@@ -58,6 +58,9 @@ std::shared_ptr<grpc::Channel> NewChannel(const std::string& address) {
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
+  // A stream may have this much in flight before the receiver's window
+  // update (HTTP/2's default, 64 KiB, starves large tensors).
+  args.SetInt(GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES, kStreamWindowBytes);
   return grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
 }
 

@@ -38,6 +38,11 @@ std::string Utf8(const std::string& s);
 // naming whom it could not reach.
 Status CallError(const grpc::Status& s, const std::string& method, const std::string& task);
 
+// The HTTP/2 stream window of channels and servers: large tensors
+// (RecvTensor, RunGraph feeds and fetches) stream without waiting for a
+// window update every 64 KiB.
+constexpr int kStreamWindowBytes = 16 << 20;
+
 // A channel to "host:port" that sends and receives messages up to 2 GiB
 // (protobuf's limit; gRPC's default receive limit is 4 MB).
 std::shared_ptr<grpc::Channel> NewChannel(const std::string& address);

@@ -92,6 +92,7 @@ Status GrpcServer::Create(const ServerOptions& options, std::unique_ptr<GrpcServ
   builder.SetMaxSendMessageSize(INT_MAX);
   // A second server on a taken port must fail, not share it.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES, kStreamWindowBytes);
   const std::string bind = (options.insecure ? std::string("0.0.0.0") : host) + ":" + std::to_string(port);
   builder.AddListeningPort(bind, grpc::InsecureServerCredentials(), &impl->port);
 

@@ -6,11 +6,14 @@
 #ifndef GRAPHRT_DISTRIBUTED_SERVER_H_
 #define GRAPHRT_DISTRIBUTED_SERVER_H_
 
+#include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "graphrt/core/status.h"
 #include "graphrt/proto/cluster.pb.h"
+#include "graphrt/proto/device_attributes.pb.h"
 #include "graphrt/proto/tensorflow_server.pb.h"
 
 namespace graphrt {
@@ -59,6 +62,13 @@ class GrpcServer {
 // the library does it too; a binding calls it so that the linker keeps the
 // library even where it drops unreferenced ones (--as-needed).
 void RegisterGrpcSessionFactory();
+
+// The devices of the cluster behind the master at `target`
+// ("grpc://host:port"; MasterService.ListDevices): `local` those of the
+// master's own task, `remote` the other tasks', each with its incarnation.
+// Fails naming the task that did not answer within `timeout_ms`.
+Status ListClusterDevices(const std::string& target, int64_t timeout_ms,
+                          std::vector<proto::DeviceAttributes>* local, std::vector<proto::DeviceAttributes>* remote);
 
 // A cluster from TF_CONFIG's JSON (as Kubeflow's TFJob, SageMaker and
 // Vertex AI set it): {"cluster": {"ps": ["h:p", ...], "worker": [...]},
