@@ -23,8 +23,10 @@
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
+#include "graphrt/core/rendezvous.h"
 #include "graphrt/core/session.h"
 #include "graphrt/distributed/server.h"
+#include "graphrt/proto/worker.pb.h"
 #include "graphrt/tensorflow/services.grpc.pb.h"
 #include "test_util.h"
 
@@ -631,6 +633,47 @@ TEST_F(DistributedTest, KilledAndRestartedWorker) {
   s = fresh->Run({}, {"read"}, {}, &out);
   ASSERT_TRUE(s.ok()) << s;
   EXPECT_EQ(ToVector<float>(out[0]), std::vector<float>({0}));
+}
+
+// What a dead master leaves behind goes: a step whose CleanupGraph never
+// came (here: a RecvTensor for a step that never runs) and idle sessions.
+TEST_F(DistributedTest, IdleStepsAndSessionsExpire) {
+  ServerProcess server({"--port", "0", "--step-idle-seconds", "1", "--session-idle-seconds", "2"});
+  const std::string target = server.Target();
+  auto worker = tensorflow::WorkerService::NewStub(
+      grpc::CreateChannel(target.substr(7), grpc::InsecureChannelCredentials()));
+  proto::GetStatusResponse status;
+  {
+    grpc::ClientContext ctx;
+    ASSERT_TRUE(worker->GetStatus(&ctx, proto::GetStatusRequest(), &status).ok());
+  }
+  const auto& cpu = status.device_attributes(0);
+  proto::RecvTensorRequest recv;
+  recv.set_step_id(12345);
+  recv.set_rendezvous_key(Rendezvous::CreateKey(cpu.name(), cpu.incarnation(), cpu.name(), "never_sent", 0, 0));
+  proto::RecvTensorResponse value;
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
+  const auto start = std::chrono::steady_clock::now();
+  grpc::Status s = worker->RecvTensor(&ctx, recv, &value);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::ABORTED) << s.error_message();
+  EXPECT_NE(s.error_message().find("idle"), std::string::npos) << s.error_message();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+  // A stale incarnation is refused at once.
+  recv.set_rendezvous_key(Rendezvous::CreateKey(cpu.name(), cpu.incarnation() ^ 1, cpu.name(), "x", 0, 0));
+  grpc::ClientContext stale_ctx;
+  s = worker->RecvTensor(&stale_ctx, recv, &value);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::ABORTED);
+  EXPECT_NE(s.error_message().find("incarnation"), std::string::npos) << s.error_message();
+
+  auto session = Connect(target);
+  ASSERT_TRUE(session->Create(ParseGraph(kMatMul)).ok());
+  std::vector<Tensor> out;
+  ASSERT_TRUE(session->Run({}, {"c"}, {}, &out).ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(4500));
+  Status st = session->Run({}, {"c"}, {}, &out);
+  EXPECT_EQ(st.code(), Code::kAborted) << st;
+  EXPECT_NE(st.message().find("idle"), std::string::npos) << st;
 }
 
 TEST_F(DistributedTest, ServerStopsCleanlyOnSigterm) {

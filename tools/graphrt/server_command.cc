@@ -67,7 +67,11 @@ int ServerCommand(const std::vector<std::string>& args) {
       ("job-name", po::value<std::string>()->value_name("JOB"), "this task's job (default: the only job)")
       ("task-index", po::value<int>()->default_value(0)->value_name("N"), "this task's index in its job")
       ("port", po::value<int>()->value_name("PORT"), "listen here instead of the cluster's port for this task")
-      ("insecure", po::bool_switch(), "serve on a non-loopback address without TLS (trusted networks only)");
+      ("insecure", po::bool_switch(), "serve on a non-loopback address without TLS (trusted networks only)")
+      ("step-idle-seconds", po::value<int64_t>()->default_value(600)->value_name("S"),
+       "drop a step's transfers that no call used for S seconds (its master died mid-step); 0: never")
+      ("session-idle-seconds", po::value<int64_t>()->default_value(0)->value_name("S"),
+       "delete a worker session that no call used for S seconds; 0: never");
   AddSessionConfigOptions(&visible);
   AddPluginOptions(&visible);
   po::variables_map vm;
@@ -104,6 +108,10 @@ int ServerCommand(const std::vector<std::string>& args) {
   }
   *def.mutable_default_session_config() = SessionOptionsFromArgs(vm).config;
   options.insecure = vm["insecure"].as<bool>();
+  options.step_idle_seconds = vm["step-idle-seconds"].as<int64_t>();
+  options.session_idle_seconds = vm["session-idle-seconds"].as<int64_t>();
+  if (options.step_idle_seconds < 0 || options.session_idle_seconds < 0)
+    throw UsageError("--step-idle-seconds and --session-idle-seconds must be 0 or more");
 
   InstallStopHandlers();
   std::unique_ptr<distributed::GrpcServer> server;

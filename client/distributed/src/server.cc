@@ -101,7 +101,10 @@ Status GrpcServer::Create(const ServerOptions& options, std::unique_ptr<GrpcServ
   std::map<std::string, std::string> addresses = TasksOf(def.cluster());
   if (port != 0) addresses[impl->task] = "localhost:" + std::to_string(port);
   impl->workers = std::make_shared<WorkerCache>(addresses);
-  impl->worker = std::make_unique<Worker>(impl->task, config, impl->workers);
+  WorkerLimits limits;
+  limits.step_idle_seconds = options.step_idle_seconds;
+  limits.session_idle_seconds = options.session_idle_seconds;
+  impl->worker = std::make_unique<Worker>(impl->task, config, impl->workers, limits);
   impl->master = std::make_unique<Master>(impl->task, config, impl->workers);
   builder.RegisterService(impl->worker.get());
   builder.RegisterService(impl->master.get());

@@ -2,6 +2,7 @@
 
 #include <condition_variable>
 #include <deque>
+#include <limits>
 #include <set>
 
 #include "graphrt/core/device.h"
@@ -148,8 +149,9 @@ grpc::Status Reply(const Status& s) { return ToGrpcStatus(s); }
 
 }  // namespace
 
-Worker::Worker(std::string task, const proto::ConfigProto& config, std::shared_ptr<WorkerCache> workers)
-    : task_(std::move(task)), config_(config), workers_(std::move(workers)) {
+Worker::Worker(std::string task, const proto::ConfigProto& config, std::shared_ptr<WorkerCache> workers,
+               WorkerLimits limits)
+    : task_(std::move(task)), config_(config), workers_(std::move(workers)), limits_(limits) {
   std::vector<Device*> local;
   const auto& counts = config.device_count();
   if (Runtime::Global().devices().GetDevices(std::map<std::string, int>(counts.begin(), counts.end()), &local).ok()) {
@@ -164,25 +166,68 @@ Worker::Worker(std::string task, const proto::ConfigProto& config, std::shared_p
       devices_.push_back(std::move(a));
     }
   }
+  if (limits_.step_idle_seconds > 0 || limits_.session_idle_seconds > 0) reaper_ = std::thread([this] { ReapIdle(); });
+}
+
+void Worker::ReapIdle() {
+  auto seconds = [](int64_t s) { return s > 0 ? s : std::numeric_limits<int64_t>::max() / 2000000000; };
+  const int64_t period_s =
+      std::max<int64_t>(1, std::min(seconds(limits_.step_idle_seconds), seconds(limits_.session_idle_seconds)) / 4);
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!shutting_down_.load()) {
+    reaper_cv_.wait_for(lock, std::chrono::seconds(std::min<int64_t>(period_s, 60)));
+    if (shutting_down_.load()) break;
+    const int64_t now = NowSteadyNanos();
+    std::vector<std::shared_ptr<StepRendezvous>> expired;
+    if (limits_.step_idle_seconds > 0)
+      for (auto it = steps_.begin(); it != steps_.end();) {
+        if (now - it->second.last_used_nanos > limits_.step_idle_seconds * 1000000000) {
+          expired.push_back(std::move(it->second.rendezvous));
+          it = steps_.erase(it);
+        } else {
+          ++it;
+        }
+      }
+    std::vector<std::shared_ptr<Session>> idle;
+    if (limits_.session_idle_seconds > 0)
+      for (auto it = sessions_.begin(); it != sessions_.end();) {
+        if (now - it->second->last_used_nanos > limits_.session_idle_seconds * 1000000000) {
+          idle.push_back(std::move(it->second));
+          it = sessions_.erase(it);
+        } else {
+          ++it;
+        }
+      }
+    lock.unlock();
+    for (auto& step : expired)
+      step->StartAbort(errors::Aborted("The step's rendezvous on ", task_, " was idle for more than ",
+                                       limits_.step_idle_seconds, " s and was dropped"));
+    for (auto& session : idle) session->state->Cancel();
+    lock.lock();
+  }
 }
 
 Worker::~Worker() { Shutdown(); }
 
 void Worker::Shutdown() {
-  shutting_down_.store(true);
-  std::map<int64_t, std::shared_ptr<StepRendezvous>> steps;
+  std::map<int64_t, StepEntry> steps;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    shutting_down_.store(true);
     steps.swap(steps_);
+    reaper_cv_.notify_all();
   }
-  for (auto& [id, step] : steps) step->StartAbort(errors::Aborted("Call was aborted: the worker ", task_, " is stopping"));
+  if (reaper_.joinable()) reaper_.join();
+  for (auto& [id, step] : steps)
+    step.rendezvous->StartAbort(errors::Aborted("Call was aborted: the worker ", task_, " is stopping"));
 }
 
 std::shared_ptr<StepRendezvous> Worker::Step(int64_t step_id) {
   std::lock_guard<std::mutex> lock(mu_);
-  auto& step = steps_[step_id];
-  if (!step) step = std::make_shared<StepRendezvous>(step_id, task_, workers_);
-  return step;
+  StepEntry& step = steps_[step_id];
+  if (!step.rendezvous) step.rendezvous = std::make_shared<StepRendezvous>(step_id, task_, workers_);
+  step.last_used_nanos = NowSteadyNanos();
+  return step.rendezvous;
 }
 
 Status Worker::FindSession(const std::string& handle, bool created, std::shared_ptr<Session>* out) {
@@ -198,7 +243,8 @@ Status Worker::FindSession(const std::string& handle, bool created, std::shared_
   auto it = sessions_.find(handle);
   if (it == sessions_.end())
     return errors::Aborted("Session handle is not found: ", handle, ". Possibly this worker (\"", task_,
-                           "\") just restarted.");
+                           "\") just restarted, or the session was idle longer than the worker keeps one.");
+  it->second->last_used_nanos = NowSteadyNanos();
   *out = it->second;
   return Status::OK();
 }
@@ -217,6 +263,7 @@ grpc::Status Worker::CreateWorkerSession(grpc::ServerContext*, const proto::Crea
   session->state = std::make_shared<WorkerState>(config_, isolate ? nullptr : &shared_resources_);
   session->master_task = req->master_task();
   session->master_incarnation = req->master_incarnation();
+  session->last_used_nanos = NowSteadyNanos();
   std::lock_guard<std::mutex> lock(mu_);
   // A master that restarted leaves its old sessions behind: drop them.
   if (!req->master_task().empty()) {
@@ -355,7 +402,7 @@ grpc::Status Worker::CleanupGraph(grpc::ServerContext*, const proto::CleanupGrap
     std::lock_guard<std::mutex> lock(mu_);
     auto it = steps_.find(req->step_id());
     if (it == steps_.end()) return grpc::Status::OK;
-    step = std::move(it->second);
+    step = std::move(it->second.rendezvous);
     steps_.erase(it);
   }
   step->StartAbort(errors::Aborted("Step ", req->step_id(), " was cleaned up (CleanupGraph)"));

@@ -5,10 +5,12 @@
 #define GRAPHRT_DISTRIBUTED_SRC_WORKER_H_
 
 #include <atomic>
+#include <condition_variable>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "graphrt/core/cluster_step.h"
@@ -20,11 +22,23 @@ namespace distributed {
 
 class StepRendezvous;
 
+// What a worker forgets by itself (TensorFlow's worker keeps both forever
+// when a master dies without cleaning up).
+struct WorkerLimits {
+  // A step's rendezvous that no call has used for this long is aborted and
+  // dropped (its CleanupGraph never came). 0: never.
+  int64_t step_idle_seconds = 600;
+  // A worker session no call has used for this long is deleted. 0: never
+  // (sessions of long idle clients stay; a restarted master's go anyway).
+  int64_t session_idle_seconds = 0;
+};
+
 class Worker final : public tensorflow::WorkerService::Service {
  public:
   // `task`: "/job:worker/replica:0/task:0"; `workers`: the cluster's tasks,
   // which this worker's steps pull tensors from.
-  Worker(std::string task, const proto::ConfigProto& config, std::shared_ptr<WorkerCache> workers);
+  Worker(std::string task, const proto::ConfigProto& config, std::shared_ptr<WorkerCache> workers,
+         WorkerLimits limits = {});
   ~Worker() override;
 
   const std::string& task() const { return task_; }
@@ -58,7 +72,14 @@ class Worker final : public tensorflow::WorkerService::Service {
     std::map<std::string, std::shared_ptr<WorkerGraph>> graphs;  // by graph handle
     std::string master_task;
     int64_t master_incarnation = 0;
+    int64_t last_used_nanos = 0;  // under mu_
   };
+  struct StepEntry {
+    std::shared_ptr<StepRendezvous> rendezvous;
+    int64_t last_used_nanos = 0;
+  };
+  // Drops idle steps and sessions (WorkerLimits) until Shutdown.
+  void ReapIdle();
   // The session a request names; the legacy session when the master did
   // not create one (create_worker_session_called false).
   Status FindSession(const std::string& handle, bool created, std::shared_ptr<Session>* out);
@@ -80,7 +101,10 @@ class Worker final : public tensorflow::WorkerService::Service {
   std::map<std::string, std::shared_ptr<Session>> sessions_;
   std::shared_ptr<Session> legacy_session_;
   uint64_t next_graph_ = 0;
-  std::map<int64_t, std::shared_ptr<StepRendezvous>> steps_;
+  std::map<int64_t, StepEntry> steps_;
+  const WorkerLimits limits_;
+  std::condition_variable reaper_cv_;  // with mu_: Shutdown wakes the reaper
+  std::thread reaper_;
 };
 
 }  // namespace distributed

@@ -25,6 +25,11 @@ struct ServerOptions {
   // who reaches the port can then run any graph (file reads and writes
   // included). Without it such a server refuses to start.
   bool insecure = false;
+  // A step's rendezvous that no call used for this long is dropped (its
+  // master never sent CleanupGraph); 0: never.
+  int64_t step_idle_seconds = 600;
+  // A worker session no call used for this long is deleted; 0: never.
+  int64_t session_idle_seconds = 0;
 };
 
 class GrpcServer {
