@@ -635,6 +635,87 @@ TEST_F(DistributedTest, KilledAndRestartedWorker) {
   EXPECT_EQ(ToVector<float>(out[0]), std::vector<float>({0}));
 }
 
+// The WorkerService alone, as a TensorFlow master drives it: RegisterGraph
+// of a partition with a client-terminated feed and fetch, RunGraph with the
+// feed under its rendezvous key, step stats through Logging.
+TEST_F(DistributedTest, WorkerServiceRegisterRunAndLogging) {
+  ServerProcess server({"--port", "0"});
+  const std::string target = server.Target();
+  auto worker = tensorflow::WorkerService::NewStub(
+      grpc::CreateChannel(target.substr(7), grpc::InsecureChannelCredentials()));
+  auto call = [&](auto method, const auto& req, auto* resp) {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+    return ((*worker).*method)(&ctx, req, resp);
+  };
+  using W = tensorflow::WorkerService::Stub;
+  proto::GetStatusResponse status;
+  ASSERT_TRUE(call(&W::GetStatus, proto::GetStatusRequest(), &status).ok());
+  const std::string cpu = status.device_attributes(0).name();
+  const uint64_t inc = status.device_attributes(0).incarnation();
+  const std::string transfer = "attr { key: 'send_device' value { s: '" + cpu + "' } } attr { key: 'recv_device' value { s: '" +
+                               cpu + "' } } attr { key: 'send_device_incarnation' value { i: " +
+                               std::to_string(static_cast<int64_t>(inc)) +
+                               " } } attr { key: 'client_terminated' value { b: true } }";
+  proto::RegisterGraphRequest reg;
+  *reg.mutable_graph_def() = ParseGraph(
+      "node { name: '_recv_x_0' op: '_Recv' device: '" + cpu + "' attr { key: 'tensor_type' value { type: DT_FLOAT } } " +
+      "attr { key: 'tensor_name' value { s: 'x:0' } } " + transfer + " }" +
+      "node { name: 'y' op: 'Mul' input: '_recv_x_0' input: '_recv_x_0' device: '" + cpu +
+      "' attr { key: 'T' value { type: DT_FLOAT } } }" +
+      "node { name: '_send_y_0' op: '_Send' input: 'y' device: '" + cpu + "' attr { key: 'T' value { type: DT_FLOAT } } " +
+      "attr { key: 'tensor_name' value { s: 'y:0' } } " + transfer + " }");
+  proto::RegisterGraphResponse registered;
+  grpc::Status s = call(&W::RegisterGraph, reg, &registered);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  EXPECT_EQ(registered.graph_handle().size(), 16u);
+
+  proto::LoggingRequest enable;
+  enable.set_enable_rpc_logging(true);
+  proto::LoggingResponse logged;
+  ASSERT_TRUE(call(&W::Logging, enable, &logged).ok());
+
+  proto::RunGraphRequest run;
+  run.set_graph_handle(registered.graph_handle());
+  run.set_step_id(77);
+  proto::NamedTensorProto* feed = run.add_send();
+  feed->set_name(Rendezvous::CreateKey(cpu, inc, cpu, "x:0", 0, 0));
+  MakeTensor<float>(GR_FLOAT, {2}, {3, -4}).AsProtoTensorContent(feed->mutable_tensor());
+  run.add_recv_key(Rendezvous::CreateKey(cpu, inc, cpu, "y:0", 0, 0));
+  proto::RunGraphResponse ran;
+  s = call(&W::RunGraph, run, &ran);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  ASSERT_EQ(ran.recv_size(), 1);
+  Tensor y;
+  ASSERT_TRUE(Tensor::FromProto(ran.recv(0).tensor(), &y).ok());
+  EXPECT_EQ(ToVector<float>(y), std::vector<float>({9, 16}));
+  proto::CleanupGraphRequest cleanup;
+  cleanup.set_step_id(77);
+  proto::CleanupGraphResponse cleaned;
+  EXPECT_TRUE(call(&W::CleanupGraph, cleanup, &cleaned).ok());
+
+  proto::LoggingRequest fetch;
+  fetch.add_fetch_step_id(77);
+  fetch.add_fetch_step_id(78);  // never ran
+  ASSERT_TRUE(call(&W::Logging, fetch, &logged).ok());
+  ASSERT_EQ(logged.step_size(), 1);
+  EXPECT_EQ(logged.step(0).step_id(), 77);
+  bool saw_mul = false;
+  for (const auto& dev : logged.step(0).step_stats().dev_stats())
+    for (const auto& node : dev.node_stats()) saw_mul |= node.node_name() == "y";
+  EXPECT_TRUE(saw_mul) << logged.DebugString();
+
+  // A node without a full device, and an unknown graph handle: TensorFlow's errors.
+  reg.mutable_graph_def()->mutable_node(1)->set_device("/device:CPU:0");
+  s = call(&W::RegisterGraph, reg, &registered);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(s.error_message().find("Missing device name"), std::string::npos) << s.error_message();
+  run.set_graph_handle("ffffffffffffffff");
+  s = call(&W::RunGraph, run, &ran);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::ABORTED);
+  EXPECT_NE(s.error_message().find("Graph handle is not found"), std::string::npos) << s.error_message();
+}
+
 // What a dead master leaves behind goes: a step whose CleanupGraph never
 // came (here: a RecvTensor for a step that never runs) and idle sessions.
 TEST_F(DistributedTest, IdleStepsAndSessionsExpire) {

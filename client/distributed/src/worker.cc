@@ -364,9 +364,23 @@ Status Worker::RunGraphImpl(grpc::ServerContext* ctx, const proto::RunGraphReque
     args.deadline_nanos = deadline;
     args.cancelled = &shutting_down_;
     proto::StepStats stats;
-    if (req.exec_opts().record_timeline() || req.exec_opts().record_costs()) args.stats = &stats;
+    bool logging;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      logging = rpc_logging_;
+    }
+    const bool to_caller = req.exec_opts().record_timeline() || req.exec_opts().record_costs();
+    if (to_caller || logging) args.stats = &stats;
     s = graph->Run(args);
-    if (s.ok() && args.stats != nullptr) *resp->mutable_step_stats() = std::move(stats);
+    if (s.ok() && logging) {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (logged_steps_.insert_or_assign(req.step_id(), stats).second) logged_order_.push_back(req.step_id());
+      while (logged_order_.size() > kMaxLoggedSteps) {
+        logged_steps_.erase(logged_order_.front());  // (gone already if fetched)
+        logged_order_.pop_front();
+      }
+    }
+    if (s.ok() && to_caller) *resp->mutable_step_stats() = std::move(stats);
   }
   if (!s.ok()) {
     // Peers waiting for this step's values learn why they will not come.
@@ -460,9 +474,23 @@ Status Worker::RecvTensorImpl(grpc::ServerContext* ctx, const proto::RecvTensorR
   return Status::OK();
 }
 
-grpc::Status Worker::Logging(grpc::ServerContext*, const proto::LoggingRequest*, proto::LoggingResponse*) {
-  return Reply(errors::Unimplemented("Logging (RPC step stats) is not supported by graphrt's workers yet; "
-                                     "use RunOptions.trace_level for step stats"));
+grpc::Status Worker::Logging(grpc::ServerContext*, const proto::LoggingRequest* req, proto::LoggingResponse* resp) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (req->enable_rpc_logging()) rpc_logging_ = true;
+  if (req->disable_rpc_logging()) rpc_logging_ = false;
+  if (req->clear()) {
+    logged_steps_.clear();
+    logged_order_.clear();
+  }
+  for (int64_t step_id : req->fetch_step_id()) {
+    auto it = logged_steps_.find(step_id);
+    if (it == logged_steps_.end()) continue;
+    proto::LabeledStepStats* labeled = resp->add_step();
+    labeled->set_step_id(step_id);
+    labeled->mutable_step_stats()->Swap(&it->second);
+    logged_steps_.erase(it);
+  }
+  return grpc::Status::OK;
 }
 
 grpc::Status Worker::Tracing(grpc::ServerContext*, const proto::TracingRequest*, proto::TracingResponse*) {

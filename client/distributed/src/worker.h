@@ -5,6 +5,7 @@
 #define GRAPHRT_DISTRIBUTED_SRC_WORKER_H_
 
 #include <atomic>
+#include <deque>
 #include <condition_variable>
 #include <map>
 #include <memory>
@@ -102,6 +103,12 @@ class Worker final : public tensorflow::WorkerService::Service {
   std::shared_ptr<Session> legacy_session_;
   uint64_t next_graph_ = 0;
   std::map<int64_t, StepEntry> steps_;
+  // The Logging RPC: while enabled, each RunGraph's step stats, kept for
+  // the master to fetch (at most kMaxLoggedSteps, oldest dropped first).
+  static constexpr size_t kMaxLoggedSteps = 1000;
+  bool rpc_logging_ = false;  // under mu_
+  std::map<int64_t, proto::StepStats> logged_steps_;  // under mu_
+  std::deque<int64_t> logged_order_;                  // under mu_: oldest first
   const WorkerLimits limits_;
   std::condition_variable reaper_cv_;  // with mu_: Shutdown wakes the reaper
   std::thread reaper_;
