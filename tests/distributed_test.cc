@@ -765,6 +765,43 @@ TEST_F(DistributedTest, ServerStopsCleanlyOnSigterm) {
   EXPECT_EQ(server.Wait(), 0);
 }
 
+// A server in this process: sessions call its master directly, or over
+// RPC with use_rpc_for_inprocess_master; tensors past gRPC's 4 MB default
+// travel both ways.
+TEST_F(DistributedTest, InProcessServerWithAndWithoutRpc) {
+  distributed::ServerOptions options;
+  (*options.server_def.mutable_cluster()->add_job()->mutable_tasks())[0] = "localhost:0";
+  options.server_def.mutable_cluster()->mutable_job(0)->set_name("localhost");
+  std::unique_ptr<distributed::GrpcServer> server;
+  ASSERT_TRUE(distributed::GrpcServer::Create(options, &server).ok());
+  const proto::GraphDef g = ParseGraph(R"pb(
+    node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }
+    node { name: "y" op: "Neg" input: "x" attr { key: "T" value { type: DT_FLOAT } } })pb");
+  std::vector<float> big(3 << 20);
+  for (size_t i = 0; i < big.size(); ++i) big[i] = static_cast<float>(i % 1000);
+  const Tensor x = MakeTensor<float>(GR_FLOAT, {static_cast<int64_t>(big.size())}, big);
+  for (bool rpc : {false, true}) {
+    proto::ConfigProto config;
+    config.mutable_rpc_options()->set_use_rpc_for_inprocess_master(rpc);
+    auto session = Connect(server->target(), config);
+    ASSERT_TRUE(session->Create(g).ok());
+    std::vector<Tensor> out;
+    Status s = session->Run({{"x", x}}, {"y"}, {}, &out);
+    ASSERT_TRUE(s.ok()) << s;
+    const float* y = out[0].data<float>();
+    EXPECT_EQ(y[0], -0.0f);
+    EXPECT_EQ(y[big.size() - 1], -static_cast<float>((big.size() - 1) % 1000));
+    EXPECT_TRUE(session->Close().ok());
+  }
+  server->Stop();
+  // A session to a stopped in-process server fails, naming the master.
+  proto::ConfigProto quick;
+  quick.set_operation_timeout_in_ms(300);
+  auto late = Connect(server->target(), quick);
+  Status s = late->Create(g);
+  EXPECT_FALSE(s.ok());
+}
+
 TEST(ClusterConfigTest, TfConfigDenseAndSparse) {
   proto::ClusterDef cluster;
   std::string job;

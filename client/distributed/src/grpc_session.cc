@@ -7,6 +7,7 @@
 #include "graphrt/distributed/server.h"
 #include "graphrt/proto/master.pb.h"
 #include "grpc_util.h"
+#include "master.h"
 
 namespace graphrt {
 namespace distributed {
@@ -20,9 +21,12 @@ constexpr int64_t kDefaultCreateTimeoutMs = 60000;
 class GrpcSession final : public Session {
  public:
   explicit GrpcSession(const SessionOptions& options)
-      : options_(options),
-        address_(options.target.substr(sizeof(kScheme) - 1)),
-        stub_(tensorflow::MasterService::NewStub(NewChannel(address_))) {}
+      : options_(options), address_(options.target.substr(sizeof(kScheme) - 1)) {
+    // A master in this process is called directly (TensorFlow's LocalMaster)
+    // unless the session asks for RPC.
+    if (!options.config.rpc_options().use_rpc_for_inprocess_master()) local_master_ = FindLocalMaster(address_);
+    if (!local_master_) stub_ = tensorflow::MasterService::NewStub(NewChannel(address_));
+  }
 
   ~GrpcSession() override { Close().IgnoreError(); }
 
@@ -42,7 +46,7 @@ class GrpcSession final : public Session {
     proto::ExtendSessionResponse resp;
     grpc::ClientContext ctx;
     SetDeadline(&ctx, options_.config.operation_timeout_in_ms());
-    GR_RETURN_IF_ERROR(Call("ExtendSession", stub_->ExtendSession(&ctx, req, &resp)));
+    GR_RETURN_IF_ERROR(Call("ExtendSession", Invoke(&Stub::ExtendSession, &Master::ExtendSession, &ctx, req, &resp)));
     version_ = resp.new_graph_version();
     return Status::OK();
   }
@@ -75,7 +79,7 @@ class GrpcSession final : public Session {
     const int64_t timeout_ms =
         run_options.timeout_in_ms() > 0 ? run_options.timeout_in_ms() : options_.config.operation_timeout_in_ms();
     SetDeadline(&ctx, timeout_ms);
-    GR_RETURN_IF_ERROR(Call("RunStep", stub_->RunStep(&ctx, req, &resp)));
+    GR_RETURN_IF_ERROR(Call("RunStep", Invoke(&Stub::RunStep, &Master::RunStep, &ctx, req, &resp)));
     if (resp.status_code() != 0) return Status(static_cast<Code>(resp.status_code()), resp.status_error_message());
     std::vector<Tensor> unique(req.fetch_size());
     std::vector<bool> got(req.fetch_size(), false);
@@ -105,7 +109,7 @@ class GrpcSession final : public Session {
     proto::CloseSessionResponse resp;
     grpc::ClientContext ctx;
     SetDeadline(&ctx, 10000);
-    return Call("CloseSession", stub_->CloseSession(&ctx, req, &resp));
+    return Call("CloseSession", Invoke(&Stub::CloseSession, &Master::CloseSession, &ctx, req, &resp));
   }
 
   Status MakeCallable(const proto::CallableOptions& options, CallableHandle* out_handle) override {
@@ -115,7 +119,7 @@ class GrpcSession final : public Session {
     proto::MakeCallableResponse resp;
     grpc::ClientContext ctx;
     SetDeadline(&ctx, options_.config.operation_timeout_in_ms());
-    GR_RETURN_IF_ERROR(Call("MakeCallable", stub_->MakeCallable(&ctx, req, &resp)));
+    GR_RETURN_IF_ERROR(Call("MakeCallable", Invoke(&Stub::MakeCallable, &Master::MakeCallable, &ctx, req, &resp)));
     *out_handle = resp.handle();
     std::lock_guard<std::mutex> lock(mu_);
     callable_timeouts_[resp.handle()] = options.run_options().timeout_in_ms();
@@ -138,7 +142,7 @@ class GrpcSession final : public Session {
     proto::RunCallableResponse resp;
     grpc::ClientContext ctx;
     SetDeadline(&ctx, timeout_ms);
-    GR_RETURN_IF_ERROR(Call("RunCallable", stub_->RunCallable(&ctx, req, &resp)));
+    GR_RETURN_IF_ERROR(Call("RunCallable", Invoke(&Stub::RunCallable, &Master::RunCallable, &ctx, req, &resp)));
     fetch_tensors->assign(resp.fetch_size(), Tensor());
     for (int i = 0; i < resp.fetch_size(); ++i) GR_RETURN_IF_ERROR(Tensor::FromProto(resp.fetch(i), &(*fetch_tensors)[i]));
     if (run_metadata != nullptr) *run_metadata = resp.metadata();
@@ -152,7 +156,7 @@ class GrpcSession final : public Session {
     proto::ReleaseCallableResponse resp;
     grpc::ClientContext ctx;
     SetDeadline(&ctx, 10000);
-    return Call("ReleaseCallable", stub_->ReleaseCallable(&ctx, req, &resp));
+    return Call("ReleaseCallable", Invoke(&Stub::ReleaseCallable, &Master::ReleaseCallable, &ctx, req, &resp));
   }
 
  private:
@@ -167,7 +171,7 @@ class GrpcSession final : public Session {
     const int64_t timeout = options_.config.operation_timeout_in_ms();
     SetDeadline(&ctx, timeout > 0 ? timeout : kDefaultCreateTimeoutMs);
     ctx.set_wait_for_ready(true);
-    GR_RETURN_IF_ERROR(Call("CreateSession", stub_->CreateSession(&ctx, req, &resp)));
+    GR_RETURN_IF_ERROR(Call("CreateSession", Invoke(&Stub::CreateSession, &Master::CreateSession, &ctx, req, &resp)));
     handle_ = resp.session_handle();
     version_ = resp.graph_version();
     return Status::OK();
@@ -180,6 +184,19 @@ class GrpcSession final : public Session {
     return Status::OK();
   }
 
+  using Stub = tensorflow::MasterService::Stub;
+  // One MasterService call, through gRPC or to the master in this process.
+  template <typename Req, typename Resp>
+  grpc::Status Invoke(grpc::Status (Stub::*rpc)(grpc::ClientContext*, const Req&, Resp*),
+                      grpc::Status (Master::*local)(grpc::ServerContext*, const Req*, Resp*), grpc::ClientContext* ctx,
+                      const Req& req, Resp* resp) {
+    if (local_master_) {
+      grpc::ServerContext server_ctx;
+      return ((*local_master_).*local)(&server_ctx, &req, resp);
+    }
+    return ((*stub_).*rpc)(ctx, req, resp);
+  }
+
   // A failed call names the master it went to when it could not reach it.
   Status Call(const char* method, const grpc::Status& s) {
     return s.ok() ? Status::OK() : CallError(s, method, "the master at " + address_);
@@ -187,6 +204,7 @@ class GrpcSession final : public Session {
 
   const SessionOptions options_;
   const std::string address_;
+  std::shared_ptr<Master> local_master_;  // or:
   std::unique_ptr<tensorflow::MasterService::Stub> stub_;
   std::mutex mu_;
   std::string handle_;

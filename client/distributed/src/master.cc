@@ -425,6 +425,33 @@ class MasterSession {
   std::set<std::shared_ptr<grpc::ClientContext>> running_calls_;
 };
 
+namespace {
+struct LocalMasters {
+  std::mutex mu;
+  std::map<std::string, std::weak_ptr<Master>> by_address;
+};
+LocalMasters& Locals() {
+  static LocalMasters* m = new LocalMasters();
+  return *m;
+}
+}  // namespace
+
+void RegisterLocalMaster(const std::string& address, std::shared_ptr<Master> master) {
+  std::lock_guard<std::mutex> lock(Locals().mu);
+  Locals().by_address[address] = master;
+}
+
+void UnregisterLocalMaster(const std::string& address) {
+  std::lock_guard<std::mutex> lock(Locals().mu);
+  Locals().by_address.erase(address);
+}
+
+std::shared_ptr<Master> FindLocalMaster(const std::string& address) {
+  std::lock_guard<std::mutex> lock(Locals().mu);
+  auto it = Locals().by_address.find(address);
+  return it == Locals().by_address.end() ? nullptr : it->second.lock();
+}
+
 Master::Master(std::string task, proto::ConfigProto default_config, std::shared_ptr<WorkerCache> workers)
     : task_(std::move(task)),
       default_config_(std::move(default_config)),

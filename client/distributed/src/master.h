@@ -62,6 +62,13 @@ class Master final : public tensorflow::MasterService::Service {
   std::map<std::string, std::shared_ptr<MasterSession>> sessions_;
 };
 
+// The masters of this process's servers by address ("localhost:PORT" and
+// the cluster's address of their task): a grpc:// session to one of them
+// calls it directly.
+void RegisterLocalMaster(const std::string& address, std::shared_ptr<Master> master);
+void UnregisterLocalMaster(const std::string& address);
+std::shared_ptr<Master> FindLocalMaster(const std::string& address);
+
 }  // namespace distributed
 }  // namespace graphrt
 

@@ -44,7 +44,8 @@ struct GrpcServer::Impl {
   int port = 0;
   std::shared_ptr<WorkerCache> workers;
   std::unique_ptr<Worker> worker;
-  std::unique_ptr<Master> master;
+  std::shared_ptr<Master> master;  // grpc:// sessions in this process hold it too
+  std::vector<std::string> local_addresses;  // where they find it
   std::unique_ptr<grpc::Server> server;
   std::mutex mu;
   std::condition_variable stopped_cv;
@@ -105,7 +106,7 @@ Status GrpcServer::Create(const ServerOptions& options, std::unique_ptr<GrpcServ
   limits.step_idle_seconds = options.step_idle_seconds;
   limits.session_idle_seconds = options.session_idle_seconds;
   impl->worker = std::make_unique<Worker>(impl->task, config, impl->workers, limits);
-  impl->master = std::make_unique<Master>(impl->task, config, impl->workers);
+  impl->master = std::make_shared<Master>(impl->task, config, impl->workers);
   builder.RegisterService(impl->worker.get());
   builder.RegisterService(impl->master.get());
   impl->server = builder.BuildAndStart();
@@ -117,6 +118,9 @@ Status GrpcServer::Create(const ServerOptions& options, std::unique_ptr<GrpcServ
     impl->workers->SetAddresses(addresses);
   }
   impl->target = "grpc://localhost:" + std::to_string(impl->port);
+  impl->local_addresses = {"localhost:" + std::to_string(impl->port), "127.0.0.1:" + std::to_string(impl->port)};
+  if (port != 0) impl->local_addresses.push_back(task_it->second);
+  for (const std::string& a : impl->local_addresses) RegisterLocalMaster(a, impl->master);
   out->reset(new GrpcServer(std::move(impl)));
   return Status::OK();
 }
@@ -127,6 +131,7 @@ void GrpcServer::Stop() {
     if (impl_->stopping) return;
     impl_->stopping = true;
   }
+  for (const std::string& a : impl_->local_addresses) UnregisterLocalMaster(a);
   impl_->worker->Shutdown();
   impl_->master->Shutdown();
   // Calls still running after the grace period are cancelled.
