@@ -523,6 +523,67 @@ TEST_F(DistributedTest, TwoClientsCountExactlyOnTheParameterServer) {
   EXPECT_EQ(ToVector<float>(out[0]), std::vector<float>({2 * kSteps}));
 }
 
+// Between-graph replication: a parameter server holds w, two workers each
+// run their own client on the same graph and apply SGD steps to w in turn
+// (y = 2.5 x, squared error). The result is the reference's (computed here
+// in double) step by step.
+TEST_F(DistributedTest, BetweenGraphSgdMatchesTheReference) {
+  Cluster cluster({{"ps", 1}, {"worker", 2}});
+  auto graph_for = [](int worker) {
+    const std::string w = "/job:worker/task:" + std::to_string(worker);
+    const std::string f = "attr { key: 'T' value { type: DT_FLOAT } }";
+    auto scalar = [](const std::string& name, float v, const std::string& dev) {
+      return "node { name: '" + name + "' op: 'Const' device: '" + dev +
+             "' attr { key: 'dtype' value { type: DT_FLOAT } } attr { key: 'value' value { tensor { dtype: DT_FLOAT "
+             "tensor_shape {} float_val: " + std::to_string(v) + " } } } }";
+    };
+    return ParseGraph(
+        "node { name: 'w' op: 'VariableV2' device: '/job:ps/task:0' attr { key: 'dtype' value { type: DT_FLOAT } } "
+        "attr { key: 'shape' value { shape {} } } }" +
+        scalar("zero", 0, "/job:ps/task:0") +
+        "node { name: 'init' op: 'Assign' input: 'w' input: 'zero' device: '/job:ps/task:0' " + f + " }" +
+        "node { name: 'x' op: 'Placeholder' device: '" + w + "' attr { key: 'dtype' value { type: DT_FLOAT } } }" +
+        "node { name: 'y' op: 'Placeholder' device: '" + w + "' attr { key: 'dtype' value { type: DT_FLOAT } } }" +
+        "node { name: 'pred' op: 'Mul' input: 'x' input: 'w' device: '" + w + "' " + f + " }" +
+        "node { name: 'err' op: 'Sub' input: 'pred' input: 'y' device: '" + w + "' " + f + " }" +
+        "node { name: 'ex' op: 'Mul' input: 'err' input: 'x' device: '" + w + "' " + f + " }" +
+        "node { name: 'axis' op: 'Const' device: '" + w + "' attr { key: 'dtype' value { type: DT_INT32 } } "
+        "attr { key: 'value' value { tensor { dtype: DT_INT32 tensor_shape {} int_val: 0 } } } }" +
+        "node { name: 'mean' op: 'Mean' input: 'ex' input: 'axis' device: '" + w + "' " + f +
+        " attr { key: 'Tidx' value { type: DT_INT32 } } }" +
+        scalar("two", 2, w) +
+        "node { name: 'grad' op: 'Mul' input: 'mean' input: 'two' device: '" + w + "' " + f + " }" +
+        scalar("lr", 0.05f, "/job:ps/task:0") +
+        "node { name: 'apply' op: 'ApplyGradientDescent' input: 'w' input: 'lr' input: 'grad' "
+        "device: '/job:ps/task:0' " + f + " }");
+  };
+  const std::vector<std::vector<float>> xs = {{1, 2, 3, 4}, {0.5f, -1, 2, 1.5f}};
+  std::vector<std::unique_ptr<Session>> clients;
+  for (int k = 0; k < 2; ++k) {
+    clients.push_back(Connect(cluster.Target("worker", k)));
+    ASSERT_TRUE(clients[k]->Create(graph_for(k)).ok());
+  }
+  ASSERT_TRUE(clients[0]->Run({}, {}, {"init"}, nullptr).ok());
+  double w = 0;  // the reference
+  for (int step = 0; step < 20; ++step) {
+    const int k = step % 2;
+    std::vector<float> y(xs[k].size());
+    double grad = 0;
+    for (size_t i = 0; i < y.size(); ++i) {
+      y[i] = 2.5f * xs[k][i];
+      grad += (xs[k][i] * w - y[i]) * xs[k][i];
+    }
+    w -= 0.05 * 2 * grad / static_cast<double>(y.size());
+    std::vector<Tensor> out;
+    const int64_t n = static_cast<int64_t>(y.size());
+    Status s = clients[k]->Run({{"x", MakeTensor<float>(GR_FLOAT, {n}, xs[k])}, {"y", MakeTensor<float>(GR_FLOAT, {n}, y)}},
+                               {"apply"}, {}, &out);
+    ASSERT_TRUE(s.ok()) << s;
+    EXPECT_NEAR(ToVector<float>(out[0])[0], w, 1e-5 * std::max(1.0, std::abs(w))) << "step " << step;
+  }
+  EXPECT_NEAR(w, 2.5, 1e-3);
+}
+
 // An op failing on one task while the other waits for it: the step fails
 // with the op's own message, whole even at 1 MB; the session goes on.
 TEST_F(DistributedTest, ErrorOnOneTaskReachesTheClientWhole) {
