@@ -497,6 +497,31 @@ TEST_F(DistributedTest, VariablesOnTheParameterServerOutliveSessions) {
   EXPECT_EQ(ToVector<float>(out[0]), std::vector<float>({9}));
 }
 
+// isolate_session_state: an isolated session's variables are its own; a
+// sharing session sees the others' (TensorFlow's 23rd behaviour).
+TEST_F(DistributedTest, IsolatedSessionsDoNotSeeEachOthersVariables) {
+  Cluster cluster({{"ps", 1}, {"worker", 1}});
+  auto shared = Connect(cluster.Target("worker", 0));
+  ASSERT_TRUE(shared->Create(ParseGraph(kCounter)).ok());
+  ASSERT_TRUE(shared->Run({}, {}, {"init"}, nullptr).ok());
+  ASSERT_TRUE(shared->Run({}, {}, {"inc"}, nullptr).ok());
+  proto::ConfigProto isolate;
+  isolate.set_isolate_session_state(true);
+  auto isolated = Connect(cluster.Target("worker", 0), isolate);
+  ASSERT_TRUE(isolated->Create(ParseGraph(kCounter)).ok());
+  std::vector<Tensor> out;
+  Status s = isolated->Run({}, {"read"}, {}, &out);
+  EXPECT_EQ(s.code(), Code::kFailedPrecondition) << s;
+  EXPECT_NE(s.message().find("uninitialized"), std::string::npos) << s;
+  ASSERT_TRUE(isolated->Run({}, {}, {"init"}, nullptr).ok());
+  ASSERT_TRUE(isolated->Run({}, {"read"}, {}, &out).ok());
+  EXPECT_EQ(ToVector<float>(out[0]), std::vector<float>({0}));
+  auto sharing = Connect(cluster.Target("worker", 0));
+  ASSERT_TRUE(sharing->Create(ParseGraph(kCounter)).ok());
+  ASSERT_TRUE(sharing->Run({}, {"read"}, {}, &out).ok());
+  EXPECT_EQ(ToVector<float>(out[0]), std::vector<float>({1}));
+}
+
 // Between-graph replication's exact counter: two clients, each through its
 // own worker's master, add 1 N times with use_locking: 2N.
 TEST_F(DistributedTest, TwoClientsCountExactlyOnTheParameterServer) {
@@ -617,6 +642,36 @@ TEST_F(DistributedTest, ErrorOnOneTaskReachesTheClientWhole) {
   ASSERT_TRUE(s.ok()) << s;
   EXPECT_EQ(ToVector<float>(out[0]), std::vector<float>({3}));
   EXPECT_TRUE(session->Close().ok());
+}
+
+// Close while another thread's step waits in a dequeue on a worker: that
+// Run ends CANCELLED naming Session::Close (TensorFlow's 21st behaviour).
+TEST_F(DistributedTest, CloseCancelsAStepBlockedOnAWorker) {
+  Cluster cluster({{"ps", 1}, {"worker", 1}});
+  auto session = Connect(cluster.Target("ps", 0));
+  ASSERT_TRUE(session->Create(ParseGraph(R"pb(
+    node { name: "q" op: "FIFOQueueV2" device: "/job:worker/task:0"
+           attr { key: "component_types" value { list { type: DT_FLOAT } } } }
+    node { name: "deq" op: "QueueDequeueV2" input: "q" device: "/job:worker/task:0"
+           attr { key: "component_types" value { list { type: DT_FLOAT } } } }
+    node { name: "out" op: "Identity" input: "deq" device: "/job:ps/task:0" attr { key: "T" value { type: DT_FLOAT } } }
+  )pb")).ok());
+  Status blocked;
+  std::thread runner([&] {
+    std::vector<Tensor> out;
+    blocked = session->Run({}, {"out"}, {}, &out);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_TRUE(session->Close().ok());
+  runner.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  EXPECT_EQ(blocked.code(), Code::kCancelled) << blocked;
+  EXPECT_NE(blocked.message().find("Session::Close"), std::string::npos) << blocked;
+  // The worker is free again: a new session runs there.
+  auto next = Connect(cluster.Target("ps", 0));
+  ASSERT_TRUE(next->Create(ParseGraph(kCounter)).ok());
+  EXPECT_TRUE(next->Run({}, {}, {"init"}, nullptr).ok());
 }
 
 TEST_F(DistributedTest, DeviceFiltersLeavingOutAPinnedTaskFailAtCreate) {
