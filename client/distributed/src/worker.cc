@@ -181,7 +181,7 @@ void Worker::ReapIdle() {
     std::vector<std::shared_ptr<StepRendezvous>> expired;
     if (limits_.step_idle_seconds > 0)
       for (auto it = steps_.begin(); it != steps_.end();) {
-        if (now - it->second.last_used_nanos > limits_.step_idle_seconds * 1000000000) {
+        if (it->second.running == 0 && now - it->second.last_used_nanos > limits_.step_idle_seconds * 1000000000) {
           expired.push_back(std::move(it->second.rendezvous));
           it = steps_.erase(it);
         } else {
@@ -228,6 +228,14 @@ std::shared_ptr<StepRendezvous> Worker::Step(int64_t step_id) {
   if (!step.rendezvous) step.rendezvous = std::make_shared<StepRendezvous>(step_id, task_, workers_);
   step.last_used_nanos = NowSteadyNanos();
   return step.rendezvous;
+}
+
+void Worker::StepRunning(int64_t step_id, int delta) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = steps_.find(step_id);
+  if (it == steps_.end()) return;  // cleaned up meanwhile
+  it->second.running += delta;
+  it->second.last_used_nanos = NowSteadyNanos();
 }
 
 Status Worker::FindSession(const std::string& handle, bool created, std::shared_ptr<Session>* out) {
@@ -346,6 +354,12 @@ Status Worker::RunGraphImpl(grpc::ServerContext* ctx, const proto::RunGraphReque
     graph = it->second;
   }
   std::shared_ptr<StepRendezvous> step = Step(req.step_id());
+  StepRunning(req.step_id(), +1);
+  struct Done {
+    Worker* w;
+    int64_t id;
+    ~Done() { w->StepRunning(id, -1); }
+  } done{this, req.step_id()};
   const int64_t deadline = DeadlineNanos(ctx);
   step->set_deadline(deadline);
   Status s;

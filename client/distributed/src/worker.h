@@ -78,6 +78,7 @@ class Worker final : public tensorflow::WorkerService::Service {
   struct StepEntry {
     std::shared_ptr<StepRendezvous> rendezvous;
     int64_t last_used_nanos = 0;
+    int running = 0;  // RunGraphs of the step in progress: never idle then
   };
   // Drops idle steps and sessions (WorkerLimits) until Shutdown.
   void ReapIdle();
@@ -90,6 +91,8 @@ class Worker final : public tensorflow::WorkerService::Service {
   // The rendezvous of step `step_id`, made on demand: a peer's RecvTensor
   // may come before this worker's RunGraph.
   std::shared_ptr<StepRendezvous> Step(int64_t step_id);
+  // Marks a RunGraph of `step_id` in progress (or over, with -1).
+  void StepRunning(int64_t step_id, int delta);
 
   const std::string task_;
   const proto::ConfigProto config_;
