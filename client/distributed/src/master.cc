@@ -65,6 +65,42 @@ std::map<std::string, grpc::Status> CallAll(const std::vector<std::string>& task
   return p->results;
 }
 
+// Calls the WorkerService `method` on every task at once (with
+// `timeout_ms`; waiting for tasks not up yet when `wait_for_ready`) and
+// waits for all: each task's status. make(task, &request) fills the
+// requests; got(task, response) sees each answer that succeeded.
+template <typename Req, typename Resp>
+std::map<std::string, grpc::Status> CallTasks(
+    const std::shared_ptr<WorkerCache>& workers, const std::vector<std::string>& tasks,
+    void (tensorflow::WorkerService::Stub::async::*method)(grpc::ClientContext*, const Req*, Resp*,
+                                                           std::function<void(grpc::Status)>),
+    int64_t timeout_ms, bool wait_for_ready, const std::function<void(const std::string&, Req*)>& make,
+    const std::function<void(const std::string&, const Resp&)>& got = nullptr) {
+  std::mutex got_mu;
+  return CallAll(tasks, [&](const std::string& task, std::function<void(const grpc::Status&)> done) {
+    tensorflow::WorkerService::Stub* stub;
+    Status s = workers->Stub(task, &stub);
+    if (!s.ok()) return done(ToGrpcStatus(s));
+    struct Call {
+      grpc::ClientContext ctx;
+      Req req;
+      Resp resp;
+    };
+    auto call = std::make_shared<Call>();
+    SetDeadline(&call->ctx, timeout_ms);
+    call->ctx.set_wait_for_ready(wait_for_ready);
+    if (make) make(task, &call->req);
+    // The channel (in `workers`) outlives the call.
+    ((*stub->async()).*method)(&call->ctx, &call->req, &call->resp, [&, call, task, workers, done](grpc::Status rpc) {
+      if (rpc.ok() && got) {
+        std::lock_guard<std::mutex> lock(got_mu);
+        got(task, call->resp);
+      }
+      done(rpc);
+    });
+  });
+}
+
 }  // namespace
 
 // One client session: its graph placed over the cluster, the steps it has
@@ -192,23 +228,10 @@ class MasterSession {
       steps.swap(steps_);
       callables_.clear();
     }
-    auto workers = workers_;
-    const std::string handle = handle_;
-    CallAll(tasks_, [&](const std::string& task, std::function<void(const grpc::Status&)> done) {
-      tensorflow::WorkerService::Stub* stub;
-      if (!workers->Stub(task, &stub).ok()) return done(grpc::Status::OK);
-      struct Call {
-        grpc::ClientContext ctx;
-        proto::DeleteWorkerSessionRequest req;
-        proto::DeleteWorkerSessionResponse resp;
-      };
-      auto call = std::make_shared<Call>();
-      SetDeadline(&call->ctx, kCleanupTimeoutMs);
-      call->req.set_session_handle(handle);
-      // Deleting the session drops the graphs registered in it.
-      stub->async()->DeleteWorkerSession(&call->ctx, &call->req, &call->resp,
-                                          [call, workers, done](grpc::Status s) { done(s); });
-    });
+    // Deleting the sessions drops the graphs registered in them.
+    CallTasks<proto::DeleteWorkerSessionRequest, proto::DeleteWorkerSessionResponse>(
+        workers_, tasks_, &tensorflow::WorkerService::Stub::async::DeleteWorkerSession, kCleanupTimeoutMs, false,
+        [&](const std::string&, proto::DeleteWorkerSessionRequest* req) { req->set_session_handle(handle_); });
   }
 
  private:
@@ -513,29 +536,9 @@ Status Master::CreateSessionImpl(grpc::ServerContext* ctx, const proto::CreateSe
     timeout_ms = std::max<int64_t>(1, std::min(timeout_ms, left_ms - std::min<int64_t>(200, left_ms / 5)));
   }
   std::map<std::string, proto::GetStatusResponse> statuses;
-  std::mutex statuses_mu;
-  auto workers = workers_;
-  auto results = CallAll(tasks, [&](const std::string& task, std::function<void(const grpc::Status&)> done) {
-    tensorflow::WorkerService::Stub* stub;
-    Status s = workers->Stub(task, &stub);
-    if (!s.ok()) return done(ToGrpcStatus(s));
-    struct Call {
-      grpc::ClientContext ctx;
-      proto::GetStatusRequest req;
-      proto::GetStatusResponse resp;
-    };
-    auto call = std::make_shared<Call>();
-    SetDeadline(&call->ctx, timeout_ms);
-    call->ctx.set_wait_for_ready(true);
-    stub->async()->GetStatus(&call->ctx, &call->req, &call->resp,
-                             [&, call, task, workers, done](grpc::Status rpc) {
-                               if (rpc.ok()) {
-                                 std::lock_guard<std::mutex> lock(statuses_mu);
-                                 statuses[task] = call->resp;
-                               }
-                               done(rpc);
-                             });
-  });
+  auto results = CallTasks<proto::GetStatusRequest, proto::GetStatusResponse>(
+      workers_, tasks, &tensorflow::WorkerService::Stub::async::GetStatus, timeout_ms, /*wait_for_ready=*/true, nullptr,
+      [&](const std::string& task, const proto::GetStatusResponse& r) { statuses[task] = r; });
   std::string missing;
   grpc::StatusCode code = grpc::StatusCode::OK;
   std::string last_error;
@@ -559,24 +562,14 @@ Status Master::CreateSessionImpl(grpc::ServerContext* ctx, const proto::CreateSe
   GR_RETURN_IF_ERROR(PlaceOnCluster(devices, config, graph.get()));
 
   const std::string handle = RandomHandle();
-  auto created = CallAll(tasks, [&](const std::string& task, std::function<void(const grpc::Status&)> done) {
-    tensorflow::WorkerService::Stub* stub;
-    Status s = workers->Stub(task, &stub);
-    if (!s.ok()) return done(ToGrpcStatus(s));
-    struct Call {
-      grpc::ClientContext ctx;
-      proto::CreateWorkerSessionRequest req;
-      proto::CreateWorkerSessionResponse resp;
-    };
-    auto call = std::make_shared<Call>();
-    SetDeadline(&call->ctx, timeout_ms);
-    call->req.set_session_handle(handle);
-    call->req.set_isolate_session_state(config.isolate_session_state());
-    call->req.set_master_task(task_);
-    call->req.set_master_incarnation(incarnation_);
-    stub->async()->CreateWorkerSession(&call->ctx, &call->req, &call->resp,
-                                       [call, workers, done](grpc::Status rpc) { done(rpc); });
-  });
+  auto created = CallTasks<proto::CreateWorkerSessionRequest, proto::CreateWorkerSessionResponse>(
+      workers_, tasks, &tensorflow::WorkerService::Stub::async::CreateWorkerSession, timeout_ms, false,
+      [&](const std::string&, proto::CreateWorkerSessionRequest* r) {
+        r->set_session_handle(handle);
+        r->set_isolate_session_state(config.isolate_session_state());
+        r->set_master_task(task_);
+        r->set_master_incarnation(incarnation_);
+      });
   for (const auto& [task, s] : created)
     if (!s.ok()) return CallError(s, "CreateWorkerSession", task);
   auto session = std::make_shared<MasterSession>(handle, config, workers_, std::move(devices), std::move(tasks),
@@ -666,27 +659,9 @@ grpc::Status Master::ListDevices(grpc::ServerContext*, const proto::ListDevicesR
   std::vector<std::string> tasks;
   for (const auto& [task, address] : workers_->addresses()) tasks.push_back(task);
   std::map<std::string, proto::GetStatusResponse> statuses;
-  std::mutex statuses_mu;
-  auto workers = workers_;
-  auto results = CallAll(tasks, [&](const std::string& task, std::function<void(const grpc::Status&)> done) {
-    tensorflow::WorkerService::Stub* stub;
-    Status s = workers->Stub(task, &stub);
-    if (!s.ok()) return done(ToGrpcStatus(s));
-    struct Call {
-      grpc::ClientContext ctx;
-      proto::GetStatusRequest req;
-      proto::GetStatusResponse resp;
-    };
-    auto call = std::make_shared<Call>();
-    SetDeadline(&call->ctx, kCleanupTimeoutMs);
-    stub->async()->GetStatus(&call->ctx, &call->req, &call->resp, [&, call, task, workers, done](grpc::Status rpc) {
-      if (rpc.ok()) {
-        std::lock_guard<std::mutex> lock(statuses_mu);
-        statuses[task] = call->resp;
-      }
-      done(rpc);
-    });
-  });
+  auto results = CallTasks<proto::GetStatusRequest, proto::GetStatusResponse>(
+      workers_, tasks, &tensorflow::WorkerService::Stub::async::GetStatus, kCleanupTimeoutMs, false, nullptr,
+      [&](const std::string& task, const proto::GetStatusResponse& r) { statuses[task] = r; });
   for (const auto& [task, s] : results)
     if (!s.ok()) return Reply(CallError(s, "GetStatus", task));
   for (const std::string& task : tasks)
@@ -700,22 +675,9 @@ grpc::Status Master::Reset(grpc::ServerContext*, const proto::ResetRequest* req,
   std::vector<std::string> tasks;
   for (const auto& [task, address] : workers_->addresses())
     if (TaskPassesFilters(task, req->device_filters())) tasks.push_back(task);
-  auto workers = workers_;
-  auto results = CallAll(tasks, [&](const std::string& task, std::function<void(const grpc::Status&)> done) {
-    tensorflow::WorkerService::Stub* stub;
-    Status s = workers->Stub(task, &stub);
-    if (!s.ok()) return done(ToGrpcStatus(s));
-    struct Call {
-      grpc::ClientContext ctx;
-      proto::CleanupAllRequest req;
-      proto::CleanupAllResponse resp;
-    };
-    auto call = std::make_shared<Call>();
-    SetDeadline(&call->ctx, kCleanupTimeoutMs);
-    *call->req.mutable_container() = req->container();
-    stub->async()->CleanupAll(&call->ctx, &call->req, &call->resp,
-                              [call, workers, done](grpc::Status rpc) { done(rpc); });
-  });
+  auto results = CallTasks<proto::CleanupAllRequest, proto::CleanupAllResponse>(
+      workers_, tasks, &tensorflow::WorkerService::Stub::async::CleanupAll, kCleanupTimeoutMs, false,
+      [&](const std::string&, proto::CleanupAllRequest* r) { *r->mutable_container() = req->container(); });
   for (const auto& [task, s] : results)
     if (!s.ok()) return Reply(CallError(s, "CleanupAll", task));
   return grpc::Status::OK;
