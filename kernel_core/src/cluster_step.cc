@@ -242,11 +242,13 @@ WorkerState::~WorkerState() = default;
 
 void WorkerState::Cancel() { state_->cancellation()->Cancel(); }
 
-struct WorkerGraph::Impl {
+namespace cluster_internal {
+struct WorkerGraphImpl {
   std::shared_ptr<WorkerState> state;
   std::unique_ptr<Executor> executor;
   std::vector<Device*> streamed_devices;
 };
+}  // namespace cluster_internal
 
 WorkerGraph::WorkerGraph(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 WorkerGraph::~WorkerGraph() = default;

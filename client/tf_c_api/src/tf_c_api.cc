@@ -25,7 +25,7 @@
 #include "graphrt/core/tensor.h"
 #include "graphrt/core/tensor_shape.h"
 #include "graphrt/core/types.h"
-#include "graphrt/distributed/server.h"
+#include "graphrt/distributed/grpc_session.h"
 #include "graphrt/model.h"
 #include "graphrt/proto/op_def.pb.h"
 
@@ -490,7 +490,9 @@ void TF_SetConfig(TF_SessionOptions* options, const void* proto, size_t proto_le
     if (options == nullptr) return NullArgument(fn, "options");
     graphrt::proto::ConfigProto c;
     GR_RETURN_IF_ERROR(ParseProto(fn, proto, proto_len, "config", &c));
-    options->options.config = std::move(c);
+    // Swap, not a move assignment: clang emits that one here, and the
+    // version script would leave it in the dynamic symbol table.
+    options->options.config.Swap(&c);
     return Status::OK();
   });
 }

@@ -72,6 +72,9 @@ Status BuildClusterStep(const Graph& g, const std::vector<ClusterDevice>& device
 
 class SessionState;
 class ResourceMgr;
+namespace cluster_internal {
+struct WorkerGraphImpl;
+}  // namespace cluster_internal
 
 // Resources (variables, queues, ...) that several worker sessions share:
 // those of a worker's sessions that do not isolate their state live here
@@ -132,7 +135,7 @@ class WorkerGraph {
   Status Run(const StepArgs& args);
 
  private:
-  struct Impl;
+  using Impl = cluster_internal::WorkerGraphImpl;
   explicit WorkerGraph(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "graphrt/core/status.h"
+#include "graphrt/distributed/grpc_session.h"
 #include "graphrt/proto/cluster.pb.h"
 #include "graphrt/proto/device_attributes.pb.h"
 #include "graphrt/proto/tensorflow_server.pb.h"
@@ -62,11 +63,6 @@ class GrpcServer {
   explicit GrpcServer(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
-
-// Makes "grpc://host:port" session targets available (NewSession). Loading
-// the library does it too; a binding calls it so that the linker keeps the
-// library even where it drops unreferenced ones (--as-needed).
-void RegisterGrpcSessionFactory();
 
 // The devices of the cluster behind the master at `target`
 // ("grpc://host:port"; MasterService.ListDevices): `local` those of the
