@@ -508,6 +508,55 @@ TEST_F(DistributedTest, VariablesOnTheParameterServerOutliveSessions) {
   EXPECT_EQ(ToVector<float>(out[0]), std::vector<float>({9}));
 }
 
+// ListDevices on a 2-task cluster: one local device (the master's task's
+// CPU), the other task's as remote; Reset with a container that does not
+// exist leaves variables alone, Reset of the default container clears only
+// it (TensorFlow's 5th and 24th behaviours).
+TEST_F(DistributedTest, ListDevicesAndResetContainersOnTwoTasks) {
+  Cluster cluster({{"ps", 1}, {"worker", 1}});
+  MasterStub master(cluster.Target("worker", 0));
+  using S = tensorflow::MasterService::Stub;
+  proto::ListDevicesResponse devices;
+  ASSERT_TRUE(master.Call(&S::ListDevices, proto::ListDevicesRequest(), &devices).ok());
+  ASSERT_EQ(devices.local_device_size(), 1);
+  EXPECT_EQ(devices.local_device(0).device_type(), "CPU");
+  EXPECT_EQ(devices.local_device(0).name(), "/job:worker/replica:0/task:0/device:CPU:0");
+  ASSERT_EQ(devices.remote_device_size(), 1);
+  EXPECT_EQ(devices.remote_device(0).name(), "/job:ps/replica:0/task:0/device:CPU:0");
+
+  std::string graph = kCounter;
+  graph += R"pb(
+    node { name: "t" op: "VariableV2" device: "/job:ps/task:0" attr { key: "dtype" value { type: DT_FLOAT } }
+           attr { key: "shape" value { shape {} } } attr { key: "container" value { s: "test0" } } }
+    node { name: "t_init" op: "Assign" input: "t" input: "zero" device: "/job:ps/task:0"
+           attr { key: "T" value { type: DT_FLOAT } } }
+    node { name: "t_read" op: "Identity" input: "t" device: "/job:worker/task:0"
+           attr { key: "T" value { type: DT_FLOAT } } })pb";
+  auto init = Connect(cluster.Target("worker", 0));
+  ASSERT_TRUE(init->Create(ParseGraph(graph)).ok());
+  ASSERT_TRUE(init->Run({}, {}, {"init", "t_init"}, nullptr).ok());
+  auto reads = [&](Status* v, Status* t) {
+    auto s = Connect(cluster.Target("worker", 0));
+    ASSERT_TRUE(s->Create(ParseGraph(graph)).ok());
+    std::vector<Tensor> out;
+    *v = s->Run({}, {"read"}, {}, &out);
+    *t = s->Run({}, {"t_read"}, {}, &out);
+  };
+  proto::ResetRequest reset;
+  proto::ResetResponse reset_done;
+  reset.add_container("nonexistent");
+  ASSERT_TRUE(master.Call(&S::Reset, reset, &reset_done).ok());
+  Status v, t;
+  reads(&v, &t);
+  EXPECT_TRUE(v.ok()) << v;
+  EXPECT_TRUE(t.ok()) << t;
+  reset.clear_container();  // the default container
+  ASSERT_TRUE(master.Call(&S::Reset, reset, &reset_done).ok());
+  reads(&v, &t);
+  EXPECT_EQ(v.code(), Code::kFailedPrecondition) << v;
+  EXPECT_TRUE(t.ok()) << t;
+}
+
 // isolate_session_state: an isolated session's variables are its own; a
 // sharing session sees the others' (TensorFlow's 23rd behaviour).
 TEST_F(DistributedTest, IsolatedSessionsDoNotSeeEachOthersVariables) {
