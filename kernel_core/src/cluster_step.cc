@@ -41,20 +41,28 @@ std::string TaskName(const DeviceNameParts& p) {
   return "/job:" + p.job + "/replica:" + std::to_string(p.replica) + "/task:" + std::to_string(p.task);
 }
 
-// This process's device of `type`, the lowest index first; null if none.
-Device* LocalDeviceOfType(const std::string& type, int id = -1) {
-  std::vector<Device*> devices;
-  if (!Runtime::Global().devices().GetDevices(&devices).ok()) return nullptr;
-  Device* any = nullptr;
-  for (Device* d : devices) {
-    if (d->type() != type) continue;
-    if (d->ordinal() == id) return d;
-    if (any == nullptr) any = d;
+// This process's devices, read once per use.
+class LocalDevices {
+ public:
+  LocalDevices() { Runtime::Global().devices().GetDevices(&devices_).IgnoreError(); }
+  // The device of `type` with index `id` (with id < 0: of any index, the
+  // lowest first); null if none.
+  Device* Find(const std::string& type, int id = -1) const {
+    Device* any = nullptr;
+    for (Device* d : devices_) {
+      if (d->type() != type) continue;
+      if (d->ordinal() == id) return d;
+      if (any == nullptr) any = d;
+    }
+    return id < 0 ? any : nullptr;
   }
-  return id < 0 ? any : nullptr;
-}
 
-Status PlacementDevicesOf(const std::vector<ClusterDevice>& devices, std::vector<PlacementDevice>* out) {
+ private:
+  std::vector<Device*> devices_;
+};
+
+Status PlacementDevicesOf(const std::vector<ClusterDevice>& devices, const LocalDevices& local_devices,
+                          std::vector<PlacementDevice>* out) {
   out->clear();
   for (const ClusterDevice& c : devices) {
     PlacementDevice p;
@@ -65,7 +73,7 @@ Status PlacementDevicesOf(const std::vector<ClusterDevice>& devices, std::vector
     p.id = p.parts.id;
     // What this process's backend of the type says (the cluster runs the
     // same plugins); a type this process lacks is assumed to have its own.
-    Device* local = LocalDeviceOfType(c.type);
+    Device* local = local_devices.Find(c.type);
     p.host_memory = local != nullptr && local->host_memory();
     out->push_back(std::move(p));
   }
@@ -168,7 +176,7 @@ Status PlaceOnCluster(const std::vector<ClusterDevice>& devices, const proto::Co
     GR_RETURN_IF_ERROR(ComputeFrameLayout(*g, &frames));
   }
   std::vector<PlacementDevice> placement;
-  GR_RETURN_IF_ERROR(PlacementDevicesOf(devices, &placement));
+  GR_RETURN_IF_ERROR(PlacementDevicesOf(devices, LocalDevices(), &placement));
   GR_RETURN_IF_ERROR(PlaceGraph(placement, ClusterPlacementOptions(config), g));
   std::vector<std::vector<PartialTensorShape>> shapes;
   return InferShapes(*g, &shapes, HostAllocator());
@@ -178,21 +186,22 @@ Status BuildClusterStep(const Graph& full, const std::vector<ClusterDevice>& dev
                         const std::vector<std::string>& feeds, const std::vector<std::string>& fetches,
                         const std::vector<std::string>& targets, ClusterStep* out) {
   *out = ClusterStep();
+  const LocalDevices local_devices;
   std::vector<PlacementDevice> placement;
-  GR_RETURN_IF_ERROR(PlacementDevicesOf(devices, &placement));
+  GR_RETURN_IF_ERROR(PlacementDevicesOf(devices, local_devices, &placement));
   Graph g(&Runtime::Global().ops());
   ClientGraphFeeds feed_info;
   GR_RETURN_IF_ERROR(BuildClientGraph(full, feeds, fetches, targets, &g, &feed_info));
   GR_RETURN_IF_ERROR(PlaceClientGraph(placement, ClusterPlacementOptions(config), &g));
   // The passes ask a device for its type and kernels: this process's
   // device of the same type answers for a remote one.
-  std::unordered_map<std::string, std::string> type_of;
-  for (const ClusterDevice& d : devices) type_of[d.name] = d.type;
+  std::unordered_map<std::string, Device*> local_for;
+  for (const ClusterDevice& d : devices) local_for[d.name] = local_devices.Find(d.type);
   GR_RETURN_IF_ERROR(RunGraphPasses(
       config.graph_options(),
       [&](const std::string& name) {
-        auto it = type_of.find(name);
-        return it == type_of.end() ? nullptr : LocalDeviceOfType(it->second);
+        auto it = local_for.find(name);
+        return it == local_for.end() ? nullptr : it->second;
       },
       &g));
   std::unordered_map<std::string, uint64_t> incarnation;
@@ -259,6 +268,7 @@ Status WorkerGraph::Create(const proto::GraphDef& def, const std::string& task, 
     auto g = std::make_unique<Graph>(&Runtime::Global().ops());
     GR_RETURN_IF_ERROR(ConvertPartitionGraphDef(def, g.get(), GraphLimits()));
     // The devices the master named, on this process: same type and index.
+    const LocalDevices local_devices;
     std::unordered_map<std::string, Device*> device_named;
     for (Node* n : g->op_nodes()) {
       DeviceNameParts p;
@@ -271,7 +281,7 @@ Status WorkerGraph::Create(const proto::GraphDef& def, const std::string& task, 
                                        "' is not on this worker (", task, ")");
       const std::string name = p.ToString();
       Device*& d = device_named[name];
-      if (d == nullptr) d = LocalDeviceOfType(p.type, p.id);
+      if (d == nullptr) d = local_devices.Find(p.type, p.id);
       if (d == nullptr)
         return errors::InvalidArgument(NodePrefix(n->def()), ": this worker (", task, ") has no device ", p.type,
                                        ":", p.id);
@@ -289,7 +299,7 @@ Status WorkerGraph::Create(const proto::GraphDef& def, const std::string& task, 
       if (TaskName(p) != task) {
         v.set_b(true);
         n->SetInternalAttr(kSendFromHostAttr, v);
-      } else if (Device* local = LocalDeviceOfType(p.type, p.id)) {
+      } else if (Device* local = local_devices.Find(p.type, p.id)) {
         v.set_s(local->name());
         n->SetInternalAttr(kSendDeviceLocalAttr, v);
       }
@@ -298,25 +308,8 @@ Status WorkerGraph::Create(const proto::GraphDef& def, const std::string& task, 
       auto it = device_named.find(name);
       return it == device_named.end() ? nullptr : it->second;
     };
-    PartitionOptions options;
-    options.get_incarnation = [](const std::string& device) { return DeviceIncarnation(device); };
-    auto host_memory_arg = [&](const Node& n, int slot, bool input) {
-      Device* d = device_of_name(n.assigned_device());
-      const KernelRegistration* reg;
-      if (d == nullptr || !Runtime::Global().kernels().FindKernel(n.def(), d->type(), &reg).ok()) return false;
-      return IsHostMemoryArg(*reg, n, slot, input);
-    };
-    options.input_on_host = [&](const Node& n, int slot) { return host_memory_arg(n, slot, true); };
-    options.output_on_host = [&](const Node& n, int slot) { return host_memory_arg(n, slot, false); };
     int num_transfers = 0;
-    GR_RETURN_IF_ERROR(InsertTransfers(
-        options,
-        [&](const std::string& src, const std::string& dst) {
-          Device* a = device_of_name(src);
-          Device* b = device_of_name(dst);
-          return a == nullptr || b == nullptr || !a->host_memory() || !b->host_memory();
-        },
-        g.get(), &num_transfers));
+    GR_RETURN_IF_ERROR(InsertStepTransfers(device_of_name, g.get(), &num_transfers));
     auto impl = std::make_unique<Impl>();
     impl->state = std::move(state);
     SessionState* s = impl->state->state_.get();
@@ -325,8 +318,7 @@ Status WorkerGraph::Create(const proto::GraphDef& def, const std::string& task, 
     DeviceOfNode device_of = [&](const Node& n) { return device_of_name(n.assigned_device()); };
     AllocatorOfDevice allocator_of = [s](Device* d) { return s->AllocatorFor(d); };
     GR_RETURN_IF_ERROR(Executor::Create(*g, device_of, allocator_of, provider, &impl->executor));
-    for (Device* d : impl->executor->devices())
-      if (d != nullptr && !d->host_memory() && d->compute_stream() != nullptr) impl->streamed_devices.push_back(d);
+    impl->streamed_devices = StreamedDevices(*impl->executor);
     out->reset(new WorkerGraph(std::move(impl)));
     return Status::OK();
   });
@@ -350,13 +342,8 @@ Status WorkerGraph::Run(const StepArgs& step) {
   args.rendezvous = step.rendezvous;
   args.host_allocator = s->host_allocator();
   args.file_access = s->file_access();
-  Status status = StatusFromExceptions("RunGraph", [&] { return impl_->executor->Run(args); });
-  for (Device* d : impl_->streamed_devices) {
-    Status synced = d->SyncStream(d->compute_stream());
-    if (status.ok() && !synced.ok())
-      status = Status(synced.code(), "work the step enqueued on " + d->name() + " failed: " + synced.message());
-  }
-  return status;
+  return SyncStreams(impl_->streamed_devices,
+                     StatusFromExceptions("RunGraph", [&] { return impl_->executor->Run(args); }));
 }
 
 }  // namespace graphrt

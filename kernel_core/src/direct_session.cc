@@ -392,14 +392,7 @@ class DirectSession final : public Session {
     if (ek.num_transfers > 0) args.rendezvous = &rendezvous.emplace();
     args.host_allocator = state_.host_allocator();
     args.file_access = state_.file_access();
-    Status step = ek.executor->Run(args);
-    for (Device* d : ek.streamed_devices) {
-      // Even after a failure: nothing the step enqueued may outlive it.
-      Status synced = d->SyncStream(d->compute_stream());
-      if (step.ok() && !synced.ok())
-        step = Status(synced.code(), "work the step enqueued on " + d->name() + " failed: " + synced.message());
-    }
-    GR_RETURN_IF_ERROR(step);
+    GR_RETURN_IF_ERROR(SyncStreams(ek.streamed_devices, ek.executor->Run(args)));
     std::vector<Tensor> results(fetch_names.size());
     for (size_t k = 0; k < fetched.size(); ++k) {
       const int i = fetch_order[k];
@@ -503,16 +496,8 @@ class DirectSession final : public Session {
     Graph g(&Runtime::Global().ops());
     ClientGraphFeeds feed_info;
     GR_RETURN_IF_ERROR(BuildStepGraph(feeds, fetches, targets, &g, &feed_info));
-    // Devices that share host memory hand tensors over directly; others
-    // get TensorFlow's _Send/_Recv pairs.
-    GR_RETURN_IF_ERROR(InsertTransfers(
-        PartitionOptionsOf(),
-        [this](const std::string& src, const std::string& dst) {
-          Device* a = DeviceNamed(src);
-          Device* b = DeviceNamed(dst);
-          return a == nullptr || b == nullptr || !a->host_memory() || !b->host_memory();
-        },
-        &g, &ek->num_transfers));
+    GR_RETURN_IF_ERROR(
+        InsertStepTransfers([this](const std::string& d) { return DeviceNamed(d); }, &g, &ek->num_transfers));
     ek->feed_types = std::move(feed_info.types);
     ek->feed_names = std::move(feed_info.names);
     ek->fetch_names = fetches;
@@ -522,8 +507,7 @@ class DirectSession final : public Session {
     DeviceOfNode device_of = [this](const Node& n) { return DeviceNamed(n.assigned_device()); };
     AllocatorOfDevice allocator_of = [this](Device* d) { return state_.AllocatorFor(d); };
     GR_RETURN_IF_ERROR(Executor::Create(g, device_of, allocator_of, provider, &ek->executor));
-    for (Device* d : ek->executor->devices())
-      if (d != nullptr && !d->host_memory() && d->compute_stream() != nullptr) ek->streamed_devices.push_back(d);
+    ek->streamed_devices = StreamedDevices(*ek->executor);
     *out = std::move(ek);
     return Status::OK();
   }
@@ -558,20 +542,7 @@ class DirectSession final : public Session {
   }
 
   PartitionOptions PartitionOptionsOf() {
-    PartitionOptions p;
-    p.get_incarnation = [](const std::string& device) { return DeviceIncarnation(device); };
-    p.input_on_host = [this](const Node& n, int slot) { return ArgInHostMemory(n, slot, /*input=*/true); };
-    p.output_on_host = [this](const Node& n, int slot) { return ArgInHostMemory(n, slot, /*input=*/false); };
-    return p;
-  }
-
-  // Whether the kernel `n` runs with on its device declares input (or
-  // output) `slot` HostMemory.
-  bool ArgInHostMemory(const Node& n, int slot, bool input) {
-    Device* d = DeviceNamed(n.assigned_device());
-    const KernelRegistration* reg;
-    if (d == nullptr || !Runtime::Global().kernels().FindKernel(n.def(), d->type(), &reg).ok()) return false;
-    return IsHostMemoryArg(*reg, n, slot, input);
+    return TransferPartitionOptions([this](const std::string& d) { return DeviceNamed(d); });
   }
 
   Device* DeviceNamed(const std::string& name) const {

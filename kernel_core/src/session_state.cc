@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <thread>
 
+#include "graphrt/core/cluster_step.h"
 #include "graphrt/core/runtime.h"
 #include "transfer_kernels.h"
 
@@ -67,6 +68,49 @@ void SessionState::Clear() {
     stateful_kernels_.clear();
   }
   if (owns_resources_) resources_->Clear();
+}
+
+PartitionOptions TransferPartitionOptions(const DeviceLookupFn& device_named) {
+  PartitionOptions p;
+  p.get_incarnation = [](const std::string& device) { return DeviceIncarnation(device); };
+  auto host_memory_arg = [device_named](const Node& n, int slot, bool input) {
+    Device* d = device_named(n.assigned_device());
+    const KernelRegistration* reg;
+    if (d == nullptr || !Runtime::Global().kernels().FindKernel(n.def(), d->type(), &reg).ok()) return false;
+    return IsHostMemoryArg(*reg, n, slot, input);
+  };
+  p.input_on_host = [host_memory_arg](const Node& n, int slot) { return host_memory_arg(n, slot, true); };
+  p.output_on_host = [host_memory_arg](const Node& n, int slot) { return host_memory_arg(n, slot, false); };
+  return p;
+}
+
+Status InsertStepTransfers(const DeviceLookupFn& device_named, Graph* g, int* num_transfers) {
+  // Devices that share host memory hand tensors over directly; others get
+  // TensorFlow's _Send/_Recv pairs.
+  return InsertTransfers(
+      TransferPartitionOptions(device_named),
+      [&](const std::string& src, const std::string& dst) {
+        Device* a = device_named(src);
+        Device* b = device_named(dst);
+        return a == nullptr || b == nullptr || !a->host_memory() || !b->host_memory();
+      },
+      g, num_transfers);
+}
+
+std::vector<Device*> StreamedDevices(const Executor& executor) {
+  std::vector<Device*> out;
+  for (Device* d : executor.devices())
+    if (d != nullptr && !d->host_memory() && d->compute_stream() != nullptr) out.push_back(d);
+  return out;
+}
+
+Status SyncStreams(const std::vector<Device*>& devices, Status step) {
+  for (Device* d : devices) {
+    Status synced = d->SyncStream(d->compute_stream());
+    if (step.ok() && !synced.ok())
+      step = Status(synced.code(), "work the step enqueued on " + d->name() + " failed: " + synced.message());
+  }
+  return step;
 }
 
 }  // namespace graphrt

@@ -17,6 +17,8 @@
 #include "cancellation.h"
 #include "executor.h"
 #include "file_access.h"
+#include "graph_passes.h"
+#include "graphrt/core/partition.h"
 #include "memory_budget.h"
 #include "resource_mgr.h"
 #include "graphrt/proto/config.pb.h"
@@ -78,6 +80,19 @@ class SessionState {
   std::shared_ptr<ResourceMgr> resources_;
   bool owns_resources_;
 };
+
+// What a session's steps and a worker's registered graphs both do around
+// their executor, on the devices `device_named` finds:
+// TensorFlow's partition options: the devices' incarnations, and which
+// args each node's kernel on its device declares HostMemory.
+PartitionOptions TransferPartitionOptions(const DeviceLookupFn& device_named);
+// InsertTransfers wherever two devices do not both work in host memory.
+Status InsertStepTransfers(const DeviceLookupFn& device_named, Graph* g, int* num_transfers);
+// The devices of `executor` whose compute streams its kernels enqueue on.
+std::vector<Device*> StreamedDevices(const Executor& executor);
+// Waits for those streams after a step, even a failed one (nothing a step
+// enqueued may outlive it): the step's status, else the first stream error.
+Status SyncStreams(const std::vector<Device*>& devices, Status step);
 
 }  // namespace graphrt
 

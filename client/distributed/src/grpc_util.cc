@@ -112,11 +112,15 @@ void WorkerCache::SetAddresses(std::map<std::string, std::string> addresses) {
   addresses_ = std::move(addresses);  // (before any call: stubs made so far stay)
 }
 
+std::string Hex16(uint64_t v) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
 std::string RandomHandle() {
   static thread_local std::mt19937_64 rng(std::random_device{}());
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(rng()));
-  return buf;
+  return Hex16(rng());
 }
 
 }  // namespace distributed

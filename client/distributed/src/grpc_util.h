@@ -74,7 +74,10 @@ class WorkerCache {
   std::map<std::string, std::unique_ptr<tensorflow::WorkerService::Stub>> stubs_;
 };
 
-// 16 lower-case hex digits of a random 64-bit number (session handles).
+// 16 lower-case hex digits: TensorFlow's form of graph handles and
+// incarnations.
+std::string Hex16(uint64_t v);
+// Hex16 of a random 64-bit number (session handles).
 std::string RandomHandle();
 
 }  // namespace distributed

@@ -316,7 +316,6 @@ class MasterSession {
                                        " but the graph expects ", DataTypeString(step.feed_types[i]));
       }
     struct Call {
-      std::string task;
       std::shared_ptr<grpc::ClientContext> ctx = std::make_shared<grpc::ClientContext>();
       proto::RunGraphRequest req;
       proto::RunGraphResponse resp;
@@ -326,11 +325,9 @@ class MasterSession {
     const int64_t step_id = static_cast<int64_t>(rng() >> 7);  // at most 2^57, as TensorFlow's
     const int64_t timeout_ms =
         options.timeout_in_ms() > 0 ? options.timeout_in_ms() : config_.operation_timeout_in_ms();
-    std::vector<std::shared_ptr<Call>> calls;
-    std::map<std::string, Call*> by_task;
+    std::map<std::string, std::shared_ptr<Call>> calls;  // by task
     for (const auto& [task, handle] : rs.graph_handles) {
       auto c = std::make_shared<Call>();
-      c->task = task;
       SetDeadline(c->ctx.get(), timeout_ms);
       c->req.set_session_handle(handle_);
       c->req.set_create_worker_session_called(true);
@@ -338,46 +335,42 @@ class MasterSession {
       c->req.set_step_id(step_id);
       c->req.set_store_errors_in_response_body(true);
       if (options.trace_level() != proto::RunOptions::NO_TRACE) c->req.mutable_exec_opts()->set_record_timeline(true);
-      by_task[task] = c.get();
-      calls.push_back(std::move(c));
+      calls[task] = std::move(c);
     }
     for (size_t i = 0; i < feeds.size(); ++i) {
-      proto::NamedTensorProto* send = by_task.at(step.feeds[i].task)->req.add_send();
+      proto::NamedTensorProto* send = calls.at(step.feeds[i].task)->req.add_send();
       send->set_name(step.feeds[i].key);
       *send->mutable_tensor() = *feeds[i];
     }
-    for (const auto& f : step.fetches) by_task.at(f.task)->req.add_recv_key(f.key);
+    for (const auto& f : step.fetches) calls.at(f.task)->req.add_recv_key(f.key);
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (closed_) return errors::Cancelled("Step was cancelled by an explicit call to `Session::Close()`.");
       ++active_steps_;
-      for (auto& c : calls) running_calls_.insert(c->ctx);
+      for (auto& [task, c] : calls) running_calls_.insert(c->ctx);
     }
     // The first failure cancels the others' calls (their steps then end).
     std::atomic<bool> failed{false};
     std::vector<std::string> tasks;
-    for (auto& c : calls) tasks.push_back(c->task);
+    for (auto& [task, c] : calls) tasks.push_back(task);
     auto workers = workers_;
     CallAll(tasks, [&](const std::string& task, std::function<void(const grpc::Status&)> done) {
-      Call* c = by_task.at(task);
+      std::shared_ptr<Call> c = calls.at(task);  // held by the callback until gRPC drops it
       tensorflow::WorkerService::Stub* stub;
       Status s = workers->Stub(task, &stub);
       if (!s.ok()) return done(ToGrpcStatus(s));
-      std::shared_ptr<Call> keep;
-      for (auto& k : calls)
-        if (k.get() == c) keep = k;
-      stub->async()->RunGraph(c->ctx.get(), &c->req, &c->resp, [&, keep, workers, done](grpc::Status rpc) {
-        keep->rpc = rpc;
-        if ((!rpc.ok() || keep->resp.status_code() != 0) && !failed.exchange(true))
-          for (auto& other : calls)
-            if (other != keep) other->ctx->TryCancel();
+      stub->async()->RunGraph(c->ctx.get(), &c->req, &c->resp, [&, c, workers, done](grpc::Status rpc) {
+        c->rpc = rpc;
+        if ((!rpc.ok() || c->resp.status_code() != 0) && !failed.exchange(true))
+          for (auto& [other_task, other] : calls)
+            if (other != c) other->ctx->TryCancel();
         done(rpc);
       });
     });
     bool closed;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      for (auto& c : calls) running_calls_.erase(c->ctx);
+      for (auto& [task, c] : calls) running_calls_.erase(c->ctx);
       closed = closed_;
       if (--active_steps_ == 0) idle_.notify_all();
     }
@@ -385,8 +378,8 @@ class MasterSession {
     // The root cause: a worker's own error before the cancellations and
     // aborts it caused elsewhere.
     Status first, root;
-    for (auto& c : calls) {
-      Status s = !c->rpc.ok() ? CallError(c->rpc, "RunGraph", c->task)
+    for (auto& [task, c] : calls) {
+      Status s = !c->rpc.ok() ? CallError(c->rpc, "RunGraph", task)
                  : c->resp.status_code() != 0
                      ? Status(static_cast<Code>(c->resp.status_code()), c->resp.status_error_message())
                      : Status::OK();
@@ -400,7 +393,7 @@ class MasterSession {
     }
     fetched->resize(step.fetches.size());
     std::unordered_map<std::string, proto::TensorProto*> by_key;
-    for (auto& c : calls)
+    for (auto& [task, c] : calls)
       for (proto::NamedTensorProto& r : *c->resp.mutable_recv()) by_key[r.name()] = r.mutable_tensor();
     for (size_t i = 0; i < step.fetches.size(); ++i) {
       auto it = by_key.find(step.fetches[i].key);
@@ -483,16 +476,15 @@ Master::Master(std::string task, proto::ConfigProto default_config, std::shared_
 
 Master::~Master() { Shutdown(); }
 
-void Master::Shutdown() { CloseAll().IgnoreError(); }
+void Master::Shutdown() { CloseAll(); }
 
-Status Master::CloseAll() {
+void Master::CloseAll() {
   std::map<std::string, std::shared_ptr<MasterSession>> sessions;
   {
     std::lock_guard<std::mutex> lock(mu_);
     sessions.swap(sessions_);
   }
   for (auto& [handle, session] : sessions) session->Close();
-  return Status::OK();
 }
 
 Status Master::FindSession(const std::string& handle, std::shared_ptr<MasterSession>* out) {
@@ -671,7 +663,7 @@ grpc::Status Master::ListDevices(grpc::ServerContext*, const proto::ListDevicesR
 }
 
 grpc::Status Master::Reset(grpc::ServerContext*, const proto::ResetRequest* req, proto::ResetResponse*) {
-  CloseAll().IgnoreError();
+  CloseAll();
   std::vector<std::string> tasks;
   for (const auto& [task, address] : workers_->addresses())
     if (TaskPassesFilters(task, req->device_filters())) tasks.push_back(task);

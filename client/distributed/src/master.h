@@ -52,7 +52,7 @@ class Master final : public tensorflow::MasterService::Service {
   Status FindSession(const std::string& handle, std::shared_ptr<MasterSession>* out);
   Status CreateSessionImpl(grpc::ServerContext* ctx, const proto::CreateSessionRequest& req,
                            proto::CreateSessionResponse* resp);
-  Status CloseAll();
+  void CloseAll();
 
   const std::string task_;
   const proto::ConfigProto default_config_;

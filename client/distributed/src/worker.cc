@@ -310,8 +310,7 @@ grpc::Status Worker::RegisterGraph(grpc::ServerContext*, const proto::RegisterGr
   s = WorkerGraph::Create(req->graph_def(), task_, session->state, &graph);
   if (!s.ok()) return Reply(s);
   std::lock_guard<std::mutex> lock(mu_);
-  char handle[17];
-  std::snprintf(handle, sizeof handle, "%016llx", static_cast<unsigned long long>(next_graph_++));
+  const std::string handle = Hex16(next_graph_++);
   session->graphs[handle] = std::move(graph);
   resp->set_graph_handle(handle);
   return grpc::Status::OK;
@@ -459,10 +458,8 @@ Status Worker::RecvTensorImpl(grpc::ServerContext* ctx, const proto::RecvTensorR
     return errors::InvalidArgument("Invalid rendezvous key (src): ", req.rendezvous_key(), " @ ", task_,
                                    ": its source device is not on this worker");
   if (src->incarnation() != key.src_incarnation) {
-    char want[17], have[17];
-    std::snprintf(want, sizeof want, "%016llx", static_cast<unsigned long long>(key.src_incarnation));
-    std::snprintf(have, sizeof have, "%016llx", static_cast<unsigned long long>(src->incarnation()));
-    return errors::Aborted("RecvTensor expects a different device incarnation: ", want, " vs. ", have,
+    return errors::Aborted("RecvTensor expects a different device incarnation: ", Hex16(key.src_incarnation),
+                           " vs. ", Hex16(src->incarnation()),
                            ". Your worker job (\"", task_, "\") was probably restarted (its incarnation changed). "
                            "Check your worker job for the reason why it was restarted.");
   }
