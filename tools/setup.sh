@@ -18,6 +18,7 @@ packages=(
   nlohmann-json3-dev  # graphrt run --trace (Chrome trace JSON)
   libgrpc++-dev protobuf-compiler-grpc  # the distributed runtime (client/distributed)
   python3-grpcio  # tests speak raw MasterService from Python
+  openssl  # the TLS tests make their certificates
   clang libc++-dev libc++abi-dev
   libclang-rt-14-dev  # clang's ASan/UBSan/libFuzzer runtimes (only recommended by clang-14)
 )

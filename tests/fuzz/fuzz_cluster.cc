@@ -1,22 +1,27 @@
 // libFuzzer harness for what the distributed runtime reads from the network
 // and the environment: the first byte picks TF_CONFIG's JSON, a --cluster
-// flag, a rendezvous key (RecvTensor, RunGraph), or a GraphDef given to a
-// worker (RegisterGraph, binary) built into a WorkerGraph. A failing Status
+// flag, a rendezvous key (RecvTensor, RunGraph), a GraphDef given to a
+// worker (RegisterGraph, binary) built into a WorkerGraph, or a
+// RecvTensorResponse from a peer (tensor_coding.h), in slices as gRPC
+// delivers them. A failing Status
 // is not a finding; a crash, sanitizer report, leak or hang is.
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "graphrt/core/cluster_step.h"
 #include "graphrt/core/rendezvous.h"
 #include "graphrt/core/runtime.h"
 #include "graphrt/distributed/server.h"
+#include "tensor_coding.h"
 
 namespace graphrt {
 namespace {
 
 void FuzzOne(uint8_t kind, const std::string& text) {
-  switch (kind % 4) {
+  switch (kind % 5) {
     case 0: {
       proto::ClusterDef cluster;
       std::string job;
@@ -35,6 +40,19 @@ void FuzzOne(uint8_t kind, const std::string& text) {
         std::string task;
         TaskOfDevice(key.src_device, &task).IgnoreError();
       }
+      break;
+    }
+    case 4: {
+      // The kind's other bits choose the slices' size.
+      const size_t piece = 1 + (kind / 5) % 16;
+      std::vector<grpc::Slice> slices;
+      for (size_t i = 0; i < text.size(); i += piece)
+        slices.emplace_back(text.data() + i, std::min(piece, text.size() - i));
+      if (slices.empty()) slices.emplace_back(std::string());
+      grpc::ByteBuffer buffer(slices.data(), slices.size());
+      Tensor value;
+      bool is_dead = false;
+      distributed::DecodeRecvTensorResponse(&buffer, HostAllocator(), &value, &is_dead).IgnoreError();
       break;
     }
     default: {

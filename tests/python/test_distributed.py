@@ -55,6 +55,60 @@ def test_parameter_server_and_worker_in_one_process():
     worker.stop()
 
 
+def make_certificates(tmp_path, name):
+    """A CA and a certificate it signed for localhost and 127.0.0.1 (the
+    openssl command makes them); None without it."""
+    import shutil
+    import subprocess
+    if shutil.which("openssl") is None:
+        return None
+    d = tmp_path / name
+    d.mkdir()
+    (d / "san.cnf").write_text("subjectAltName=DNS:localhost,IP:127.0.0.1\n")
+    ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+    run = lambda *args: subprocess.run(["openssl", *args], cwd=d, check=True, capture_output=True)
+    run("req", "-x509", *ec, "-days", "2", "-subj", "/CN=ca", "-keyout", "ca.key", "-out", "ca.pem")
+    run("req", *ec, "-subj", "/CN=localhost", "-keyout", "node.key", "-out", "node.csr")
+    run("x509", "-req", "-in", "node.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial", "-days", "2",
+        "-extfile", "san.cnf", "-out", "node.pem")
+    return str(d / "node.pem"), str(d / "node.key"), str(d / "ca.pem")
+
+
+def test_tls_cluster_admits_only_certified_clients(tmp_path):
+    trusted = make_certificates(tmp_path, "trusted")
+    if trusted is None:
+        pytest.skip("needs the openssl command to make certificates")
+    untrusted = make_certificates(tmp_path, "untrusted")
+    cert, key, ca = trusted
+    cluster = tf.train.ClusterSpec({"ps": ["127.0.0.1:%d" % free_port()],
+                                    "worker": ["127.0.0.1:%d" % free_port()]})
+    ps = tf.train.Server(cluster, job_name="ps", task_index=0, tls_cert=cert, tls_key=key, tls_ca=ca)
+    worker = tf.train.Server(cluster, job_name="worker", task_index=0, tls_cert=cert, tls_key=key, tls_ca=ca)
+    g = graph("\n".join([
+        placeholder("x", shape=[2]).replace('op: "Placeholder"', 'op: "Placeholder" device: "/job:worker/task:0"'),
+        'node { name: "y" op: "Neg" input: "x" device: "/job:ps/task:0" attr { key: "T" value { type: DT_FLOAT } } }',
+    ]))
+    # Over RPC even in this process: the client's own TLS is what is tested.
+    config = graphrt.ConfigProto(operation_timeout_in_ms=1500)
+    config.rpc_options.use_rpc_for_inprocess_master = True
+    x = np.array([1.5, -2], np.float32)
+    try:
+        graphrt.train.set_client_tls(cert, key, ca)
+        with graphrt.Session(g, config=config, target=worker.target) as sess:
+            np.testing.assert_array_equal(sess.run("y:0", {"x:0": x}), -x)
+        for refused in [(None, None, None), untrusted]:
+            graphrt.train.set_client_tls(*refused)
+            with pytest.raises((errors.UnavailableError, errors.DeadlineExceededError), match="the master at"):
+                with graphrt.Session(g, config=config, target=worker.target) as sess:
+                    sess.run("y:0", {"x:0": x})
+        with pytest.raises(errors.InvalidArgumentError, match="missing: --tls-key --tls-ca"):
+            graphrt.train.set_client_tls(cert)
+    finally:
+        graphrt.train.set_client_tls()
+    ps.stop()
+    worker.stop()
+
+
 def test_cluster_spec_forms_round_trip():
     dense = tf.train.ClusterSpec({"ps": ["a:1", "b:2"], "worker": ["c:3"]})
     assert dense.jobs == ["ps", "worker"]

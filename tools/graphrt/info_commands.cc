@@ -11,6 +11,7 @@
 #include "graphrt/core/kernel_registry.h"
 #include "graphrt/core/op_registry.h"
 #include "graphrt/core/runtime.h"
+#include "session_config.h"
 
 namespace graphrt {
 namespace cli {
@@ -129,10 +130,12 @@ int DevicesCommand(const std::vector<std::string>& args) {
       ("target", po::value<std::string>()->value_name("grpc://HOST:PORT"), "list a cluster's devices")
       ("timeout", po::value<int>()->default_value(10000)->value_name("MS"),
        "with --target: how long to wait for the cluster's tasks");
+  AddTlsOptions(&visible);
   AddPluginOptions(&visible);
   po::variables_map vm;
   if (!ParseArgs("devices", args, visible, {}, {}, usage, &vm)) return 0;
   if (vm.count("target")) {
+    UseClientTls(vm);
     std::vector<proto::DeviceAttributes> local, remote;
     Check(distributed::ListClusterDevices(vm["target"].as<std::string>(), vm["timeout"].as<int>(), &local, &remote),
           "listing the cluster's devices");

@@ -59,7 +59,10 @@ int ServerCommand(const std::vector<std::string>& args) {
       "end, sessions close) with exit status 0.\n"
       "\n"
       "Security: a graphrt server runs any graph sent to it, file reads and writes included.\n"
-      "It refuses an address that is not a loopback address unless --insecure is given.\n";
+      "With --tls-cert, --tls-key and --tls-ca it speaks mutual TLS: only clients and tasks\n"
+      "holding a certificate that the CA signed get in, and it reaches the other tasks with its\n"
+      "own (give clients the same flags, or GRAPHRT_TLS_CERT, GRAPHRT_TLS_KEY, GRAPHRT_TLS_CA).\n"
+      "Without TLS it refuses an address that is not a loopback address unless --insecure is given.\n";
   po::options_description visible("options");
   visible.add_options()
       ("cluster", po::value<std::vector<std::string>>()->composing()->value_name("JOB=HOST:PORT,..."),
@@ -108,6 +111,7 @@ int ServerCommand(const std::vector<std::string>& args) {
   }
   *def.mutable_default_session_config() = SessionOptionsFromArgs(vm).config;
   options.insecure = vm["insecure"].as<bool>();
+  options.tls = TlsFromArgs(vm);
   options.step_idle_seconds = vm["step-idle-seconds"].as<int64_t>();
   options.session_idle_seconds = vm["session-idle-seconds"].as<int64_t>();
   if (options.step_idle_seconds < 0 || options.session_idle_seconds < 0)

@@ -71,6 +71,24 @@ int Threads(const po::variables_map& vm, const char* flag) {
 
 }  // namespace
 
+void AddTlsOptions(po::options_description* desc) {
+  desc->add_options()
+      ("tls-cert", po::value<std::string>()->value_name("PEM"), "mutual TLS with the cluster: this side's certificate")
+      ("tls-key", po::value<std::string>()->value_name("PEM"), "the private key of --tls-cert")
+      ("tls-ca", po::value<std::string>()->value_name("PEM"),
+       "the CA certificates the other side's certificate must chain to");
+}
+
+distributed::TlsFiles TlsFromArgs(const po::variables_map& vm) {
+  auto file = [&](const char* flag) { return vm.count(flag) ? vm[flag].as<std::string>() : std::string(); };
+  return distributed::TlsFiles{file("tls-cert"), file("tls-key"), file("tls-ca")};
+}
+
+void UseClientTls(const po::variables_map& vm) {
+  const distributed::TlsFiles tls = TlsFromArgs(vm);
+  if (!tls.empty()) Check(distributed::SetClientTls(tls), "TLS");
+}
+
 void AddSessionConfigOptions(po::options_description* desc) {
   // Commands that run nodes have --target NODE already; it takes grpc:// too.
   if (desc->find_nothrow("target", false) == nullptr)
@@ -100,6 +118,7 @@ void AddSessionConfigOptions(po::options_description* desc) {
        "let the graph's file ops (SaveV2, RestoreV2, ...) touch files in DIR (repeatable). A SavedModel "
        "or SessionBundle directory may only touch its own folder and these; a graph file, given any, "
        "only these ('--allow-dir /' lifts the limit)");
+  AddTlsOptions(desc);
 }
 
 bool IsSessionTarget(const std::string& target) {
@@ -117,6 +136,7 @@ SessionOptions SessionOptionsFromArgs(const po::variables_map& vm) {
       if (!options.target.empty()) throw UsageError("--target: two session targets, " + options.target + " and " + t);
       options.target = t;
     }
+  if (!options.target.empty()) UseClientTls(vm);
   if (vm.count("threads")) {
     const int n = Threads(vm, "threads");
     config.set_intra_op_parallelism_threads(n);

@@ -6,6 +6,7 @@
 
 #include "cli.h"
 #include "graphrt/core/session.h"
+#include "graphrt/distributed/server.h"
 
 namespace graphrt {
 namespace cli {
@@ -17,12 +18,21 @@ namespace cli {
 // --allow-dir (the file-access policy: ConfigProto.graphrt_options).
 void AddSessionConfigOptions(po::options_description* desc);
 
+// --tls-cert, --tls-key, --tls-ca: mutual TLS with a cluster (a server's
+// own, or a client's; AddSessionConfigOptions adds them).
+void AddTlsOptions(po::options_description* desc);
+distributed::TlsFiles TlsFromArgs(const po::variables_map& vm);
+// A client's: makes them this process's (distributed::SetClientTls) when
+// any is given. Throws CliError naming a file that cannot be read.
+void UseClientTls(const po::variables_map& vm);
+
 // Whether a --target value names a session target ("grpc://host:port")
 // rather than a node to run.
 bool IsSessionTarget(const std::string& target);
 
-// The options they ask for. Throws UsageError for a bad value and CliError
-// for a --config that cannot be read or parsed.
+// The options they ask for (and, with a grpc:// target, UseClientTls).
+// Throws UsageError for a bad value and CliError for a --config that cannot
+// be read or parsed.
 SessionOptions SessionOptionsFromArgs(const po::variables_map& vm);
 
 }  // namespace cli

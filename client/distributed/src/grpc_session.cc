@@ -20,12 +20,12 @@ constexpr int64_t kDefaultCreateTimeoutMs = 60000;
 
 class GrpcSession final : public Session {
  public:
-  explicit GrpcSession(const SessionOptions& options)
+  GrpcSession(const SessionOptions& options, const std::shared_ptr<grpc::ChannelCredentials>& credentials)
       : options_(options), address_(options.target.substr(sizeof(kScheme) - 1)) {
     // A master in this process is called directly (TensorFlow's LocalMaster)
     // unless the session asks for RPC.
     if (!options.config.rpc_options().use_rpc_for_inprocess_master()) local_master_ = FindLocalMaster(address_);
-    if (!local_master_) stub_ = tensorflow::MasterService::NewStub(NewChannel(address_));
+    if (!local_master_) stub_ = tensorflow::MasterService::NewStub(NewChannel(address_, credentials));
   }
 
   ~GrpcSession() override { Close().IgnoreError(); }
@@ -217,7 +217,9 @@ class GrpcSessionFactory final : public SessionFactory {
   Status NewSession(const SessionOptions& options, std::unique_ptr<Session>* out) override {
     if (options.target.size() <= sizeof(kScheme) - 1)
       return errors::InvalidArgument("Target '", options.target, "' names no master: expected grpc://host:port");
-    *out = std::make_unique<GrpcSession>(options);
+    std::shared_ptr<grpc::ChannelCredentials> credentials;
+    GR_RETURN_IF_ERROR(ClientCredentials(&credentials));
+    *out = std::make_unique<GrpcSession>(options, credentials);
     return Status::OK();
   }
 };
@@ -235,7 +237,9 @@ Status ListClusterDevices(const std::string& target, int64_t timeout_ms,
   if (target.rfind(kScheme, 0) != 0 || target.size() <= sizeof(kScheme) - 1)
     return errors::InvalidArgument("Target '", target, "' names no master: expected grpc://host:port");
   const std::string address = target.substr(sizeof(kScheme) - 1);
-  auto stub = tensorflow::MasterService::NewStub(NewChannel(address));
+  std::shared_ptr<grpc::ChannelCredentials> credentials;
+  GR_RETURN_IF_ERROR(ClientCredentials(&credentials));
+  auto stub = tensorflow::MasterService::NewStub(NewChannel(address, credentials));
   grpc::ClientContext ctx;
   SetDeadline(&ctx, timeout_ms);
   ctx.set_wait_for_ready(timeout_ms > 0);

@@ -1,8 +1,13 @@
 #include "grpc_util.h"
 
+#include <cerrno>
 #include <climits>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
 #include <random>
+#include <sstream>
 
 namespace graphrt {
 namespace distributed {
@@ -49,7 +54,98 @@ Status CallError(const grpc::Status& s, const std::string& method, const std::st
   return Status(static_cast<Code>(s.error_code()), message);
 }
 
-std::shared_ptr<grpc::Channel> NewChannel(const std::string& address) {
+namespace {
+
+Status ReadPem(const std::string& path, const char* flag, std::string* out) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  if (in) text << in.rdbuf();
+  if (!in || text.str().empty())
+    return errors::InvalidArgument("Could not read the TLS file '", path, "' (", flag, "): ",
+                                   in ? "it is empty" : std::strerror(errno));
+  *out = text.str();
+  return Status::OK();
+}
+
+struct Pem {
+  std::string cert, key, ca;
+};
+
+Status ReadTls(const TlsFiles& tls, Pem* pem) {
+  if (tls.cert_file.empty() || tls.key_file.empty() || tls.ca_file.empty())
+    return errors::InvalidArgument("TLS needs a certificate, its key and the CA that signs the other side's "
+                                   "(--tls-cert, --tls-key, --tls-ca); missing: ",
+                                   tls.cert_file.empty() ? "--tls-cert " : "", tls.key_file.empty() ? "--tls-key " : "",
+                                   tls.ca_file.empty() ? "--tls-ca" : "");
+  GR_RETURN_IF_ERROR(ReadPem(tls.cert_file, "--tls-cert", &pem->cert));
+  GR_RETURN_IF_ERROR(ReadPem(tls.key_file, "--tls-key", &pem->key));
+  return ReadPem(tls.ca_file, "--tls-ca", &pem->ca);
+}
+
+std::mutex client_tls_mu;
+bool client_tls_set = false;                                // under client_tls_mu
+std::shared_ptr<grpc::ChannelCredentials> client_credentials;  // under client_tls_mu
+
+}  // namespace
+
+Status ChannelCredentialsFor(const TlsFiles& tls, std::shared_ptr<grpc::ChannelCredentials>* out) {
+  if (tls.empty()) {
+    *out = grpc::InsecureChannelCredentials();
+    return Status::OK();
+  }
+  Pem pem;
+  GR_RETURN_IF_ERROR(ReadTls(tls, &pem));
+  grpc::SslCredentialsOptions options;
+  options.pem_root_certs = pem.ca;
+  options.pem_private_key = pem.key;
+  options.pem_cert_chain = pem.cert;
+  *out = grpc::SslCredentials(options);
+  return Status::OK();
+}
+
+Status ServerCredentialsFor(const TlsFiles& tls, std::shared_ptr<grpc::ServerCredentials>* out) {
+  if (tls.empty()) {
+    *out = grpc::InsecureServerCredentials();
+    return Status::OK();
+  }
+  Pem pem;
+  GR_RETURN_IF_ERROR(ReadTls(tls, &pem));
+  grpc::SslServerCredentialsOptions options(GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
+  options.pem_root_certs = pem.ca;
+  options.pem_key_cert_pairs.push_back({pem.key, pem.cert});
+  *out = grpc::SslServerCredentials(options);
+  return Status::OK();
+}
+
+Status SetClientTls(const TlsFiles& tls) {
+  std::shared_ptr<grpc::ChannelCredentials> credentials;
+  GR_RETURN_IF_ERROR(ChannelCredentialsFor(tls, &credentials));
+  std::lock_guard<std::mutex> lock(client_tls_mu);
+  client_credentials = std::move(credentials);
+  client_tls_set = true;
+  return Status::OK();
+}
+
+Status ClientCredentials(std::shared_ptr<grpc::ChannelCredentials>* out) {
+  std::lock_guard<std::mutex> lock(client_tls_mu);
+  if (!client_tls_set) {
+    auto env = [](const char* name) {
+      const char* v = std::getenv(name);
+      return std::string(v ? v : "");
+    };
+    const TlsFiles tls{env("GRAPHRT_TLS_CERT"), env("GRAPHRT_TLS_KEY"), env("GRAPHRT_TLS_CA")};
+    // Read each time until it works: a file the environment names may be
+    // written after the process starts.
+    Status s = ChannelCredentialsFor(tls, &client_credentials);
+    if (!s.ok()) return s.WithContext("GRAPHRT_TLS_CERT, GRAPHRT_TLS_KEY, GRAPHRT_TLS_CA");
+    client_tls_set = true;
+  }
+  *out = client_credentials;
+  return Status::OK();
+}
+
+std::shared_ptr<grpc::Channel> NewChannel(const std::string& address,
+                                          const std::shared_ptr<grpc::ChannelCredentials>& credentials) {
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(INT_MAX);
   args.SetMaxSendMessageSize(INT_MAX);
@@ -61,7 +157,7 @@ std::shared_ptr<grpc::Channel> NewChannel(const std::string& address) {
   // A stream may have this much in flight before the receiver's window
   // update (HTTP/2's default, 64 KiB, starves large tensors).
   args.SetInt(GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES, kStreamWindowBytes);
-  return grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
+  return grpc::CreateCustomChannel(address, credentials, args);
 }
 
 void SetDeadline(grpc::ClientContext* ctx, int64_t timeout_ms) {
@@ -92,13 +188,32 @@ std::map<std::string, std::string> TasksOf(const proto::ClusterDef& cluster) {
   return out;
 }
 
-Status WorkerCache::Stub(const std::string& task, tensorflow::WorkerService::Stub** out) {
-  std::lock_guard<std::mutex> lock(mu_);
+Status WorkerCache::StubsOf(const std::string& task, Stubs** out) {
   auto it = addresses_.find(task);
   if (it == addresses_.end()) return errors::NotFound("The cluster has no task ", task);
-  auto& stub = stubs_[task];
-  if (!stub) stub = tensorflow::WorkerService::NewStub(NewChannel(it->second));
-  *out = stub.get();
+  Stubs& stubs = stubs_[task];
+  if (!stubs.channel) {
+    stubs.channel = NewChannel(it->second, credentials_);
+    stubs.typed = tensorflow::WorkerService::NewStub(stubs.channel);
+    stubs.generic = std::make_unique<grpc::GenericStub>(stubs.channel);
+  }
+  *out = &stubs;
+  return Status::OK();
+}
+
+Status WorkerCache::Stub(const std::string& task, tensorflow::WorkerService::Stub** out) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Stubs* stubs;
+  GR_RETURN_IF_ERROR(StubsOf(task, &stubs));
+  *out = stubs->typed.get();
+  return Status::OK();
+}
+
+Status WorkerCache::GenericStub(const std::string& task, grpc::GenericStub** out) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Stubs* stubs;
+  GR_RETURN_IF_ERROR(StubsOf(task, &stubs));
+  *out = stubs->generic.get();
   return Status::OK();
 }
 

@@ -4,6 +4,7 @@
 #ifndef GRAPHRT_DISTRIBUTED_SRC_GRPC_UTIL_H_
 #define GRAPHRT_DISTRIBUTED_SRC_GRPC_UTIL_H_
 
+#include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
 
 #include <chrono>
@@ -14,6 +15,7 @@
 #include <string>
 
 #include "graphrt/core/status.h"
+#include "graphrt/distributed/server.h"
 #include "graphrt/proto/cluster.pb.h"
 #include "graphrt/tensorflow/services.grpc.pb.h"
 
@@ -43,9 +45,18 @@ Status CallError(const grpc::Status& s, const std::string& method, const std::st
 // window update every 64 KiB.
 constexpr int kStreamWindowBytes = 16 << 20;
 
+// gRPC's credentials from TLS files (plaintext for none); InvalidArgument
+// naming a file that cannot be read or is empty, or the flags that are
+// missing when only some are given.
+Status ChannelCredentialsFor(const TlsFiles& tls, std::shared_ptr<grpc::ChannelCredentials>* out);
+Status ServerCredentialsFor(const TlsFiles& tls, std::shared_ptr<grpc::ServerCredentials>* out);
+// What this process's clients use (SetClientTls, else GRAPHRT_TLS_*).
+Status ClientCredentials(std::shared_ptr<grpc::ChannelCredentials>* out);
+
 // A channel to "host:port" that sends and receives messages up to 2 GiB
 // (protobuf's limit; gRPC's default receive limit is 4 MB).
-std::shared_ptr<grpc::Channel> NewChannel(const std::string& address);
+std::shared_ptr<grpc::Channel> NewChannel(const std::string& address,
+                                          const std::shared_ptr<grpc::ChannelCredentials>& credentials);
 
 // A call's deadline from a timeout in milliseconds (<= 0: none).
 void SetDeadline(grpc::ClientContext* ctx, int64_t timeout_ms);
@@ -61,9 +72,13 @@ std::string TaskName(const std::string& job, int task);
 // Stubs to the tasks of a cluster, made on first use and shared.
 class WorkerCache {
  public:
-  explicit WorkerCache(std::map<std::string, std::string> addresses) : addresses_(std::move(addresses)) {}
+  WorkerCache(std::map<std::string, std::string> addresses, std::shared_ptr<grpc::ChannelCredentials> credentials)
+      : addresses_(std::move(addresses)), credentials_(std::move(credentials)) {}
   // NOT_FOUND naming the task when the cluster has no such task.
   Status Stub(const std::string& task, tensorflow::WorkerService::Stub** out);
+  // A stub over the same channel for calls made with raw bytes
+  // (RecvTensor: tensor_coding.h).
+  Status GenericStub(const std::string& task, grpc::GenericStub** out);
   std::map<std::string, std::string> addresses() const;
   // Where a server that took a free port reaches itself; before any Stub().
   void SetAddresses(std::map<std::string, std::string> addresses);
@@ -71,7 +86,15 @@ class WorkerCache {
  private:
   mutable std::mutex mu_;
   std::map<std::string, std::string> addresses_;
-  std::map<std::string, std::unique_ptr<tensorflow::WorkerService::Stub>> stubs_;
+  const std::shared_ptr<grpc::ChannelCredentials> credentials_;
+  struct Stubs {
+    std::shared_ptr<grpc::Channel> channel;
+    std::unique_ptr<tensorflow::WorkerService::Stub> typed;
+    std::unique_ptr<grpc::GenericStub> generic;
+  };
+  // The stubs of `task` (under mu_).
+  Status StubsOf(const std::string& task, Stubs** out);
+  std::map<std::string, Stubs> stubs_;
 };
 
 // 16 lower-case hex digits: TensorFlow's form of graph handles and

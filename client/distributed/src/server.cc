@@ -80,11 +80,17 @@ Status GrpcServer::Create(const ServerOptions& options, std::unique_ptr<GrpcServ
   int port;
   GR_RETURN_IF_ERROR(SplitAddress(task_it->second, &host, &port));
   if (def.port() != 0) port = def.port();
-  if (!IsLoopbackHost(host) && !options.insecure)
+  const bool tls = !options.tls.empty();
+  if (!IsLoopbackHost(host) && !options.insecure && !tls)
     return Status(Code::kPermissionDenied, errors::StrCat(
         "Task ", def.task_index(), " of job \"", job, "\" is at ", task_it->second,
         ", not a loopback address: anyone who can reach a graphrt server can run any graph on it (file reads and "
-        "writes included), and this server has no TLS. Start it with --insecure only on a trusted network."));
+        "writes included), and this server has no TLS. Give it --tls-cert, --tls-key and --tls-ca, or start it "
+        "with --insecure only on a trusted network."));
+  std::shared_ptr<grpc::ServerCredentials> server_credentials;
+  std::shared_ptr<grpc::ChannelCredentials> channel_credentials;
+  GR_RETURN_IF_ERROR(ServerCredentialsFor(options.tls, &server_credentials));
+  GR_RETURN_IF_ERROR(ChannelCredentialsFor(options.tls, &channel_credentials));
 
   auto impl = std::make_unique<Impl>();
   impl->task = TaskName(job, def.task_index());
@@ -94,14 +100,16 @@ Status GrpcServer::Create(const ServerOptions& options, std::unique_ptr<GrpcServ
   // A second server on a taken port must fail, not share it.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.AddChannelArgument(GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES, kStreamWindowBytes);
-  const std::string bind = (options.insecure ? std::string("0.0.0.0") : host) + ":" + std::to_string(port);
-  builder.AddListeningPort(bind, grpc::InsecureServerCredentials(), &impl->port);
+  // A server that may serve other hosts listens on all interfaces (the
+  // cluster's name for it may resolve to any of them).
+  const std::string bind = (options.insecure || tls ? std::string("0.0.0.0") : host) + ":" + std::to_string(port);
+  builder.AddListeningPort(bind, server_credentials, &impl->port);
 
   // The cluster as this task sees it: its own address is where it listens.
   const proto::ConfigProto& config = def.default_session_config();
   std::map<std::string, std::string> addresses = TasksOf(def.cluster());
   if (port != 0) addresses[impl->task] = "localhost:" + std::to_string(port);
-  impl->workers = std::make_shared<WorkerCache>(addresses);
+  impl->workers = std::make_shared<WorkerCache>(addresses, channel_credentials);
   WorkerLimits limits;
   limits.step_idle_seconds = options.step_idle_seconds;
   limits.session_idle_seconds = options.session_idle_seconds;

@@ -7,17 +7,25 @@
 
 #include "graphrt/core/device.h"
 #include "graphrt/core/runtime.h"
+#include "tensor_coding.h"
 
 namespace graphrt {
 namespace distributed {
+
+namespace {
+// TensorFlow's method path (facts §7).
+constexpr char kRecvTensorMethod[] = "/tensorflow.WorkerService/RecvTensor";
+}  // namespace
 
 // One step's rendezvous on this worker: values its partitions send wait
 // here until a local _Recv or a peer's RecvTensor takes them; a _Recv of a
 // value another task sends pulls it from that task with RecvTensor.
 class StepRendezvous final : public Rendezvous, public std::enable_shared_from_this<StepRendezvous> {
  public:
-  StepRendezvous(int64_t step_id, std::string task, std::shared_ptr<WorkerCache> workers)
-      : step_id_(step_id), task_(std::move(task)), workers_(std::move(workers)) {}
+  // `host_allocator`: where values pulled from other tasks land (host
+  // memory: a _Recv from another task is a host-memory one).
+  StepRendezvous(int64_t step_id, std::string task, std::shared_ptr<WorkerCache> workers, Allocator* host_allocator)
+      : step_id_(step_id), task_(std::move(task)), workers_(std::move(workers)), host_allocator_(host_allocator) {}
 
   void set_deadline(int64_t deadline_nanos) { deadline_nanos_.store(deadline_nanos); }
 
@@ -49,21 +57,27 @@ class StepRendezvous final : public Rendezvous, public std::enable_shared_from_t
   }
 
  private:
+  // Pulls the value from `src_task` with a raw RecvTensor (the response's
+  // bytes go straight into the tensor: tensor_coding.h).
   void RecvRemote(const ParsedKey& key, const std::string& src_task, DoneCallback done) {
-    tensorflow::WorkerService::Stub* stub;
-    Status s = workers_->Stub(src_task, &stub);
+    grpc::GenericStub* stub;
+    Status s = workers_->GenericStub(src_task, &stub);
     if (!s.ok()) {
       done(s, Tensor(), false);
       return;
     }
     struct Call {
       std::shared_ptr<grpc::ClientContext> ctx = std::make_shared<grpc::ClientContext>();
-      proto::RecvTensorRequest req;
-      proto::RecvTensorResponse resp;
+      std::string key;
+      grpc::ByteBuffer request;
+      grpc::ByteBuffer response;
     };
     auto call = std::make_shared<Call>();
-    call->req.set_step_id(step_id_);
-    call->req.set_rendezvous_key(key.full_key);
+    call->key = key.full_key;
+    proto::RecvTensorRequest req;
+    req.set_step_id(step_id_);
+    req.set_rendezvous_key(key.full_key);
+    call->request = EncodeMessage(req);
     const int64_t deadline = deadline_nanos_.load();
     if (deadline > 0) {
       const int64_t left_ms = std::max<int64_t>(1, (deadline - NowSteadyNanos()) / 1000000);
@@ -79,8 +93,8 @@ class StepRendezvous final : public Rendezvous, public std::enable_shared_from_t
       calls_.insert(call->ctx);
     }
     auto self = shared_from_this();
-    stub->async()->RecvTensor(
-        call->ctx.get(), &call->req, &call->resp,
+    stub->UnaryCall(
+        call->ctx.get(), kRecvTensorMethod, grpc::StubOptions(), &call->request, &call->response,
         [self, call, src_task, done = std::move(done)](grpc::Status rpc) {
           {
             std::lock_guard<std::mutex> lock(self->mu_);
@@ -95,25 +109,22 @@ class StepRendezvous final : public Rendezvous, public std::enable_shared_from_t
             // A call this step cancelled reports why the step ended.
             done(!aborted.ok() && rpc.error_code() == grpc::StatusCode::CANCELLED
                      ? aborted
-                     : CallError(rpc, "RecvTensor of '" + call->req.rendezvous_key() + "'", src_task),
+                     : CallError(rpc, "RecvTensor of '" + call->key + "'", src_task),
                  Tensor(), false);
             return;
           }
-          if (call->resp.is_dead()) {
-            done(Status::OK(), Tensor(), true);
-            return;
-          }
           Tensor value;
-          Status parsed = Tensor::FromProto(call->resp.tensor(), &value);
-          if (!parsed.ok())
-            parsed = parsed.WithContext("RecvTensor from " + src_task + " of '" + call->req.rendezvous_key() + "'");
-          done(parsed, value, false);
+          bool is_dead = false;
+          Status parsed = DecodeRecvTensorResponse(&call->response, self->host_allocator_, &value, &is_dead);
+          if (!parsed.ok()) parsed = parsed.WithContext("RecvTensor from " + src_task + " of '" + call->key + "'");
+          done(parsed, value, is_dead);
         });
   }
 
   const int64_t step_id_;
   const std::string task_;
   const std::shared_ptr<WorkerCache> workers_;
+  Allocator* const host_allocator_;
   std::atomic<int64_t> deadline_nanos_{0};
   LocalRendezvous local_;
   std::mutex mu_;
@@ -123,8 +134,7 @@ class StepRendezvous final : public Rendezvous, public std::enable_shared_from_t
 
 namespace {
 
-// Waits for a RecvAsync callback; the wait ends early, aborting the step,
-// when `ctx`'s call is cancelled or the worker shuts down.
+// What a RecvAsync callback gave, for a thread that waits for it.
 struct RecvWait {
   std::mutex mu;
   std::condition_variable cv;
@@ -156,6 +166,9 @@ Worker::Worker(std::string task, const proto::ConfigProto& config, std::shared_p
   const auto& counts = config.device_count();
   if (Runtime::Global().devices().GetDevices(std::map<std::string, int>(counts.begin(), counts.end()), &local).ok()) {
     for (Device* d : local) {
+      // The CPU's allocator keeps large blocks for reuse: a big value
+      // pulled every step does not fault in fresh pages every step.
+      if (d->type() == "CPU" && host_allocator_ == HostAllocator()) host_allocator_ = d->allocator();
       proto::DeviceAttributes a;
       a.set_name(task_ + "/device:" + d->type() + ":" + std::to_string(d->ordinal()));
       a.set_device_type(d->type());
@@ -223,9 +236,16 @@ void Worker::Shutdown() {
 }
 
 std::shared_ptr<StepRendezvous> Worker::Step(int64_t step_id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::unique_lock<std::mutex> lock(mu_);
+  if (shutting_down_.load()) {
+    // Shutdown has aborted the steps it found; this one would wait forever.
+    lock.unlock();
+    auto step = std::make_shared<StepRendezvous>(step_id, task_, workers_, host_allocator_);
+    step->StartAbort(errors::Aborted("Call was aborted: the worker ", task_, " is stopping"));
+    return step;
+  }
   StepEntry& step = steps_[step_id];
-  if (!step.rendezvous) step.rendezvous = std::make_shared<StepRendezvous>(step_id, task_, workers_);
+  if (!step.rendezvous) step.rendezvous = std::make_shared<StepRendezvous>(step_id, task_, workers_, host_allocator_);
   step.last_used_nanos = NowSteadyNanos();
   return step.rendezvous;
 }
@@ -441,48 +461,82 @@ grpc::Status Worker::CleanupAll(grpc::ServerContext*, const proto::CleanupAllReq
   return grpc::Status::OK;
 }
 
-grpc::Status Worker::RecvTensor(grpc::ServerContext* ctx, const proto::RecvTensorRequest* req,
-                                proto::RecvTensorResponse* resp) {
-  return Reply(RecvTensorImpl(ctx, *req, resp));
-}
+// One RecvTensor in flight, answered by the rendezvous's callback when the
+// value is sent. A caller that cancels (its step failed or timed out) or a
+// worker that stops aborts the step, which answers the call.
+class Worker::RecvTensorCall final : public grpc::ServerUnaryReactor {
+ public:
+  RecvTensorCall(Worker* worker, grpc::ByteBuffer* response) : worker_(worker), response_(response) {}
 
-Status Worker::RecvTensorImpl(grpc::ServerContext* ctx, const proto::RecvTensorRequest& req,
-                              proto::RecvTensorResponse* resp) {
-  Rendezvous::ParsedKey key;
-  if (!Rendezvous::ParseKey(req.rendezvous_key(), &key).ok())
-    return errors::InvalidArgument("Invalid rendezvous key (src): ", req.rendezvous_key(), " @ ", task_);
-  const proto::DeviceAttributes* src = nullptr;
-  for (const auto& d : devices_)
-    if (d.name() == key.src.ToString()) src = &d;
-  if (src == nullptr)
-    return errors::InvalidArgument("Invalid rendezvous key (src): ", req.rendezvous_key(), " @ ", task_,
-                                   ": its source device is not on this worker");
-  if (src->incarnation() != key.src_incarnation) {
-    return errors::Aborted("RecvTensor expects a different device incarnation: ", Hex16(key.src_incarnation),
-                           " vs. ", Hex16(src->incarnation()),
-                           ". Your worker job (\"", task_, "\") was probably restarted (its incarnation changed). "
-                           "Check your worker job for the reason why it was restarted.");
-  }
-  if (shutting_down_.load()) return errors::Aborted("Call was aborted: the worker ", task_, " is stopping");
-  std::shared_ptr<StepRendezvous> step = Step(req.step_id());
-  auto wait = std::make_shared<RecvWait>();
-  step->RecvLocal(key, Notify(wait));
-  std::unique_lock<std::mutex> lock(wait->mu);
-  bool aborted = false;
-  while (!wait->cv.wait_for(lock, std::chrono::milliseconds(50), [&] { return wait->done; })) {
-    if (!aborted && (ctx->IsCancelled() || shutting_down_.load())) {
-      aborted = true;  // the caller gave up (its step failed or timed out): so does this step
-      lock.unlock();
-      step->StartAbort(errors::Aborted("Step ", req.step_id(), ": RecvTensor of ", req.rendezvous_key(),
-                                       " was cancelled by its caller"));
-      lock.lock();
+  void Start(const grpc::ByteBuffer* request_bytes) {
+    proto::RecvTensorRequest req;
+    grpc::ByteBuffer request_copy(*request_bytes);  // (shares the slices)
+    Status s = DecodeMessage(&request_copy, &req);
+    if (!s.ok()) return Finish(ToGrpcStatus(s));
+    step_id_ = req.step_id();
+    key_ = req.rendezvous_key();
+    Rendezvous::ParsedKey key;
+    if (!Rendezvous::ParseKey(key_, &key).ok())
+      return Finish(ToGrpcStatus(
+          errors::InvalidArgument("Invalid rendezvous key (src): ", key_, " @ ", worker_->task_)));
+    const proto::DeviceAttributes* src = nullptr;
+    for (const auto& d : worker_->devices_)
+      if (d.name() == key.src.ToString()) src = &d;
+    if (src == nullptr)
+      return Finish(ToGrpcStatus(errors::InvalidArgument("Invalid rendezvous key (src): ", key_, " @ ",
+                                                         worker_->task_,
+                                                         ": its source device is not on this worker")));
+    if (src->incarnation() != key.src_incarnation)
+      return Finish(ToGrpcStatus(errors::Aborted(
+          "RecvTensor expects a different device incarnation: ", Hex16(key.src_incarnation), " vs. ",
+          Hex16(src->incarnation()), ". Your worker job (\"", worker_->task_,
+          "\") was probably restarted (its incarnation changed). "
+          "Check your worker job for the reason why it was restarted.")));
+    std::shared_ptr<StepRendezvous> step = worker_->Step(step_id_);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      step_ = step;
     }
+    // The callback may run at once, on this thread, or when the value is
+    // sent, on the sender's; either way it answers the call, and the call
+    // is not touched after that (OnDone deletes it).
+    step->RecvLocal(key, [this](const Status& status, const Tensor& value, bool is_dead) {
+      if (!status.ok()) return Finish(ToGrpcStatus(status));
+      const int64_t now_micros = std::chrono::duration_cast<std::chrono::microseconds>(
+                                     std::chrono::system_clock::now().time_since_epoch())
+                                     .count();
+      *response_ = EncodeRecvTensorResponse(value, is_dead, now_micros);
+      Finish(grpc::Status::OK);
+    });
   }
-  GR_RETURN_IF_ERROR(wait->status);
-  resp->set_is_dead(wait->is_dead);
-  resp->set_send_start_micros(NowSteadyNanos() / 1000);
-  if (!wait->is_dead) wait->value.AsProtoTensorContent(resp->mutable_tensor());
-  return Status::OK();
+
+  void OnCancel() override {
+    std::shared_ptr<StepRendezvous> step;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      step = step_;
+    }
+    if (step)
+      step->StartAbort(
+          errors::Aborted("Step ", step_id_, ": RecvTensor of ", key_, " was cancelled by its caller"));
+  }
+
+  void OnDone() override { delete this; }
+
+ private:
+  Worker* const worker_;
+  grpc::ByteBuffer* const response_;
+  int64_t step_id_ = 0;
+  std::string key_;
+  std::mutex mu_;
+  std::shared_ptr<StepRendezvous> step_;  // under mu_ (OnCancel may come at any time)
+};
+
+grpc::ServerUnaryReactor* Worker::RecvTensor(grpc::CallbackServerContext*, const grpc::ByteBuffer* request,
+                                             grpc::ByteBuffer* response) {
+  auto* call = new RecvTensorCall(this, response);
+  call->Start(request);
+  return call;
 }
 
 grpc::Status Worker::Logging(grpc::ServerContext*, const proto::LoggingRequest* req, proto::LoggingResponse* resp) {

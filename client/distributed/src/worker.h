@@ -34,7 +34,10 @@ struct WorkerLimits {
   int64_t session_idle_seconds = 0;
 };
 
-class Worker final : public tensorflow::WorkerService::Service {
+// RecvTensor is served asynchronously and raw: no thread waits for the
+// value, which goes out from the tensor's own buffer (tensor_coding.h).
+class Worker final : public tensorflow::WorkerService::WithRawCallbackMethod_RecvTensor<
+                         tensorflow::WorkerService::Service> {
  public:
   // `task`: "/job:worker/replica:0/task:0"; `workers`: the cluster's tasks,
   // which this worker's steps pull tensors from.
@@ -61,7 +64,8 @@ class Worker final : public tensorflow::WorkerService::Service {
   grpc::Status CleanupGraph(grpc::ServerContext*, const proto::CleanupGraphRequest*,
                             proto::CleanupGraphResponse*) override;
   grpc::Status CleanupAll(grpc::ServerContext*, const proto::CleanupAllRequest*, proto::CleanupAllResponse*) override;
-  grpc::Status RecvTensor(grpc::ServerContext*, const proto::RecvTensorRequest*, proto::RecvTensorResponse*) override;
+  grpc::ServerUnaryReactor* RecvTensor(grpc::CallbackServerContext*, const grpc::ByteBuffer* request,
+                                       grpc::ByteBuffer* response) override;
   grpc::Status Logging(grpc::ServerContext*, const proto::LoggingRequest*, proto::LoggingResponse*) override;
   grpc::Status Tracing(grpc::ServerContext*, const proto::TracingRequest*, proto::TracingResponse*) override;
   grpc::Status MarkRecvFinished(grpc::ServerContext*, const proto::MarkRecvFinishedRequest*,
@@ -86,8 +90,7 @@ class Worker final : public tensorflow::WorkerService::Service {
   // not create one (create_worker_session_called false).
   Status FindSession(const std::string& handle, bool created, std::shared_ptr<Session>* out);
   Status RunGraphImpl(grpc::ServerContext* ctx, const proto::RunGraphRequest& req, proto::RunGraphResponse* resp);
-  Status RecvTensorImpl(grpc::ServerContext* ctx, const proto::RecvTensorRequest& req,
-                        proto::RecvTensorResponse* resp);
+  class RecvTensorCall;
   // The rendezvous of step `step_id`, made on demand: a peer's RecvTensor
   // may come before this worker's RunGraph.
   std::shared_ptr<StepRendezvous> Step(int64_t step_id);
@@ -98,6 +101,7 @@ class Worker final : public tensorflow::WorkerService::Service {
   const proto::ConfigProto config_;
   std::shared_ptr<WorkerCache> workers_;
   std::vector<proto::DeviceAttributes> devices_;
+  Allocator* host_allocator_ = HostAllocator();  // this process's CPU's
   SharedResources shared_resources_;
   std::atomic<bool> shutting_down_{false};
 

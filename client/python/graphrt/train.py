@@ -208,6 +208,13 @@ class ClusterSpec:
         return self._jobs[job_name]
 
 
+def set_client_tls(tls_cert=None, tls_key=None, tls_ca=None):
+    """Mutual TLS for this process's grpc:// sessions (PEM files, all three;
+    none: plaintext). Until it is called, the files that GRAPHRT_TLS_CERT,
+    GRAPHRT_TLS_KEY and GRAPHRT_TLS_CA name."""
+    _graphrt.set_client_tls(tls_cert or "", tls_key or "", tls_ca or "")
+
+
 class Server:
     """One task of a cluster, serving TensorFlow 1's Master and Worker on one
     gRPC port (tf.train.Server). ``server.target`` is the grpc:// target that
@@ -216,11 +223,16 @@ class Server:
 
     ``server_or_cluster_def``: a ClusterSpec, a dict for one, a ClusterDef or
     a ServerDef. ``job_name`` defaults to the only job; ``task_index`` to 0.
-    A task whose address is not a loopback address needs ``insecure=True``
-    (there is no TLS: anyone who reaches the port can run any graph)."""
+
+    ``tls_cert``, ``tls_key``, ``tls_ca`` (PEM files, all three or none):
+    mutual TLS; only clients and tasks with a certificate the CA signed get
+    in, and the server reaches the other tasks with its own. Clients in this
+    process use ``set_client_tls``. Without TLS, a task whose address is not
+    a loopback address needs ``insecure=True`` (anyone who reaches the port
+    can run any graph, file reads and writes included)."""
 
     def __init__(self, server_or_cluster_def, job_name=None, task_index=None, protocol=None, config=None,
-                 start=True, insecure=False):
+                 start=True, insecure=False, tls_cert=None, tls_key=None, tls_ca=None):
         if isinstance(server_or_cluster_def, tensorflow_server_pb2.ServerDef):
             server_def = tensorflow_server_pb2.ServerDef()
             server_def.CopyFrom(server_or_cluster_def)
@@ -240,6 +252,7 @@ class Server:
             server_def.default_session_config.CopyFrom(config)
         self._server_def = server_def
         self._insecure = insecure
+        self._tls = (tls_cert or "", tls_key or "", tls_ca or "")
         self._impl = None
         if start:
             self.start()
@@ -251,7 +264,7 @@ class Server:
 
     def start(self):
         if self._impl is None:
-            self._impl = _graphrt.Server(self._server_def.SerializeToString(), self._insecure)
+            self._impl = _graphrt.Server(self._server_def.SerializeToString(), self._insecure, *self._tls)
 
     @property
     def target(self):

@@ -640,11 +640,13 @@ PYBIND11_MODULE(_graphrt, m) {
 
   // One task of a cluster (graphrt.train.Server): a Master and a Worker on one gRPC port.
   py::class_<distributed::GrpcServer>(m, "Server")
-      .def(py::init([](const py::bytes& server_def, bool insecure) {
+      .def(py::init([](const py::bytes& server_def, bool insecure, const std::string& tls_cert,
+                       const std::string& tls_key, const std::string& tls_ca) {
              distributed::ServerOptions options;
              if (!options.server_def.ParseFromString(std::string(server_def)))
                throw py::value_error("server_def is not a serialized ServerDef");
              options.insecure = insecure;
+             options.tls = distributed::TlsFiles{tls_cert, tls_key, tls_ca};
              std::unique_ptr<distributed::GrpcServer> server;
              Status st;
              {
@@ -654,12 +656,17 @@ PYBIND11_MODULE(_graphrt, m) {
              Check(st);
              return server;
            }),
-           py::arg("server_def"), py::arg("insecure") = false)
+           py::arg("server_def"), py::arg("insecure") = false, py::arg("tls_cert") = "", py::arg("tls_key") = "",
+           py::arg("tls_ca") = "")
       .def_property_readonly("target", &distributed::GrpcServer::target)
       .def_property_readonly("port", &distributed::GrpcServer::port)
       .def_property_readonly("task", &distributed::GrpcServer::task)
       .def("stop", &distributed::GrpcServer::Stop, py::call_guard<py::gil_scoped_release>())
       .def("join", &distributed::GrpcServer::Join, py::call_guard<py::gil_scoped_release>());
+
+  m.def("set_client_tls", [](const std::string& cert, const std::string& key, const std::string& ca) {
+    Check(distributed::SetClientTls(distributed::TlsFiles{cert, key, ca}));
+  });
 
   py::class_<PySession, std::shared_ptr<PySession>>(m, "Session")
       .def(py::init([](const py::bytes& graph, const py::bytes& config, const std::string& target) {

@@ -20,11 +20,25 @@
 namespace graphrt {
 namespace distributed {
 
+// Mutual TLS through gRPC's SSL credentials, from PEM files: this side's
+// certificate chain and private key, and the CA certificates that the other
+// side's certificate must chain to. All three or none (plaintext). Beyond
+// TensorFlow, whose servers and clients have no TLS.
+struct TlsFiles {
+  std::string cert_file;
+  std::string key_file;
+  std::string ca_file;
+  bool empty() const { return cert_file.empty() && key_file.empty() && ca_file.empty(); }
+};
+
 struct ServerOptions {
   proto::ServerDef server_def;
+  // With TLS the server accepts only clients with a certificate its CA
+  // signed, and reaches the cluster's other tasks with its own.
+  TlsFiles tls;
   // Serve on an address that is not a loopback address without TLS: anyone
   // who reaches the port can then run any graph (file reads and writes
-  // included). Without it such a server refuses to start.
+  // included). Without it (or `tls`) such a server refuses to start.
   bool insecure = false;
   // A step's rendezvous that no call used for this long is dropped (its
   // master never sent CleanupGraph); 0: never.
@@ -63,6 +77,13 @@ class GrpcServer {
   explicit GrpcServer(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
+
+// The TLS of this process's clients: grpc:// sessions and
+// ListClusterDevices made after the call. Until it is called, the files
+// that the environment variables GRAPHRT_TLS_CERT, GRAPHRT_TLS_KEY and
+// GRAPHRT_TLS_CA name. InvalidArgument naming a file that cannot be read,
+// or when only some of the three are given.
+Status SetClientTls(const TlsFiles& tls);
 
 // The devices of the cluster behind the master at `target`
 // ("grpc://host:port"; MasterService.ListDevices): `local` those of the
