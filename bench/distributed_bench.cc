@@ -4,7 +4,8 @@
 //   to a worker task and back through the parameter server task (feed on
 //   the worker, Identity on the ps, fetched): the per-step latency of the
 //   master/worker protocol. Reference: BM_LocalStep, the same graph in a
-//   local session. (TensorFlow's is about 1 ms; the issue's goal 250 us.)
+//   local session, and BM_GetStatusRpc, one RPC round trip on the same
+//   loopback. (TensorFlow's step is about 1 ms; the issue's goal 250 us.)
 // - BM_RecvTensor64MiB: a 64 MiB float variable on the ps read by the
 //   worker (a step that moves it and computes nothing): bytes per second
 //   of RecvTensor.
@@ -19,6 +20,7 @@
 #include <unistd.h>
 
 #include <benchmark/benchmark.h>
+#include <grpcpp/grpcpp.h>
 
 #include <cstring>
 #include <memory>
@@ -30,6 +32,7 @@
 #include "graphrt/core/graph_def_io.h"
 #include "graphrt/core/session.h"
 #include "graphrt/distributed/server.h"
+#include "graphrt/tensorflow/services.grpc.pb.h"
 
 namespace graphrt {
 namespace {
@@ -67,11 +70,12 @@ struct TwoTasks {
   }
 };
 
-std::unique_ptr<Session> NewSessionOn(const std::string& target, const std::string& pbtxt) {
+std::unique_ptr<Session> NewSessionOn(const std::string& target, const std::string& pbtxt, bool rpc = false) {
   proto::GraphDef g;
   if (!ParseGraphDefText(pbtxt, &g).ok()) std::abort();
   SessionOptions o;
   o.target = target;
+  o.config.mutable_rpc_options()->set_use_rpc_for_inprocess_master(rpc);
   std::unique_ptr<Session> s;
   if (!NewSession(o, &s).ok() || !s->Create(g).ok()) std::abort();
   return s;
@@ -92,11 +96,30 @@ void RunSteps(benchmark::State& state, Session* s) {
   }
 }
 
+// /0: the master calls its own task's worker directly (TensorFlow's
+// LocalWorker); /1: every call over RPC, the client's to the master
+// included (use_rpc_for_inprocess_master).
 void BM_CrossTaskStep(benchmark::State& state) {
-  auto s = NewSessionOn(TwoTasks::Get().worker->target(), kRoundTrip);
+  auto s = NewSessionOn(TwoTasks::Get().worker->target(), kRoundTrip, state.range(0) != 0);
   RunSteps(state, s.get());
 }
-BENCHMARK(BM_CrossTaskStep)->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_CrossTaskStep)->Arg(0)->Arg(1)->UseRealTime()->Unit(benchmark::kMicrosecond);
+
+// One unary RPC to the ps task (WorkerService.GetStatus): the unit the
+// step's latency is made of (its critical path crosses RunGraph's request
+// and answer and two RecvTensors).
+void BM_GetStatusRpc(benchmark::State& state) {
+  const std::string target = TwoTasks::Get().ps->target();
+  auto stub = tensorflow::WorkerService::NewStub(
+      grpc::CreateChannel(target.substr(sizeof("grpc://") - 1), grpc::InsecureChannelCredentials()));
+  for (auto _ : state) {
+    grpc::ClientContext ctx;
+    proto::GetStatusRequest req;
+    proto::GetStatusResponse resp;
+    if (!stub->GetStatus(&ctx, req, &resp).ok()) state.SkipWithError("GetStatus failed");
+  }
+}
+BENCHMARK(BM_GetStatusRpc)->UseRealTime()->Unit(benchmark::kMicrosecond);
 
 void BM_LocalStep(benchmark::State& state) {
   const char local[] = R"pb(

@@ -872,34 +872,78 @@ TEST_F(DistributedTest, ErrorOnOneTaskReachesTheClientWhole) {
   EXPECT_TRUE(session->Close().ok());
 }
 
-// Close while another thread's step waits in a dequeue on a worker: that
-// Run ends CANCELLED naming Session::Close (TensorFlow's 21st behaviour).
+// Close while another thread's step waits in a dequeue: that Run ends
+// CANCELLED naming Session::Close (TensorFlow's 21st behaviour), whether the
+// dequeue runs on another task (a RunGraph call) or on the master's own
+// (a partition the master runs directly).
 TEST_F(DistributedTest, CloseCancelsAStepBlockedOnAWorker) {
   Cluster cluster({{"ps", 1}, {"worker", 1}});
-  auto session = Connect(cluster.Target("ps", 0));
-  ASSERT_TRUE(session->Create(ParseGraph(R"pb(
-    node { name: "q" op: "FIFOQueueV2" device: "/job:worker/task:0"
-           attr { key: "component_types" value { list { type: DT_FLOAT } } } }
-    node { name: "deq" op: "QueueDequeueV2" input: "q" device: "/job:worker/task:0"
-           attr { key: "component_types" value { list { type: DT_FLOAT } } } }
-    node { name: "out" op: "Identity" input: "deq" device: "/job:ps/task:0" attr { key: "T" value { type: DT_FLOAT } } }
-  )pb")).ok());
-  Status blocked;
-  std::thread runner([&] {
+  for (const std::string queue_task : {"worker", "ps"}) {
+    SCOPED_TRACE("queue on /job:" + queue_task);
+    const std::string other = queue_task == "ps" ? "worker" : "ps";
+    auto session = Connect(cluster.Target("ps", 0));
+    ASSERT_TRUE(session->Create(ParseGraph(R"pb(
+      node { name: "q" op: "FIFOQueueV2" device: "/job:)pb" + queue_task + R"pb(/task:0"
+             attr { key: "component_types" value { list { type: DT_FLOAT } } } }
+      node { name: "deq" op: "QueueDequeueV2" input: "q" device: "/job:)pb" + queue_task + R"pb(/task:0"
+             attr { key: "component_types" value { list { type: DT_FLOAT } } } }
+      node { name: "out" op: "Identity" input: "deq" device: "/job:)pb" + other + R"pb(/task:0"
+             attr { key: "T" value { type: DT_FLOAT } } }
+    )pb")).ok());
+    Status blocked;
+    std::thread runner([&] {
+      std::vector<Tensor> out;
+      blocked = session->Run({}, {"out"}, {}, &out);
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    const auto start = std::chrono::steady_clock::now();
+    EXPECT_TRUE(session->Close().ok());
+    runner.join();
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+    EXPECT_EQ(blocked.code(), Code::kCancelled) << blocked;
+    EXPECT_NE(blocked.message().find("Session::Close"), std::string::npos) << blocked;
+    // The worker is free again: a new session runs there.
+    auto next = Connect(cluster.Target("ps", 0));
+    ASSERT_TRUE(next->Create(ParseGraph(kCounter)).ok());
+    EXPECT_TRUE(next->Run({}, {}, {"init"}, nullptr).ok());
+  }
+}
+
+// A step blocked in a dequeue ends DEADLINE_EXCEEDED at its deadline
+// (RunOptions.timeout_in_ms, else operation_timeout_in_ms), on the master's
+// own task and on another, and the session goes on (TensorFlow's 20th).
+TEST_F(DistributedTest, StepsEndAtTheirDeadline) {
+  Cluster cluster({{"ps", 1}, {"worker", 1}});
+  for (const std::string queue_task : {"worker", "ps"}) {
+    SCOPED_TRACE("queue on /job:" + queue_task);
+    proto::ConfigProto config;
+    config.set_operation_timeout_in_ms(400);
+    auto session = Connect(cluster.Target("ps", 0), config);
+    ASSERT_TRUE(session->Create(ParseGraph(R"pb(
+      node { name: "q" op: "FIFOQueueV2" device: "/job:)pb" + queue_task + R"pb(/task:0"
+             attr { key: "component_types" value { list { type: DT_FLOAT } } } }
+      node { name: "deq" op: "QueueDequeueV2" input: "q" device: "/job:)pb" + queue_task + R"pb(/task:0"
+             attr { key: "component_types" value { list { type: DT_FLOAT } } } }
+      node { name: "one" op: "Const" device: "/job:worker/task:0" attr { key: "dtype" value { type: DT_FLOAT } }
+             attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape {} float_val: 1 } } } }
+      node { name: "enq" op: "QueueEnqueueV2" input: "q" input: "one" device: "/job:)pb" + queue_task + R"pb(/task:0"
+             attr { key: "Tcomponents" value { list { type: DT_FLOAT } } } }
+    )pb")).ok());
+    for (int64_t run_timeout : {int64_t{0}, int64_t{200}}) {
+      proto::RunOptions options;
+      options.set_timeout_in_ms(run_timeout);
+      std::vector<Tensor> out;
+      const auto start = std::chrono::steady_clock::now();
+      Status s = session->Run(options, {}, {"deq"}, {}, &out, nullptr);
+      EXPECT_EQ(s.code(), Code::kDeadlineExceeded) << s;
+      EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(3));
+    }
     std::vector<Tensor> out;
-    blocked = session->Run({}, {"out"}, {}, &out);
-  });
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  const auto start = std::chrono::steady_clock::now();
-  EXPECT_TRUE(session->Close().ok());
-  runner.join();
-  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
-  EXPECT_EQ(blocked.code(), Code::kCancelled) << blocked;
-  EXPECT_NE(blocked.message().find("Session::Close"), std::string::npos) << blocked;
-  // The worker is free again: a new session runs there.
-  auto next = Connect(cluster.Target("ps", 0));
-  ASSERT_TRUE(next->Create(ParseGraph(kCounter)).ok());
-  EXPECT_TRUE(next->Run({}, {}, {"init"}, nullptr).ok());
+    ASSERT_TRUE(session->Run({}, {}, {"enq"}, &out).ok());
+    Status s = session->Run({}, {"deq"}, {}, &out);
+    ASSERT_TRUE(s.ok()) << s;
+    EXPECT_EQ(ToVector<float>(out[0]), std::vector<float>({1}));
+  }
 }
 
 TEST_F(DistributedTest, DeviceFiltersLeavingOutAPinnedTaskFailAtCreate) {

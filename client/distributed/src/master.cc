@@ -10,6 +10,7 @@
 #include "graphrt/core/device_name.h"
 #include "graphrt/core/runtime.h"
 #include "graphrt/proto/worker.pb.h"
+#include "worker.h"
 
 namespace graphrt {
 namespace distributed {
@@ -107,11 +108,15 @@ std::map<std::string, grpc::Status> CallTasks(
 // registered with the workers, its callables.
 class MasterSession {
  public:
+  // `local_worker`: the worker of `local_task`, called directly.
   MasterSession(std::string handle, proto::ConfigProto config, std::shared_ptr<WorkerCache> workers,
+                std::string local_task, std::shared_ptr<Worker> local_worker,
                 std::vector<ClusterDevice> devices, std::vector<std::string> tasks, std::unique_ptr<Graph> graph)
       : handle_(std::move(handle)),
         config_(std::move(config)),
         workers_(std::move(workers)),
+        local_task_(std::move(local_task)),
+        local_worker_(std::move(local_worker)),
         devices_(std::move(devices)),
         tasks_(std::move(tasks)),
         graph_(std::move(graph)) {}
@@ -221,6 +226,9 @@ class MasterSession {
       running.assign(running_calls_.begin(), running_calls_.end());
     }
     for (auto& c : running) c->TryCancel();
+    // A step of this task's partition runs on its caller's thread: it ends
+    // when its kernels are cancelled.
+    if (IsLocal(local_task_)) local_worker_->CancelSession(handle_);
     std::map<std::string, std::shared_ptr<RegisteredStep>> steps;
     {
       std::unique_lock<std::mutex> lock(mu_);
@@ -349,21 +357,46 @@ class MasterSession {
       ++active_steps_;
       for (auto& [task, c] : calls) running_calls_.insert(c->ctx);
     }
-    // The first failure cancels the others' calls (their steps then end).
+    // The first failure cancels the others' calls (their steps then end;
+    // this task's partition, run here, through its rendezvous).
     std::atomic<bool> failed{false};
+    auto cancel_others = [&](const std::shared_ptr<Call>& failed_call, const std::string& failed_task) {
+      if (failed.exchange(true)) return;
+      for (auto& [other_task, other] : calls) {
+        if (other == failed_call) continue;
+        if (IsLocal(other_task))
+          local_worker_->AbortStep(step_id, errors::Aborted("Step ", step_id, " was cancelled: its partition on ",
+                                                            failed_task, " failed"));
+        else
+          other->ctx->TryCancel();
+      }
+    };
+    // This task's partition last: it runs on this thread, the others'
+    // calls already under way.
     std::vector<std::string> tasks;
-    for (auto& [task, c] : calls) tasks.push_back(task);
+    for (auto& [task, c] : calls)
+      if (!IsLocal(task)) tasks.push_back(task);
+    for (auto& [task, c] : calls)
+      if (IsLocal(task)) tasks.push_back(task);
     auto workers = workers_;
+    const int64_t deadline_nanos = timeout_ms > 0 ? NowSteadyNanos() + timeout_ms * 1000000 : 0;
     CallAll(tasks, [&](const std::string& task, std::function<void(const grpc::Status&)> done) {
       std::shared_ptr<Call> c = calls.at(task);  // held by the callback until gRPC drops it
+      if (IsLocal(task)) {
+        Status s = local_worker_->RunGraphLocal(c->req, &c->resp, deadline_nanos);
+        if (!s.ok()) {
+          c->resp.set_status_code(static_cast<int32_t>(s.code()));
+          c->resp.set_status_error_message(s.message());
+          cancel_others(c, task);
+        }
+        return done(grpc::Status::OK);
+      }
       tensorflow::WorkerService::Stub* stub;
       Status s = workers->Stub(task, &stub);
       if (!s.ok()) return done(ToGrpcStatus(s));
-      stub->async()->RunGraph(c->ctx.get(), &c->req, &c->resp, [&, c, workers, done](grpc::Status rpc) {
+      stub->async()->RunGraph(c->ctx.get(), &c->req, &c->resp, [&, c, task, workers, done](grpc::Status rpc) {
         c->rpc = rpc;
-        if ((!rpc.ok() || c->resp.status_code() != 0) && !failed.exchange(true))
-          for (auto& [other_task, other] : calls)
-            if (other != c) other->ctx->TryCancel();
+        if (!rpc.ok() || c->resp.status_code() != 0) cancel_others(c, task);
         done(rpc);
       });
     });
@@ -407,6 +440,10 @@ class MasterSession {
   // CleanupGraph on every task of a step, without waiting for the answers.
   void CleanupSteps(const std::vector<std::string>& tasks, int64_t step_id) {
     for (const std::string& task : tasks) {
+      if (IsLocal(task)) {
+        local_worker_->CleanupStep(step_id);
+        continue;
+      }
       tensorflow::WorkerService::Stub* stub;
       if (!workers_->Stub(task, &stub).ok()) continue;
       struct Call {
@@ -422,9 +459,18 @@ class MasterSession {
     }
   }
 
+  // This task's worker is called directly unless the session asks for RPC
+  // to what is in this process (rpc_options.use_rpc_for_inprocess_master,
+  // which TensorFlow reads for the master only).
+  bool IsLocal(const std::string& task) const {
+    return local_worker_ != nullptr && task == local_task_ && !config_.rpc_options().use_rpc_for_inprocess_master();
+  }
+
   const std::string handle_;
   const proto::ConfigProto config_;
   const std::shared_ptr<WorkerCache> workers_;
+  const std::string local_task_;
+  const std::shared_ptr<Worker> local_worker_;
   const std::vector<ClusterDevice> devices_;
   const std::vector<std::string> tasks_;  // those the device filters allow
 
@@ -468,10 +514,12 @@ std::shared_ptr<Master> FindLocalMaster(const std::string& address) {
   return it == Locals().by_address.end() ? nullptr : it->second.lock();
 }
 
-Master::Master(std::string task, proto::ConfigProto default_config, std::shared_ptr<WorkerCache> workers)
+Master::Master(std::string task, proto::ConfigProto default_config, std::shared_ptr<WorkerCache> workers,
+               std::shared_ptr<Worker> local_worker)
     : task_(std::move(task)),
       default_config_(std::move(default_config)),
       workers_(std::move(workers)),
+      local_worker_(std::move(local_worker)),
       incarnation_(static_cast<int64_t>(DeviceIncarnation(task_ + "/master") >> 1)) {}
 
 Master::~Master() { Shutdown(); }
@@ -564,7 +612,7 @@ Status Master::CreateSessionImpl(grpc::ServerContext* ctx, const proto::CreateSe
       });
   for (const auto& [task, s] : created)
     if (!s.ok()) return CallError(s, "CreateWorkerSession", task);
-  auto session = std::make_shared<MasterSession>(handle, config, workers_, std::move(devices), std::move(tasks),
+  auto session = std::make_shared<MasterSession>(handle, config, workers_, task_, local_worker_, std::move(devices), std::move(tasks),
                                                  std::move(graph));
   {
     std::lock_guard<std::mutex> lock(mu_);

@@ -18,13 +18,16 @@ namespace graphrt {
 namespace distributed {
 
 class MasterSession;
+class Worker;
 
 class Master final : public tensorflow::MasterService::Service {
  public:
   // `task`: this server's own ("/job:worker/replica:0/task:0"), whose
   // devices come first in placement; `workers`: every task of the cluster,
-  // this one included.
-  Master(std::string task, proto::ConfigProto default_config, std::shared_ptr<WorkerCache> workers);
+  // this one included; `local_worker`: this task's, which steps call
+  // directly (TensorFlow's LocalWorker; null: over RPC like the others).
+  Master(std::string task, proto::ConfigProto default_config, std::shared_ptr<WorkerCache> workers,
+         std::shared_ptr<Worker> local_worker = nullptr);
   ~Master() override;
   // Closes every session (the server is stopping).
   void Shutdown();
@@ -57,6 +60,7 @@ class Master final : public tensorflow::MasterService::Service {
   const std::string task_;
   const proto::ConfigProto default_config_;
   const std::shared_ptr<WorkerCache> workers_;
+  const std::shared_ptr<Worker> local_worker_;
   const int64_t incarnation_;  // of this master: workers drop sessions of an earlier one
   std::mutex mu_;
   std::map<std::string, std::shared_ptr<MasterSession>> sessions_;

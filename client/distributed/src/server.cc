@@ -43,7 +43,7 @@ struct GrpcServer::Impl {
   std::string target;
   int port = 0;
   std::shared_ptr<WorkerCache> workers;
-  std::unique_ptr<Worker> worker;
+  std::shared_ptr<Worker> worker;  // the master calls it directly too
   std::shared_ptr<Master> master;  // grpc:// sessions in this process hold it too
   std::vector<std::string> local_addresses;  // where they find it
   std::unique_ptr<grpc::Server> server;
@@ -113,8 +113,8 @@ Status GrpcServer::Create(const ServerOptions& options, std::unique_ptr<GrpcServ
   WorkerLimits limits;
   limits.step_idle_seconds = options.step_idle_seconds;
   limits.session_idle_seconds = options.session_idle_seconds;
-  impl->worker = std::make_unique<Worker>(impl->task, config, impl->workers, limits);
-  impl->master = std::make_shared<Master>(impl->task, config, impl->workers);
+  impl->worker = std::make_shared<Worker>(impl->task, config, impl->workers, limits);
+  impl->master = std::make_shared<Master>(impl->task, config, impl->workers, impl->worker);
   builder.RegisterService(impl->worker.get());
   builder.RegisterService(impl->master.get());
   impl->server = builder.BuildAndStart();

@@ -350,15 +350,20 @@ grpc::Status Worker::DeregisterGraph(grpc::ServerContext*, const proto::Deregist
 
 grpc::Status Worker::RunGraph(grpc::ServerContext* ctx, const proto::RunGraphRequest* req,
                               proto::RunGraphResponse* resp) {
-  Status s = RunGraphImpl(ctx, *req, resp);
+  Status s = RunGraphImpl(*req, resp, DeadlineNanos(ctx));
   if (s.ok() || !req->store_errors_in_response_body()) return Reply(s);
   resp->set_status_code(static_cast<int32_t>(s.code()));
   resp->set_status_error_message(Utf8(s.message()));
   return grpc::Status::OK;
 }
 
-Status Worker::RunGraphImpl(grpc::ServerContext* ctx, const proto::RunGraphRequest& req,
-                            proto::RunGraphResponse* resp) {
+Status Worker::RunGraphLocal(const proto::RunGraphRequest& req, proto::RunGraphResponse* resp,
+                             int64_t deadline_nanos) {
+  return RunGraphImpl(req, resp, deadline_nanos);
+}
+
+Status Worker::RunGraphImpl(const proto::RunGraphRequest& req, proto::RunGraphResponse* resp,
+                            int64_t deadline_nanos) {
   if (shutting_down_.load()) return errors::Aborted("Call was aborted: the worker ", task_, " is stopping");
   if (req.is_partial()) return errors::Unimplemented("Partial runs are not supported by graphrt's workers");
   std::shared_ptr<Session> session;
@@ -379,7 +384,7 @@ Status Worker::RunGraphImpl(grpc::ServerContext* ctx, const proto::RunGraphReque
     int64_t id;
     ~Done() { w->StepRunning(id, -1); }
   } done{this, req.step_id()};
-  const int64_t deadline = DeadlineNanos(ctx);
+  const int64_t deadline = deadline_nanos;
   step->set_deadline(deadline);
   Status s;
   for (const proto::NamedTensorProto& send : req.send()) {
@@ -444,16 +449,37 @@ Status Worker::RunGraphImpl(grpc::ServerContext* ctx, const proto::RunGraphReque
 
 grpc::Status Worker::CleanupGraph(grpc::ServerContext*, const proto::CleanupGraphRequest* req,
                                   proto::CleanupGraphResponse*) {
+  CleanupStep(req->step_id());
+  return grpc::Status::OK;
+}
+
+void Worker::CleanupStep(int64_t step_id) {
   std::shared_ptr<StepRendezvous> step;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    auto it = steps_.find(req->step_id());
-    if (it == steps_.end()) return grpc::Status::OK;
+    auto it = steps_.find(step_id);
+    if (it == steps_.end()) return;
     step = std::move(it->second.rendezvous);
     steps_.erase(it);
   }
-  step->StartAbort(errors::Aborted("Step ", req->step_id(), " was cleaned up (CleanupGraph)"));
-  return grpc::Status::OK;
+  step->StartAbort(errors::Aborted("Step ", step_id, " was cleaned up (CleanupGraph)"));
+}
+
+void Worker::CancelSession(const std::string& handle) {
+  std::shared_ptr<Session> session;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = sessions_.find(handle);
+    if (it == sessions_.end()) return;
+    session = it->second;
+  }
+  session->state->Cancel();
+}
+
+void Worker::AbortStep(int64_t step_id, const Status& status) {
+  // Made if need be: a RunGraph of the step that has not begun fails at
+  // its first transfer (CleanupStep drops it).
+  Step(step_id)->StartAbort(status);
 }
 
 grpc::Status Worker::CleanupAll(grpc::ServerContext*, const proto::CleanupAllRequest* req, proto::CleanupAllResponse*) {

@@ -51,6 +51,17 @@ class Worker final : public tensorflow::WorkerService::WithRawCallbackMethod_Rec
   // Ends every step (ABORTED "Call was aborted"): the server is stopping.
   void Shutdown();
 
+  // What RunGraph and CleanupGraph do, called directly by the master of
+  // this process (TensorFlow's LocalWorker): no RPC to itself.
+  // `deadline_nanos`: steady_clock, 0 for none.
+  Status RunGraphLocal(const proto::RunGraphRequest& req, proto::RunGraphResponse* resp, int64_t deadline_nanos);
+  void CleanupStep(int64_t step_id);
+  // Ends step `step_id` with `status` (another task's partition failed).
+  void AbortStep(int64_t step_id, const Status& status);
+  // Ends the steps of worker session `handle` that wait on asynchronous
+  // kernels (its master session is closing).
+  void CancelSession(const std::string& handle);
+
   grpc::Status GetStatus(grpc::ServerContext*, const proto::GetStatusRequest*, proto::GetStatusResponse*) override;
   grpc::Status CreateWorkerSession(grpc::ServerContext*, const proto::CreateWorkerSessionRequest*,
                                    proto::CreateWorkerSessionResponse*) override;
@@ -89,7 +100,7 @@ class Worker final : public tensorflow::WorkerService::WithRawCallbackMethod_Rec
   // The session a request names; the legacy session when the master did
   // not create one (create_worker_session_called false).
   Status FindSession(const std::string& handle, bool created, std::shared_ptr<Session>* out);
-  Status RunGraphImpl(grpc::ServerContext* ctx, const proto::RunGraphRequest& req, proto::RunGraphResponse* resp);
+  Status RunGraphImpl(const proto::RunGraphRequest& req, proto::RunGraphResponse* resp, int64_t deadline_nanos);
   class RecvTensorCall;
   // The rendezvous of step `step_id`, made on demand: a peer's RecvTensor
   // may come before this worker's RunGraph.
