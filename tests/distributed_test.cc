@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -594,6 +595,64 @@ TEST_F(DistributedTest, TlsServerMayServeOtherHosts) {
   server->Stop();
 }
 
+// TensorFlow's master checks names first (facts §12, 18th): illegal node
+// and input names fail Create and Extend naming them; legal odd ones pass.
+TEST_F(DistributedTest, IllegalNamesFailNamingThem) {
+  ServerProcess server({"--port", "0"});
+  const std::string target = server.Target();
+  const std::string konst =
+      " op: 'Const' attr { key: 'dtype' value { type: DT_FLOAT } }"
+      " attr { key: 'value' value { tensor { dtype: DT_FLOAT tensor_shape {} float_val: 2 } } } }";
+  for (const std::string name : {"a:b", "a:0", "_a"}) {
+    auto session = Connect(target);
+    Status s = session->Create(ParseGraph("node { name: '" + name + "'" + konst));
+    EXPECT_EQ(s.code(), Code::kInvalidArgument) << s;
+    EXPECT_NE(s.message().find("Illegal op name '" + name + "'"), std::string::npos) << s;
+  }
+  for (const std::string input : {"a:first", "_a", "_a:0", "a:01"}) {
+    auto session = Connect(target);
+    Status s = session->Create(ParseGraph("node { name: 'a'" + konst + "node { name: 'b' op: 'Identity' input: '" +
+                                          input + "' attr { key: 'T' value { type: DT_FLOAT } } }"));
+    EXPECT_EQ(s.code(), Code::kInvalidArgument) << s;
+    EXPECT_NE(s.message().find("Illegal op input name '" + input + "'"), std::string::npos) << s;
+  }
+  auto session = Connect(target);
+  ASSERT_TRUE(session->Create(ParseGraph("node { name: 'a-b.c/d_e'" + konst)).ok());
+  Status s = session->Extend(ParseGraph("node { name: '_n' op: 'Identity' input: 'a-b.c/d_e:0'"
+                                        " attr { key: 'T' value { type: DT_FLOAT } } }"));
+  EXPECT_NE(s.message().find("Illegal op name '_n'"), std::string::npos) << s;
+  ASSERT_TRUE(session->Extend(ParseGraph("node { name: 'n' op: 'Identity' input: 'a-b.c/d_e:0'"
+                                         " attr { key: 'T' value { type: DT_FLOAT } } }")).ok());
+  std::vector<Tensor> out;
+  s = session->Run({}, {"n"}, {}, &out);
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_EQ(ToVector<float>(out[0]), std::vector<float>({2}));
+}
+
+// One tensor sent to two tasks by two signatures and by one (facts §12,
+// 14th): no key or name clash, each gets its value.
+TEST_F(DistributedTest, OneTensorToTwoTasksWithoutClash) {
+  Cluster cluster({{"ps", 1}, {"worker", 2}});
+  auto session = Connect(cluster.Target("worker", 0));
+  ASSERT_TRUE(session->Create(ParseGraph(R"pb(
+    node { name: "a" op: "Placeholder" device: "/job:worker/task:0" attr { key: "dtype" value { type: DT_FLOAT } } }
+    node { name: "b" op: "Neg" input: "a" device: "/job:ps/task:0" attr { key: "T" value { type: DT_FLOAT } } }
+    node { name: "c" op: "Square" input: "a" device: "/job:worker/task:1" attr { key: "T" value { type: DT_FLOAT } } }
+  )pb")).ok());
+  const Tensor a = MakeTensor<float>(GR_FLOAT, {2}, {3, -5});
+  std::vector<Tensor> out;
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(session->Run({{"a", a}}, {"b"}, {}, &out).ok());
+    EXPECT_EQ(ToVector<float>(out[0]), std::vector<float>({-3, 5}));
+    ASSERT_TRUE(session->Run({{"a", a}}, {"c"}, {}, &out).ok());
+    EXPECT_EQ(ToVector<float>(out[0]), std::vector<float>({9, 25}));
+    Status s = session->Run({{"a", a}}, {"c", "b"}, {}, &out);
+    ASSERT_TRUE(s.ok()) << s;
+    EXPECT_EQ(ToVector<float>(out[0]), std::vector<float>({9, 25}));
+    EXPECT_EQ(ToVector<float>(out[1]), std::vector<float>({-3, 5}));
+  }
+}
+
 // `graphrt devices --target` lists every task's devices with incarnations;
 // a task that restarted shows a new one.
 TEST_F(DistributedTest, DevicesCommandListsTheClusterAndItsIncarnations) {
@@ -1104,6 +1163,96 @@ TEST_F(DistributedTest, WorkerServiceRegisterRunAndLogging) {
   EXPECT_NE(s.error_message().find("Graph handle is not found"), std::string::npos) << s.error_message();
 }
 
+// The step rendezvous over the wire, as TensorFlow's rendezvous tests check
+// it (facts §12, 26th): a RecvTensor that comes before the step runs gets
+// the value once it is sent (here 32 KiB, which goes out zero-copy and is
+// read by protobuf's generated parser); CleanupGraph ends a pending one
+// ABORTED; a caller's cancel ends its own call; the worker goes on.
+TEST_F(DistributedTest, RecvTensorWaitsForTheSendAndEndsAtCleanup) {
+  ServerProcess server({"--port", "0"});
+  const std::string target = server.Target();
+  auto worker = tensorflow::WorkerService::NewStub(
+      grpc::CreateChannel(target.substr(7), grpc::InsecureChannelCredentials()));
+  using W = tensorflow::WorkerService::Stub;
+  auto call = [&](auto method, const auto& req, auto* resp) {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+    return ((*worker).*method)(&ctx, req, resp);
+  };
+  proto::GetStatusResponse status;
+  ASSERT_TRUE(call(&W::GetStatus, proto::GetStatusRequest(), &status).ok());
+  const std::string cpu = status.device_attributes(0).name();
+  const uint64_t inc = status.device_attributes(0).incarnation();
+  const std::string transfer = "attr { key: 'send_device' value { s: '" + cpu + "' } } attr { key: 'recv_device' value { s: '" +
+                               cpu + "' } } attr { key: 'send_device_incarnation' value { i: " +
+                               std::to_string(static_cast<int64_t>(inc)) +
+                               " } } attr { key: 'client_terminated' value { b: true } }";
+  proto::RegisterGraphRequest reg;
+  *reg.mutable_graph_def() = ParseGraph(
+      "node { name: '_recv_x_0' op: '_Recv' device: '" + cpu + "' attr { key: 'tensor_type' value { type: DT_FLOAT } } " +
+      "attr { key: 'tensor_name' value { s: 'x:0' } } " + transfer + " }" +
+      "node { name: 'y' op: 'Neg' input: '_recv_x_0' device: '" + cpu + "' attr { key: 'T' value { type: DT_FLOAT } } }" +
+      "node { name: '_send_y_0' op: '_Send' input: 'y' device: '" + cpu + "' attr { key: 'T' value { type: DT_FLOAT } } " +
+      "attr { key: 'tensor_name' value { s: 'y:0' } } " + transfer + " }");
+  proto::RegisterGraphResponse registered;
+  ASSERT_TRUE(call(&W::RegisterGraph, reg, &registered).ok());
+
+  // The pull first, on another thread; then the step.
+  std::vector<float> x(8192);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i) - 100.5f;
+  proto::RecvTensorRequest pull;
+  pull.set_step_id(90);
+  pull.set_rendezvous_key(Rendezvous::CreateKey(cpu, inc, cpu, "y:0", 0, 0));
+  proto::RecvTensorResponse pulled;
+  grpc::Status pull_status;
+  std::thread puller([&] { pull_status = call(&W::RecvTensor, pull, &pulled); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  proto::RunGraphRequest run;
+  run.set_graph_handle(registered.graph_handle());
+  run.set_step_id(90);
+  proto::NamedTensorProto* feed = run.add_send();
+  feed->set_name(Rendezvous::CreateKey(cpu, inc, cpu, "x:0", 0, 0));
+  MakeTensor<float>(GR_FLOAT, {static_cast<int64_t>(x.size())}, x).AsProtoTensorContent(feed->mutable_tensor());
+  proto::RunGraphResponse ran;
+  grpc::Status s = call(&W::RunGraph, run, &ran);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  puller.join();
+  ASSERT_TRUE(pull_status.ok()) << pull_status.error_message();
+  EXPECT_FALSE(pulled.is_dead());
+  EXPECT_GT(pulled.send_start_micros(), 0);
+  Tensor y;
+  ASSERT_TRUE(Tensor::FromProto(pulled.tensor(), &y).ok());
+  std::vector<float> neg(x.size());
+  for (size_t i = 0; i < x.size(); ++i) neg[i] = -x[i];
+  EXPECT_EQ(ToVector<float>(y), neg);
+  proto::CleanupGraphRequest cleanup;
+  proto::CleanupGraphResponse cleaned;
+  cleanup.set_step_id(90);
+  EXPECT_TRUE(call(&W::CleanupGraph, cleanup, &cleaned).ok());
+
+  // A pull that nothing answers: CleanupGraph of its step ends it.
+  pull.set_step_id(91);
+  std::thread waiter([&] { pull_status = call(&W::RecvTensor, pull, &pulled); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  cleanup.set_step_id(91);
+  EXPECT_TRUE(call(&W::CleanupGraph, cleanup, &cleaned).ok());
+  waiter.join();
+  EXPECT_EQ(pull_status.error_code(), grpc::StatusCode::ABORTED) << pull_status.error_message();
+  EXPECT_NE(pull_status.error_message().find("cleaned up"), std::string::npos) << pull_status.error_message();
+
+  // A caller that gives up ends its own call.
+  pull.set_step_id(92);
+  grpc::ClientContext cancelled;
+  std::thread canceller([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    cancelled.TryCancel();
+  });
+  s = worker->RecvTensor(&cancelled, pull, &pulled);
+  canceller.join();
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::CANCELLED) << s.error_message();
+  ASSERT_TRUE(call(&W::GetStatus, proto::GetStatusRequest(), &status).ok());
+}
+
 // What a dead master leaves behind goes: a step whose CleanupGraph never
 // came (here: a RecvTensor for a step that never runs) and idle sessions.
 TEST_F(DistributedTest, IdleStepsAndSessionsExpire) {
@@ -1188,6 +1337,47 @@ TEST_F(DistributedTest, InProcessServerWithAndWithoutRpc) {
   auto late = Connect(server->target(), quick);
   Status s = late->Create(g);
   EXPECT_FALSE(s.ok());
+}
+
+// A 10000 x 3000 float constant (120 MB) in the graph, fetched, and fed
+// back, all over real RPC (facts §12, 22nd): past protobuf's old 64 MiB
+// parse limit and gRPC's 4 MB default. About 10 s here, most of it copies
+// of the 120 MB on RunStep's and RunGraph's protobuf path (that path is
+// not zero-copy yet): opt-in, with GRAPHRT_LONG_TESTS=1.
+TEST_F(DistributedTest, A120MBConstantFetchedAndFedOverRpc) {
+  if (std::getenv("GRAPHRT_LONG_TESTS") == nullptr) GTEST_SKIP() << "a long test: set GRAPHRT_LONG_TESTS=1 to run it";
+  distributed::ServerOptions options;
+  (*options.server_def.mutable_cluster()->add_job()->mutable_tasks())[0] = "localhost:0";
+  options.server_def.mutable_cluster()->mutable_job(0)->set_name("localhost");
+  std::unique_ptr<distributed::GrpcServer> server;
+  ASSERT_TRUE(distributed::GrpcServer::Create(options, &server).ok());
+  constexpr int64_t kRows = 10000, kCols = 3000;
+  std::vector<float> values(kRows * kCols);
+  for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i % 4093) * 0.5f;
+  const Tensor big = MakeTensor<float>(GR_FLOAT, {kRows, kCols}, values);
+  proto::GraphDef g = ParseGraph(R"pb(
+    node { name: "c" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } } }
+    node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }
+    node { name: "y" op: "Neg" input: "x" attr { key: "T" value { type: DT_FLOAT } } })pb");
+  big.AsProtoTensorContent((*g.mutable_node(0)->mutable_attr())["value"].mutable_tensor());
+  proto::ConfigProto config;
+  config.mutable_rpc_options()->set_use_rpc_for_inprocess_master(true);
+  auto session = Connect(server->target(), config);
+  Status s = session->Create(g);
+  ASSERT_TRUE(s.ok()) << s;
+  std::vector<Tensor> out;
+  s = session->Run({}, {"c"}, {}, &out);
+  ASSERT_TRUE(s.ok()) << s;
+  ASSERT_EQ(out[0].shape(), big.shape());
+  EXPECT_EQ(std::memcmp(out[0].raw_data(), big.raw_data(), big.TotalBytes()), 0);
+  s = session->Run({{"x", out[0]}}, {"y"}, {}, &out);
+  ASSERT_TRUE(s.ok()) << s;
+  const float* y = out[0].data<float>();
+  bool exact = true;
+  for (size_t i = 0; i < values.size(); ++i) exact &= y[i] == -values[i];
+  EXPECT_TRUE(exact);
+  EXPECT_TRUE(session->Close().ok());
+  server->Stop();
 }
 
 TEST(ClusterConfigTest, TfConfigDenseAndSparse) {

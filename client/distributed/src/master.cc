@@ -1,6 +1,7 @@
 #include "master.h"
 
 #include <algorithm>
+#include <cctype>
 #include <condition_variable>
 #include <random>
 #include <set>
@@ -39,6 +40,44 @@ bool TaskPassesFilters(const std::string& task, const google::protobuf::Repeated
       return true;
   }
   return false;
+}
+
+// TensorFlow's master checks the names of a graph it is given before
+// anything else (its "Illegal op name" and "Illegal op input name"): a name
+// is [A-Za-z0-9.][A-Za-z0-9_./>-]*, an input that name after an optional
+// '^', then optionally ':' and an output index without leading zeros.
+bool IsValidOpName(const std::string& name, size_t begin, size_t end) {
+  if (begin >= end) return false;
+  auto first = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '.'; };
+  auto rest = [&](char c) { return first(c) || c == '_' || c == '/' || c == '>' || c == '-'; };
+  if (!first(name[begin])) return false;
+  for (size_t i = begin + 1; i < end; ++i)
+    if (!rest(name[i])) return false;
+  return true;
+}
+
+Status ValidateGraphDefSyntax(const proto::GraphDef& def) {
+  for (const proto::NodeDef& node : def.node()) {
+    if (!IsValidOpName(node.name(), 0, node.name().size()))
+      return errors::InvalidArgument("Illegal op name '", node.name(), "'");
+    for (const std::string& input : node.input()) {
+      const size_t begin = !input.empty() && input[0] == '^' ? 1 : 0;
+      size_t end = input.size();
+      const size_t colon = input.rfind(':');
+      if (colon != std::string::npos && colon >= begin) {
+        const std::string index = input.substr(colon + 1);
+        const bool digits = !index.empty() && std::all_of(index.begin(), index.end(), [](char c) {
+          return std::isdigit(static_cast<unsigned char>(c));
+        });
+        if (!digits || (index.size() > 1 && index[0] == '0'))
+          return errors::InvalidArgument("Illegal op input name '", input, "'");
+        end = colon;
+      }
+      if (!IsValidOpName(input, begin, end))
+        return errors::InvalidArgument("Illegal op input name '", input, "'");
+    }
+  }
+  return Status::OK();
 }
 
 // Calls `call(task, done)` for every task at once and waits for all: the
@@ -132,6 +171,7 @@ class MasterSession {
       return errors::Aborted("Current version is ", version_, " but caller expected ", expected_version, ".");
     auto g = std::make_unique<Graph>(&Runtime::Global().ops());
     CopyGraph(*graph_, g.get());
+    GR_RETURN_IF_ERROR(ValidateGraphDefSyntax(def));
     GR_RETURN_IF_ERROR(ExtendGraph(def, g.get()));
     GR_RETURN_IF_ERROR(PlaceOnCluster(devices_, config_, g.get()));
     graph_ = std::move(g);
@@ -551,6 +591,7 @@ grpc::Status Master::CreateSession(grpc::ServerContext* ctx, const proto::Create
 
 Status Master::CreateSessionImpl(grpc::ServerContext* ctx, const proto::CreateSessionRequest& req,
                                  proto::CreateSessionResponse* resp) {
+  GR_RETURN_IF_ERROR(ValidateGraphDefSyntax(req.graph_def()));
   proto::ConfigProto config = default_config_;
   config.MergeFrom(req.config());
   if (config.use_per_session_threads() || config.session_inter_op_thread_pool_size() > 0)
