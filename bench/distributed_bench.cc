@@ -11,8 +11,14 @@
 //   of RecvTensor.
 //   Reference: BM_LoopbackSocket64MiB, 64 MiB through a plain loopback TCP
 //   socket pair.
-// Both servers run in this process (two tasks, two gRPC ports): every call
-// still crosses loopback TCP.
+// - BM_BetweenGraphTrainW6: W6 (bench/README.md: the W2 MLP, Adam) trained
+//   by between-graph replication: its variables on a ps task, each of /1 or
+//   /2 worker tasks running its own client's steps on them (asynchronous
+//   SGD). Steps per second of all workers together against /0, the same
+//   graph in a local session. Each step pulls the weights (2.68 MB, the
+//   model's size) from the ps and pushes their gradients (as much) back.
+// The servers run in this process (a task per gRPC port): every call still
+// crosses loopback TCP.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -22,6 +28,8 @@
 #include <benchmark/benchmark.h>
 #include <grpcpp/grpcpp.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -29,6 +37,7 @@
 #include <vector>
 
 #include "bench_util.h"
+#include "train_workloads.h"
 #include "graphrt/core/graph_def_io.h"
 #include "graphrt/core/session.h"
 #include "graphrt/distributed/server.h"
@@ -163,6 +172,72 @@ void BM_RecvTensor64MiB(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * kBigElements * 4);
 }
 BENCHMARK(BM_RecvTensor64MiB)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+// A ps task and two worker tasks in this process, for training.
+struct ThreeTasks {
+  std::unique_ptr<distributed::GrpcServer> ps, workers[2];
+  ThreeTasks() {
+    const std::string ps_addr = "127.0.0.1:" + std::to_string(FreePort());
+    const std::string worker_addrs = "127.0.0.1:" + std::to_string(FreePort()) + ",127.0.0.1:" + std::to_string(FreePort());
+    auto start = [&](const char* job, int task, std::unique_ptr<distributed::GrpcServer>* server) {
+      distributed::ServerOptions o;
+      distributed::AddJobFromFlag("ps=" + ps_addr, o.server_def.mutable_cluster()).IgnoreError();
+      distributed::AddJobFromFlag("worker=" + worker_addrs, o.server_def.mutable_cluster()).IgnoreError();
+      o.server_def.set_job_name(job);
+      o.server_def.set_task_index(task);
+      Status s = distributed::GrpcServer::Create(o, server);
+      if (!s.ok()) std::fprintf(stderr, "server: %s\n", s.ToString().c_str()), std::abort();
+    };
+    start("ps", 0, &ps);
+    start("worker", 0, &workers[0]);
+    start("worker", 1, &workers[1]);
+  }
+  static ThreeTasks& Get() {
+    static ThreeTasks* t = new ThreeTasks();
+    return *t;
+  }
+};
+
+void BM_BetweenGraphTrainW6(benchmark::State& state) {
+  const int workers = static_cast<int>(state.range(0));
+  bench::TrainWorkload w = bench::MlpTrain();
+  // Variables (weights, Adam's slots and powers, the global step) on the ps
+  // (TensorFlow's replica_device_setter); the ops that read or update them
+  // follow through their colocation attrs; the rest runs on each worker.
+  if (workers > 0)
+    for (proto::NodeDef& n : *w.graph.mutable_node())
+      if (n.op() == "VariableV2") n.set_device("/job:ps/task:0");
+  std::vector<std::unique_ptr<Session>> sessions;
+  for (int k = 0; k < std::max(1, workers); ++k) {
+    SessionOptions o;
+    if (workers > 0) o.target = ThreeTasks::Get().workers[k]->target();
+    std::unique_ptr<Session> s;
+    Status st = NewSession(o, &s);
+    if (st.ok()) st = s->Create(w.graph);
+    if (!st.ok()) return state.SkipWithError(st.ToString().c_str());
+    sessions.push_back(std::move(s));
+  }
+  if (!sessions[0]->Run({}, {}, {w.init}, nullptr).ok()) return state.SkipWithError("init failed");
+  Tensor x(GR_FLOAT, TensorShape(w.x.dims));
+  const std::vector<float> xs = bench::TrainInput(w);
+  std::copy(xs.begin(), xs.end(), x.data<float>());
+  Tensor labels(GR_INT32, TensorShape(w.labels.dims));
+  const std::vector<int64_t> ls = bench::TrainLabels(w);
+  for (size_t i = 0; i < ls.size(); ++i) labels.data<int32_t>()[i] = static_cast<int32_t>(ls[i]);
+  const std::vector<std::pair<std::string, Tensor>> feeds = {{w.x.name, x}, {w.labels.name, labels}};
+  auto step = [&](Session* s) { return s->Run(feeds, {}, {w.train}, nullptr); };
+  for (auto _ : state) {
+    std::vector<std::thread> others;
+    std::atomic<bool> failed{false};
+    for (size_t k = 1; k < sessions.size(); ++k)
+      others.emplace_back([&, k] { failed = failed || !step(sessions[k].get()).ok(); });
+    failed = failed || !step(sessions[0].get()).ok();
+    for (auto& t : others) t.join();
+    if (failed) return state.SkipWithError("a training step failed");
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(sessions.size()));  // steps
+}
+BENCHMARK(BM_BetweenGraphTrainW6)->Arg(0)->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
 
 void BM_LoopbackSocket64MiB(benchmark::State& state) {
   int listener = socket(AF_INET, SOCK_STREAM, 0);
