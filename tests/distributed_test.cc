@@ -896,6 +896,73 @@ TEST_F(DistributedTest, BetweenGraphSgdMatchesTheReference) {
   EXPECT_NEAR(w, 2.5, 1e-3);
 }
 
+// In-graph replication: one client's graph has a tower on each of two
+// workers (each its own half of the batch), their gradients averaged on the
+// parameter server, which applies them: y = x . (1.5, -2), squared error,
+// against the reference computed here in double.
+TEST_F(DistributedTest, InGraphReplicationAveragesTheTowersGradients) {
+  Cluster cluster({{"ps", 1}, {"worker", 2}});
+  const std::string f = "attr { key: 'T' value { type: DT_FLOAT } }";
+  std::string graph =
+      "node { name: 'w' op: 'VariableV2' device: '/job:ps/task:0' attr { key: 'dtype' value { type: DT_FLOAT } } "
+      "attr { key: 'shape' value { shape { dim { size: 2 } dim { size: 1 } } } } }"
+      "node { name: 'zeros' op: 'Const' device: '/job:ps/task:0' attr { key: 'dtype' value { type: DT_FLOAT } } "
+      "attr { key: 'value' value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: 2 } dim { size: 1 } } "
+      "float_val: 0 } } } }"
+      "node { name: 'init' op: 'Assign' input: 'w' input: 'zeros' device: '/job:ps/task:0' " + f + " }";
+  for (int k = 0; k < 2; ++k) {
+    const std::string t = std::to_string(k), dev = "device: '/job:worker/task:" + t + "' ";
+    graph += "node { name: 'x" + t + "' op: 'Placeholder' " + dev + "attr { key: 'dtype' value { type: DT_FLOAT } } }"
+             "node { name: 'y" + t + "' op: 'Placeholder' " + dev + "attr { key: 'dtype' value { type: DT_FLOAT } } }"
+             "node { name: 'pred" + t + "' op: 'MatMul' input: 'x" + t + "' input: 'w' " + dev + f + " }"
+             "node { name: 'err" + t + "' op: 'Sub' input: 'pred" + t + "' input: 'y" + t + "' " + dev + f + " }"
+             "node { name: 'g" + t + "' op: 'MatMul' input: 'x" + t + "' input: 'err" + t + "' " + dev + f +
+             " attr { key: 'transpose_a' value { b: true } } }";
+  }
+  graph +=
+      "node { name: 'sum' op: 'AddN' input: 'g0' input: 'g1' device: '/job:ps/task:0' " + f +
+      " attr { key: 'N' value { i: 2 } } }"
+      "node { name: 'scale' op: 'Const' device: '/job:ps/task:0' attr { key: 'dtype' value { type: DT_FLOAT } } "
+      "attr { key: 'value' value { tensor { dtype: DT_FLOAT tensor_shape {} float_val: 0.25 } } } }"  // 2/n, n = 4, halved
+      "node { name: 'avg' op: 'Mul' input: 'sum' input: 'scale' device: '/job:ps/task:0' " + f + " }"
+      "node { name: 'lr' op: 'Const' device: '/job:ps/task:0' attr { key: 'dtype' value { type: DT_FLOAT } } "
+      "attr { key: 'value' value { tensor { dtype: DT_FLOAT tensor_shape {} float_val: 0.1 } } } }"
+      "node { name: 'apply' op: 'ApplyGradientDescent' input: 'w' input: 'lr' input: 'avg' "
+      "device: '/job:ps/task:0' " + f + " }";
+  auto session = Connect(cluster.Target("worker", 0));
+  ASSERT_TRUE(session->Create(ParseGraph(graph)).ok());
+  ASSERT_TRUE(session->Run({}, {}, {"init"}, nullptr).ok());
+  const double truth[2] = {1.5, -2};
+  const std::vector<std::vector<float>> xs = {{1, 0, 0.5f, 1, -1, 2, 2, 1}, {0, 1, 1, 1, 1.5f, -0.5f, -2, 0.5f}};
+  std::vector<std::vector<float>> ys(2);
+  for (int k = 0; k < 2; ++k)
+    for (int i = 0; i < 4; ++i)
+      ys[k].push_back(static_cast<float>(xs[k][2 * i] * truth[0] + xs[k][2 * i + 1] * truth[1]));
+  double w[2] = {0, 0};
+  for (int step = 0; step < 40; ++step) {
+    double grad[2] = {0, 0};
+    for (int k = 0; k < 2; ++k)
+      for (int i = 0; i < 4; ++i) {
+        const double err = xs[k][2 * i] * w[0] + xs[k][2 * i + 1] * w[1] - ys[k][i];
+        grad[0] += xs[k][2 * i] * err;
+        grad[1] += xs[k][2 * i + 1] * err;
+      }
+    for (int j = 0; j < 2; ++j) w[j] -= 0.1 * 0.25 * grad[j];
+    std::vector<Tensor> out;
+    Status s = session->Run({{"x0", MakeTensor<float>(GR_FLOAT, {4, 2}, xs[0])},
+                             {"y0", MakeTensor<float>(GR_FLOAT, {4, 1}, ys[0])},
+                             {"x1", MakeTensor<float>(GR_FLOAT, {4, 2}, xs[1])},
+                             {"y1", MakeTensor<float>(GR_FLOAT, {4, 1}, ys[1])}},
+                            {"apply"}, {}, &out);
+    ASSERT_TRUE(s.ok()) << s;
+    const std::vector<float> got = ToVector<float>(out[0]);
+    EXPECT_NEAR(got[0], w[0], 1e-4) << "step " << step;
+    EXPECT_NEAR(got[1], w[1], 1e-4) << "step " << step;
+  }
+  EXPECT_NEAR(w[0], truth[0], 1e-2);
+  EXPECT_NEAR(w[1], truth[1], 1e-2);
+}
+
 // An op failing on one task while the other waits for it: the step fails
 // with the op's own message, whole even at 1 MB; the session goes on.
 TEST_F(DistributedTest, ErrorOnOneTaskReachesTheClientWhole) {
