@@ -963,6 +963,120 @@ TEST_F(DistributedTest, InGraphReplicationAveragesTheTowersGradients) {
   EXPECT_NEAR(w[1], truth[1], 1e-2);
 }
 
+// TensorFlow's sharded Saver across tasks: each parameter server writes its
+// own variables' shard (SaveV2 on its task), the last one merges the shards
+// (MergeV2Checkpoints), and restore_all reads each shard back on its task.
+// The merged checkpoint is an ordinary one: a local session restores it.
+TEST_F(DistributedTest, ShardedSaverSavesAndRestoresAcrossTasks) {
+  Cluster cluster({{"ps", 2}, {"worker", 1}});
+  const std::string dir = testing::MakeTempDir("distributed_saver");
+  const std::string prefix = dir + "/model.ckpt";
+  auto str = [](const std::string& name, const std::string& value, const std::string& dev, bool vector = false) {
+    return "node { name: '" + name + "' op: 'Const' device: '" + dev +
+           "' attr { key: 'dtype' value { type: DT_STRING } } attr { key: 'value' value { tensor { dtype: DT_STRING "
+           "tensor_shape { " + (vector ? "dim { size: 1 } " : "") + "} string_val: '" + value + "' } } } }";
+  };
+  auto i32 = [](const std::string& name, int v) {
+    return "node { name: '" + name + "' op: 'Const' attr { key: 'dtype' value { type: DT_INT32 } } "
+           "attr { key: 'value' value { tensor { dtype: DT_INT32 tensor_shape {} int_val: " + std::to_string(v) + " } } } }";
+  };
+  const std::string f = "attr { key: 'T' value { type: DT_FLOAT } }";
+  auto variables = [&](const std::string& ps0, const std::string& ps1) {
+    return "node { name: 'v0' op: 'VariableV2' device: '" + ps0 + "' attr { key: 'dtype' value { type: DT_FLOAT } } "
+           "attr { key: 'shape' value { shape { dim { size: 2 } } } } }"
+           "node { name: 'v1' op: 'VariableV2' device: '" + ps1 + "' attr { key: 'dtype' value { type: DT_FLOAT } } "
+           "attr { key: 'shape' value { shape { dim { size: 1 } dim { size: 1 } } } } }";
+  };
+  // The restore half of TensorFlow's sharded saver graph.
+  auto restore = [&](const std::string& ps0, const std::string& ps1) {
+    std::string g;
+    for (int k = 0; k < 2; ++k) {
+      const std::string sfx = k == 0 ? "" : "_1", dev = k == 0 ? ps0 : ps1, v = "v" + std::to_string(k);
+      g += str("save/RestoreV2" + sfx + "/tensor_names", v, dev, true) +
+           str("save/RestoreV2" + sfx + "/shape_and_slices", "", dev, true) +
+           "node { name: 'save/RestoreV2" + sfx + "' op: 'RestoreV2' input: 'save/Const' input: 'save/RestoreV2" + sfx +
+           "/tensor_names' input: 'save/RestoreV2" + sfx + "/shape_and_slices' device: '" + dev +
+           "' attr { key: 'dtypes' value { list { type: DT_FLOAT } } } }"
+           "node { name: 'save/Assign" + sfx + "' op: 'Assign' input: '" + v + "' input: 'save/RestoreV2" + sfx +
+           "' device: '" + dev + "' " + f + " }"
+           "node { name: 'save/restore_shard" + sfx + "' op: 'NoOp' input: '^save/Assign" + sfx + "' device: '" + dev +
+           "' }";
+    }
+    return g + "node { name: 'save/restore_all' op: 'NoOp' input: '^save/restore_shard' input: '^save/restore_shard_1' }";
+  };
+  std::string graph = variables("/job:ps/task:0", "/job:ps/task:1") +
+      "node { name: 'v0/init' op: 'Const' attr { key: 'dtype' value { type: DT_FLOAT } } attr { key: 'value' value { "
+      "tensor { dtype: DT_FLOAT tensor_shape { dim { size: 2 } } float_val: 1.5 float_val: -2 } } } }"
+      "node { name: 'v1/init' op: 'Const' attr { key: 'dtype' value { type: DT_FLOAT } } attr { key: 'value' value { "
+      "tensor { dtype: DT_FLOAT tensor_shape { dim { size: 1 } dim { size: 1 } } float_val: 7 } } } }"
+      "node { name: 'v0/Assign' op: 'Assign' input: 'v0' input: 'v0/init' device: '/job:ps/task:0' " + f + " }"
+      "node { name: 'v1/Assign' op: 'Assign' input: 'v1' input: 'v1/init' device: '/job:ps/task:1' " + f + " }"
+      "node { name: 'init' op: 'NoOp' input: '^v0/Assign' input: '^v1/Assign' }" +
+      str("save/Const", prefix, "") + str("save/StringJoin/inputs_1", "_temp_6ba39e1d/part", "") +
+      "node { name: 'save/StringJoin' op: 'StringJoin' input: 'save/Const' input: 'save/StringJoin/inputs_1' "
+      "attr { key: 'N' value { i: 2 } } attr { key: 'separator' value { s: '' } } }" +
+      i32("save/num_shards", 2);
+  for (int k = 0; k < 2; ++k) {
+    const std::string sfx = k == 0 ? "" : "_1", dev = "/job:ps/task:" + std::to_string(k), v = "v" + std::to_string(k);
+    graph += i32("save/ShardedFilename" + sfx + "/shard", k) +
+             "node { name: 'save/ShardedFilename" + sfx + "' op: 'ShardedFilename' input: 'save/StringJoin' input: "
+             "'save/ShardedFilename" + sfx + "/shard' input: 'save/num_shards' device: '" + dev + "' }" +
+             str("save/SaveV2" + sfx + "/tensor_names", v, dev, true) +
+             str("save/SaveV2" + sfx + "/shape_and_slices", "", dev, true) +
+             "node { name: 'save/SaveV2" + sfx + "' op: 'SaveV2' input: 'save/ShardedFilename" + sfx + "' input: "
+             "'save/SaveV2" + sfx + "/tensor_names' input: 'save/SaveV2" + sfx + "/shape_and_slices' input: '" + v +
+             "' device: '" + dev + "' attr { key: 'dtypes' value { list { type: DT_FLOAT } } } }"
+             "node { name: 'save/control_dependency" + sfx + "' op: 'Identity' input: 'save/ShardedFilename" + sfx +
+             "' input: '^save/SaveV2" + sfx + "' device: '" + dev + "' attr { key: 'T' value { type: DT_STRING } } }";
+  }
+  graph +=
+      "node { name: 'save/MergeV2Checkpoints/checkpoint_prefixes' op: 'Pack' input: 'save/control_dependency' "
+      "input: 'save/control_dependency_1' device: '/job:ps/task:1' attr { key: 'T' value { type: DT_STRING } } "
+      "attr { key: 'N' value { i: 2 } } attr { key: 'axis' value { i: 0 } } }"
+      "node { name: 'save/MergeV2Checkpoints' op: 'MergeV2Checkpoints' input: "
+      "'save/MergeV2Checkpoints/checkpoint_prefixes' input: 'save/Const' device: '/job:ps/task:1' "
+      "attr { key: 'delete_old_dirs' value { b: true } } }"
+      "node { name: 'save/Identity' op: 'Identity' input: 'save/Const' input: '^save/MergeV2Checkpoints' "
+      "attr { key: 'T' value { type: DT_STRING } } }" +
+      restore("/job:ps/task:0", "/job:ps/task:1");
+  auto session = Connect(cluster.Target("worker", 0));
+  Status s = session->Create(ParseGraph(graph));
+  ASSERT_TRUE(s.ok()) << s;
+  ASSERT_TRUE(session->Run({}, {}, {"init"}, nullptr).ok());
+  std::vector<Tensor> out;
+  s = session->Run({}, {"save/Identity"}, {}, &out);
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_EQ(out[0].string_at(0), prefix);
+  for (const char* file : {".index", ".data-00000-of-00002", ".data-00001-of-00002"})
+    EXPECT_TRUE(std::ifstream(prefix + file).good()) << file;
+  EXPECT_FALSE(std::ifstream(prefix + "_temp_6ba39e1d/part-00000-of-00002.index").good()) << "the shards' folder stays";
+
+  // v0 overwritten, then restore_all brings back what was saved.
+  const std::string change =
+      "node { name: 'other0' op: 'Const' attr { key: 'dtype' value { type: DT_FLOAT } } attr { key: 'value' value { "
+      "tensor { dtype: DT_FLOAT tensor_shape { dim { size: 2 } } float_val: 0 } } } }"
+      "node { name: 'clobber0' op: 'Assign' input: 'v0' input: 'other0' device: '/job:ps/task:0' " + f + " }";
+  ASSERT_TRUE(session->Extend(ParseGraph(change)).ok());
+  ASSERT_TRUE(session->Run({}, {"clobber0"}, {}, &out).ok());
+  EXPECT_EQ(ToVector<float>(out[0]), std::vector<float>({0, 0}));
+  s = session->Run({}, {}, {"save/restore_all"}, nullptr);
+  ASSERT_TRUE(s.ok()) << s;
+  ASSERT_TRUE(session->Run({}, {"v0", "v1"}, {}, &out).ok());
+  EXPECT_EQ(ToVector<float>(out[0]), std::vector<float>({1.5f, -2}));
+  EXPECT_EQ(ToVector<float>(out[1]), std::vector<float>({7}));
+
+  // One process, no cluster: the same checkpoint restores.
+  std::unique_ptr<Session> local;
+  ASSERT_TRUE(NewSession(SessionOptions(), &local).ok());
+  s = local->Create(ParseGraph(variables("", "") + str("save/Const", prefix, "") + restore("", "")));
+  ASSERT_TRUE(s.ok()) << s;
+  s = local->Run({}, {}, {"save/restore_all"}, nullptr);
+  ASSERT_TRUE(s.ok()) << s;
+  ASSERT_TRUE(local->Run({}, {"v0", "v1"}, {}, &out).ok());
+  EXPECT_EQ(ToVector<float>(out[0]), std::vector<float>({1.5f, -2}));
+  EXPECT_EQ(ToVector<float>(out[1]), std::vector<float>({7}));
+}
+
 // An op failing on one task while the other waits for it: the step fails
 // with the op's own message, whole even at 1 MB; the session goes on.
 TEST_F(DistributedTest, ErrorOnOneTaskReachesTheClientWhole) {
