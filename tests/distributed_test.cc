@@ -25,6 +25,8 @@
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
+#include "graphrt/client/hooks.h"
+#include "graphrt/client/monitored_session.h"
 #include "graphrt/core/rendezvous.h"
 #include "graphrt/core/session.h"
 #include "graphrt/distributed/server.h"
@@ -1075,6 +1077,65 @@ TEST_F(DistributedTest, ShardedSaverSavesAndRestoresAcrossTasks) {
   ASSERT_TRUE(local->Run({}, {"v0", "v1"}, {}, &out).ok());
   EXPECT_EQ(ToVector<float>(out[0]), std::vector<float>({1.5f, -2}));
   EXPECT_EQ(ToVector<float>(out[1]), std::vector<float>({7}));
+}
+
+// MonitoredSession on a cluster (TensorFlow's recovery): its variables on a
+// parameter server that is killed and restarted on its port; the next Run
+// fails ABORTED, the session is re-created and restored from the latest
+// checkpoint (model.ckpt-2: v = 0, step 2), and the step runs again there.
+TEST_F(DistributedTest, MonitoredSessionRecoversAfterTheParameterServerRestarts) {
+  Cluster cluster({{"ps", 1}, {"worker", 1}});
+  const std::string dir = testing::MakeTempDir("distributed_monitored");
+  proto::MetaGraphDef meta;
+  *meta.mutable_graph_def() = ParseGraph(R"pb(
+    node { name: "v" op: "VariableV2" attr { key: "dtype" value { type: DT_FLOAT } }
+           attr { key: "shape" value { shape { } } } }
+    node { name: "v/initial_value" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } }
+           attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape { } float_val: 2 } } } }
+    node { name: "v/Assign" op: "Assign" input: "v" input: "v/initial_value" attr { key: "T" value { type: DT_FLOAT } } }
+    node { name: "one" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } }
+           attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape { } float_val: 1 } } } }
+    node { name: "update" op: "AssignSub" input: "v" input: "one" attr { key: "T" value { type: DT_FLOAT } }
+           attr { key: "use_locking" value { b: true } } }
+  )pb");
+  std::string global_step, increment;
+  ASSERT_TRUE(GetOrCreateGlobalStep(&meta, nullptr, &global_step).ok());
+  ASSERT_TRUE(AddGlobalStepIncrement(&meta, nullptr, global_step, &increment).ok());
+  proto::NodeDef* train = meta.mutable_graph_def()->add_node();
+  train->set_name("train");
+  train->set_op("NoOp");
+  train->add_input("^update");
+  train->add_input("^" + increment);
+  // The state on the ps (the ops that take its variables by reference go
+  // with them).
+  for (proto::NodeDef& n : *meta.mutable_graph_def()->mutable_node())
+    if (n.op() == "VariableV2") n.set_device("/job:ps/task:0");
+
+  CheckpointSaverHook::Options ckpt;
+  ckpt.checkpoint_dir = dir;
+  ckpt.save_steps = 2;
+  ckpt.log = [](const std::string&) {};
+  SessionOptions options;
+  options.target = cluster.Target("worker", 0);
+  options.config.set_operation_timeout_in_ms(10000);
+  auto creator = std::make_unique<ChiefSessionCreator>(std::make_shared<Scaffold>(meta), options, dir);
+  const ChiefSessionCreator* chief = creator.get();
+  std::unique_ptr<MonitoredSession> ms;
+  Status s = MonitoredSession::Create(std::move(creator), {std::make_shared<CheckpointSaverHook>(ckpt)}, &ms);
+  ASSERT_TRUE(s.ok()) << s;
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(ms->Run({}, {}, {"train"}, nullptr).ok());
+  cluster.Kill("ps", 0);
+  cluster.Restart("ps", 0);
+  std::vector<Tensor> out;
+  s = ms->Run({}, {"update:0"}, {"train"}, &out);
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_EQ(ms->sessions_created(), 2);
+  EXPECT_EQ(chief->restored_from(), dir + "/model.ckpt-2");
+  EXPECT_EQ(ToVector<float>(out[0]), std::vector<float>({-1}));
+  int64_t step = -1;
+  ASSERT_TRUE(ReadInt64Scalar(ms->raw_session(), global_step + ":0", &step).ok());
+  EXPECT_EQ(step, 3);
+  EXPECT_TRUE(ms->Close().ok());
 }
 
 // An op failing on one task while the other waits for it: the step fails
