@@ -209,6 +209,13 @@ const char kMatMul[] = R"pb(
   node { name: "c" op: "MatMul" input: "a" input: "b" attr { key: "T" value { type: DT_FLOAT } } }
 )pb";
 
+// x fed on the worker, through the ps, back to the worker.
+const char kRoundTrip[] = R"pb(
+  node { name: "x" op: "Placeholder" device: "/job:worker/task:0" attr { key: "dtype" value { type: DT_FLOAT } } }
+  node { name: "y" op: "Identity" input: "x" device: "/job:ps/task:0" attr { key: "T" value { type: DT_FLOAT } } }
+  node { name: "z" op: "Identity" input: "y" device: "/job:worker/task:0" attr { key: "T" value { type: DT_FLOAT } } }
+)pb";
+
 class DistributedTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() { testing::LoadStandardPlugins(); }
@@ -653,6 +660,32 @@ TEST_F(DistributedTest, OneTensorToTwoTasksWithoutClash) {
     EXPECT_EQ(ToVector<float>(out[0]), std::vector<float>({9, 25}));
     EXPECT_EQ(ToVector<float>(out[1]), std::vector<float>({-3, 5}));
   }
+}
+
+// Cluster health in the servers' logs (--status-seconds): each other task
+// with its incarnation once asked and its last contact, this task's counts.
+TEST_F(DistributedTest, ServersLogClusterHealth) {
+  Cluster cluster({{"ps", 1}, {"worker", 1}}, {"--status-seconds", "1"});
+  auto session = Connect(cluster.Target("worker", 0));
+  ASSERT_TRUE(session->Create(ParseGraph(kRoundTrip)).ok());
+  std::vector<Tensor> out;
+  ASSERT_TRUE(session->Run({{"x", MakeTensor<float>(GR_FLOAT, {1}, {4})}}, {"z"}, {}, &out).ok());
+  EXPECT_EQ(ToVector<float>(out[0]), std::vector<float>({4}));
+  std::this_thread::sleep_for(std::chrono::milliseconds(2200));
+  const std::string worker_log = cluster.server("worker", 0).Log();
+  const size_t line = worker_log.rfind("graphrt server: /job:worker/replica:0/task:0: health:");
+  ASSERT_NE(line, std::string::npos) << worker_log;
+  const std::string health = worker_log.substr(line, worker_log.find('\n', line) - line);
+  EXPECT_NE(health.find("/job:ps/replica:0/task:0 at 127.0.0.1:"), std::string::npos) << health;
+  EXPECT_NE(health.find(" incarnation "), std::string::npos) << health;
+  EXPECT_NE(health.find(" s ago;"), std::string::npos) << health;
+  EXPECT_NE(health.find("/job:worker/replica:0/task:0 at localhost:"), std::string::npos) << health;
+  EXPECT_NE(health.find("(this task)"), std::string::npos) << health;
+  EXPECT_NE(health.find("here: 1 master sessions, 1 worker sessions"), std::string::npos) << health;
+  // The ps pulled the fed value from the worker: it has been in contact too.
+  const std::string ps_log = cluster.server("ps", 0).Log();
+  EXPECT_NE(ps_log.find("/job:worker/replica:0/task:0 at 127.0.0.1:"), std::string::npos) << ps_log;
+  EXPECT_NE(ps_log.find("last contact"), std::string::npos) << ps_log;
 }
 
 // `graphrt devices --target` lists every task's devices with incarnations;

@@ -74,7 +74,10 @@ int ServerCommand(const std::vector<std::string>& args) {
       ("step-idle-seconds", po::value<int64_t>()->default_value(600)->value_name("S"),
        "drop a step's transfers that no call used for S seconds (its master died mid-step); 0: never")
       ("session-idle-seconds", po::value<int64_t>()->default_value(0)->value_name("S"),
-       "delete a worker session that no call used for S seconds; 0: never");
+       "delete a worker session that no call used for S seconds; 0: never")
+      ("status-seconds", po::value<int64_t>()->default_value(60)->value_name("S"),
+       "every S seconds write a line of cluster health to stderr (each task's incarnation and last "
+       "contact, this task's sessions and steps); 0: never");
   AddSessionConfigOptions(&visible);
   AddPluginOptions(&visible);
   po::variables_map vm;
@@ -114,6 +117,8 @@ int ServerCommand(const std::vector<std::string>& args) {
   options.tls = TlsFromArgs(vm);
   options.step_idle_seconds = vm["step-idle-seconds"].as<int64_t>();
   options.session_idle_seconds = vm["session-idle-seconds"].as<int64_t>();
+  options.status_seconds = vm["status-seconds"].as<int64_t>();
+  if (options.status_seconds < 0) throw UsageError("--status-seconds must be 0 or more");
   if (options.step_idle_seconds < 0 || options.session_idle_seconds < 0)
     throw UsageError("--step-idle-seconds and --session-idle-seconds must be 0 or more");
 

@@ -227,6 +227,27 @@ void WorkerCache::SetAddresses(std::map<std::string, std::string> addresses) {
   addresses_ = std::move(addresses);  // (before any call: stubs made so far stay)
 }
 
+void WorkerCache::Contacted(const std::string& task, uint64_t incarnation) {
+  const int64_t now = NowSteadyNanos();
+  std::lock_guard<std::mutex> lock(mu_);
+  TaskHealth& h = health_[task];
+  h.last_contact_nanos = now;
+  if (incarnation != 0) h.incarnation = incarnation;
+}
+
+std::vector<WorkerCache::TaskHealth> WorkerCache::Health() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<TaskHealth> out;
+  for (const auto& [task, address] : addresses_) {
+    auto it = health_.find(task);
+    TaskHealth h = it != health_.end() ? it->second : TaskHealth();
+    h.task = task;
+    h.address = address;
+    out.push_back(std::move(h));
+  }
+  return out;
+}
+
 std::string Hex16(uint64_t v) {
   char buf[17];
   std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));

@@ -13,6 +13,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "graphrt/core/status.h"
 #include "graphrt/distributed/server.h"
@@ -83,6 +84,16 @@ class WorkerCache {
   // Where a server that took a free port reaches itself; before any Stub().
   void SetAddresses(std::map<std::string, std::string> addresses);
 
+  // Cluster health: a call to `task` succeeded now; `incarnation` (when not
+  // 0) is what its GetStatus reported for its first device.
+  void Contacted(const std::string& task, uint64_t incarnation = 0);
+  struct TaskHealth {
+    std::string task, address;
+    uint64_t incarnation = 0;       // 0: never asked
+    int64_t last_contact_nanos = 0;  // steady clock; 0: never
+  };
+  std::vector<TaskHealth> Health() const;
+
  private:
   mutable std::mutex mu_;
   std::map<std::string, std::string> addresses_;
@@ -95,6 +106,7 @@ class WorkerCache {
   // The stubs of `task` (under mu_).
   Status StubsOf(const std::string& task, Stubs** out);
   std::map<std::string, Stubs> stubs_;
+  std::map<std::string, TaskHealth> health_;  // by task, under mu_
 };
 
 // 16 lower-case hex digits: TensorFlow's form of graph handles and

@@ -5,6 +5,7 @@
 #include <condition_variable>
 #include <random>
 #include <set>
+#include <type_traits>
 #include <unordered_map>
 
 #include "graphrt/core/cluster_step.h"
@@ -132,6 +133,12 @@ std::map<std::string, grpc::Status> CallTasks(
     if (make) make(task, &call->req);
     // The channel (in `workers`) outlives the call.
     ((*stub->async()).*method)(&call->ctx, &call->req, &call->resp, [&, call, task, workers, done](grpc::Status rpc) {
+      if (rpc.ok()) {
+        uint64_t incarnation = 0;
+        if constexpr (std::is_same_v<Resp, proto::GetStatusResponse>)
+          if (call->resp.device_attributes_size() > 0) incarnation = call->resp.device_attributes(0).incarnation();
+        workers->Contacted(task, incarnation);
+      }
       if (rpc.ok() && got) {
         std::lock_guard<std::mutex> lock(got_mu);
         got(task, call->resp);
@@ -436,6 +443,7 @@ class MasterSession {
       if (!s.ok()) return done(ToGrpcStatus(s));
       stub->async()->RunGraph(c->ctx.get(), &c->req, &c->resp, [&, c, task, workers, done](grpc::Status rpc) {
         c->rpc = rpc;
+        if (rpc.ok()) workers->Contacted(task);
         if (!rpc.ok() || c->resp.status_code() != 0) cancel_others(c, task);
         done(rpc);
       });
@@ -565,6 +573,11 @@ Master::Master(std::string task, proto::ConfigProto default_config, std::shared_
 Master::~Master() { Shutdown(); }
 
 void Master::Shutdown() { CloseAll(); }
+
+size_t Master::SessionCount() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return sessions_.size();
+}
 
 void Master::CloseAll() {
   std::map<std::string, std::shared_ptr<MasterSession>> sessions;

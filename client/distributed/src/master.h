@@ -31,6 +31,8 @@ class Master final : public tensorflow::MasterService::Service {
   ~Master() override;
   // Closes every session (the server is stopping).
   void Shutdown();
+  // Sessions open now (the server's status line).
+  size_t SessionCount();
 
   grpc::Status CreateSession(grpc::ServerContext*, const proto::CreateSessionRequest*,
                              proto::CreateSessionResponse*) override;

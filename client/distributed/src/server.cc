@@ -3,7 +3,9 @@
 #include <arpa/inet.h>
 
 #include <condition_variable>
+#include <cstdio>
 #include <mutex>
+#include <thread>
 #include <nlohmann/json.hpp>
 
 #include "master.h"
@@ -48,10 +50,38 @@ struct GrpcServer::Impl {
   std::vector<std::string> local_addresses;  // where they find it
   std::unique_ptr<grpc::Server> server;
   std::mutex mu;
-  std::condition_variable stopped_cv;
+  std::condition_variable stopped_cv;  // also wakes the status thread
   bool stopping = false;
   bool stopped = false;
+  std::thread status;  // the health line every status_seconds
 };
+
+namespace {
+
+// "graphrt server: <task>: health: <task> at <address> incarnation <hex>
+// last contact <n> s ago; ...; here: <n> master sessions, <n> worker
+// sessions, <n> steps".
+std::string HealthLine(GrpcServer::Impl* impl) {
+  std::string line = "graphrt server: " + impl->task + ": health:";
+  const int64_t now = NowSteadyNanos();
+  for (const WorkerCache::TaskHealth& h : impl->workers->Health()) {
+    line += " " + h.task + " at " + h.address;
+    if (h.task == impl->task) {
+      line += " (this task);";
+      continue;
+    }
+    if (h.incarnation != 0) line += " incarnation " + Hex16(h.incarnation);
+    line += h.last_contact_nanos == 0 ? " never contacted;"
+                                      : " last contact " + std::to_string((now - h.last_contact_nanos) / 1000000000) +
+                                            " s ago;";
+  }
+  size_t worker_sessions = 0, steps = 0;
+  impl->worker->Counts(&worker_sessions, &steps);
+  return line + " here: " + std::to_string(impl->master->SessionCount()) + " master sessions, " +
+         std::to_string(worker_sessions) + " worker sessions, " + std::to_string(steps) + " steps";
+}
+
+}  // namespace
 
 GrpcServer::GrpcServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
@@ -129,6 +159,18 @@ Status GrpcServer::Create(const ServerOptions& options, std::unique_ptr<GrpcServ
   impl->local_addresses = {"localhost:" + std::to_string(impl->port), "127.0.0.1:" + std::to_string(impl->port)};
   if (port != 0) impl->local_addresses.push_back(task_it->second);
   for (const std::string& a : impl->local_addresses) RegisterLocalMaster(a, impl->master);
+  if (options.status_seconds > 0) {
+    Impl* raw = impl.get();
+    impl->status = std::thread([raw, period = std::chrono::seconds(options.status_seconds)] {
+      std::unique_lock<std::mutex> lock(raw->mu);
+      while (!raw->stopped_cv.wait_for(lock, period, [raw] { return raw->stopping; })) {
+        lock.unlock();
+        const std::string line = HealthLine(raw);
+        std::fprintf(stderr, "%s\n", line.c_str());
+        lock.lock();
+      }
+    });
+  }
   out->reset(new GrpcServer(std::move(impl)));
   return Status::OK();
 }
@@ -138,7 +180,9 @@ void GrpcServer::Stop() {
     std::lock_guard<std::mutex> lock(impl_->mu);
     if (impl_->stopping) return;
     impl_->stopping = true;
+    impl_->stopped_cv.notify_all();
   }
+  if (impl_->status.joinable()) impl_->status.join();
   for (const std::string& a : impl_->local_addresses) UnregisterLocalMaster(a);
   impl_->worker->Shutdown();
   impl_->master->Shutdown();

@@ -113,6 +113,7 @@ class StepRendezvous final : public Rendezvous, public std::enable_shared_from_t
                  Tensor(), false);
             return;
           }
+          self->workers_->Contacted(src_task);
           Tensor value;
           bool is_dead = false;
           Status parsed = DecodeRecvTensorResponse(&call->response, self->host_allocator_, &value, &is_dead);
@@ -463,6 +464,12 @@ void Worker::CleanupStep(int64_t step_id) {
     steps_.erase(it);
   }
   step->StartAbort(errors::Aborted("Step ", step_id, " was cleaned up (CleanupGraph)"));
+}
+
+void Worker::Counts(size_t* sessions, size_t* steps) {
+  std::lock_guard<std::mutex> lock(mu_);
+  *sessions = sessions_.size() + (legacy_session_ ? 1 : 0);
+  *steps = steps_.size();
 }
 
 void Worker::CancelSession(const std::string& handle) {

@@ -58,6 +58,8 @@ class Worker final : public tensorflow::WorkerService::WithRawCallbackMethod_Rec
   void CleanupStep(int64_t step_id);
   // Ends step `step_id` with `status` (another task's partition failed).
   void AbortStep(int64_t step_id, const Status& status);
+  // Worker sessions and step rendezvous held now (the server's status line).
+  void Counts(size_t* sessions, size_t* steps);
   // Ends the steps of worker session `handle` that wait on asynchronous
   // kernels (its master session is closing).
   void CancelSession(const std::string& handle);

@@ -45,6 +45,10 @@ struct ServerOptions {
   int64_t step_idle_seconds = 600;
   // A worker session no call used for this long is deleted; 0: never.
   int64_t session_idle_seconds = 0;
+  // Every this many seconds the server writes a line of cluster health to
+  // stderr: each task's address, incarnation and the last call to it that
+  // succeeded, and this task's sessions and steps; 0: never.
+  int64_t status_seconds = 0;
 };
 
 class GrpcServer {
