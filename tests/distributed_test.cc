@@ -1357,6 +1357,44 @@ TEST_F(DistributedTest, KilledAndRestartedWorker) {
   EXPECT_EQ(ToVector<float>(out[0]), std::vector<float>({0}));
 }
 
+// A parameter server SIGKILLed in the middle of a step (its partition
+// blocked in a dequeue): the step fails at once UNAVAILABLE or ABORTED
+// naming the task, without a deadline set; the session closes; a session
+// that does not need the dead task goes on.
+TEST_F(DistributedTest, TaskKilledDuringAStepFailsItNamingTheTask) {
+  Cluster cluster({{"ps", 1}, {"worker", 1}});
+  auto session = Connect(cluster.Target("worker", 0));
+  ASSERT_TRUE(session->Create(ParseGraph(R"pb(
+    node { name: "q" op: "FIFOQueueV2" device: "/job:ps/task:0"
+           attr { key: "component_types" value { list { type: DT_FLOAT } } } }
+    node { name: "deq" op: "QueueDequeueV2" input: "q" device: "/job:ps/task:0"
+           attr { key: "component_types" value { list { type: DT_FLOAT } } } }
+    node { name: "out" op: "Identity" input: "deq" device: "/job:worker/task:0"
+           attr { key: "T" value { type: DT_FLOAT } } }
+  )pb")).ok());
+  Status blocked;
+  std::thread runner([&] {
+    std::vector<Tensor> out;
+    blocked = session->Run({}, {"out"}, {}, &out);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  const auto start = std::chrono::steady_clock::now();
+  cluster.Kill("ps", 0);
+  runner.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  EXPECT_TRUE(blocked.code() == Code::kUnavailable || blocked.code() == Code::kAborted) << blocked;
+  EXPECT_NE(blocked.message().find("/job:ps/replica:0/task:0"), std::string::npos) << blocked;
+  EXPECT_TRUE(session->Close().ok());
+  proto::ConfigProto worker_only;
+  worker_only.add_device_filters("/job:worker");
+  auto other = Connect(cluster.Target("worker", 0), worker_only);
+  ASSERT_TRUE(other->Create(ParseGraph(kMatMul)).ok());
+  std::vector<Tensor> out;
+  Status s = other->Run({}, {"c"}, {}, &out);
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_EQ(ToVector<float>(out[0]), std::vector<float>({11}));
+}
+
 // The WorkerService alone, as a TensorFlow master drives it: RegisterGraph
 // of a partition with a client-terminated feed and fetch, RunGraph with the
 // feed under its rendezvous key, step stats through Logging.
