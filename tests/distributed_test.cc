@@ -1395,36 +1395,59 @@ TEST_F(DistributedTest, TaskKilledDuringAStepFailsItNamingTheTask) {
   EXPECT_EQ(ToVector<float>(out[0]), std::vector<float>({11}));
 }
 
+// A worker's raw WorkerService, as a TensorFlow master calls it: its first
+// device and incarnation, and partitions with a client-terminated feed and
+// fetch.
+struct RawWorker {
+  explicit RawWorker(const std::string& target)
+      : stub(tensorflow::WorkerService::NewStub(
+            grpc::CreateChannel(target.substr(7), grpc::InsecureChannelCredentials()))) {
+    proto::GetStatusResponse status;
+    EXPECT_TRUE(Call(&tensorflow::WorkerService::Stub::GetStatus, proto::GetStatusRequest(), &status).ok());
+    if (status.device_attributes_size() > 0) {
+      cpu = status.device_attributes(0).name();
+      incarnation = status.device_attributes(0).incarnation();
+    }
+  }
+  template <typename Method, typename Req, typename Resp>
+  grpc::Status Call(Method method, const Req& req, Resp* resp) {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+    return ((*stub).*method)(&ctx, req, resp);
+  }
+  // _Recv of the client's "x:0" -> `y_node` (a node 'y' reading
+  // '_recv_x_0') -> _Send of "y:0" to the client.
+  proto::GraphDef XToY(const std::string& y_node) const {
+    const std::string transfer =
+        "attr { key: 'send_device' value { s: '" + cpu + "' } } attr { key: 'recv_device' value { s: '" + cpu +
+        "' } } attr { key: 'send_device_incarnation' value { i: " + std::to_string(static_cast<int64_t>(incarnation)) +
+        " } } attr { key: 'client_terminated' value { b: true } }";
+    return ParseGraph("node { name: '_recv_x_0' op: '_Recv' device: '" + cpu +
+                      "' attr { key: 'tensor_type' value { type: DT_FLOAT } } attr { key: 'tensor_name' value { s: "
+                      "'x:0' } } " + transfer + " }" + y_node +
+                      "node { name: '_send_y_0' op: '_Send' input: 'y' device: '" + cpu +
+                      "' attr { key: 'T' value { type: DT_FLOAT } } attr { key: 'tensor_name' value { s: 'y:0' } } " +
+                      transfer + " }");
+  }
+  std::string Key(const std::string& tensor) const {
+    return Rendezvous::CreateKey(cpu, incarnation, cpu, tensor, 0, 0);
+  }
+  std::unique_ptr<tensorflow::WorkerService::Stub> stub;
+  std::string cpu;
+  uint64_t incarnation = 0;
+};
+
 // The WorkerService alone, as a TensorFlow master drives it: RegisterGraph
 // of a partition with a client-terminated feed and fetch, RunGraph with the
 // feed under its rendezvous key, step stats through Logging.
 TEST_F(DistributedTest, WorkerServiceRegisterRunAndLogging) {
   ServerProcess server({"--port", "0"});
-  const std::string target = server.Target();
-  auto worker = tensorflow::WorkerService::NewStub(
-      grpc::CreateChannel(target.substr(7), grpc::InsecureChannelCredentials()));
-  auto call = [&](auto method, const auto& req, auto* resp) {
-    grpc::ClientContext ctx;
-    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
-    return ((*worker).*method)(&ctx, req, resp);
-  };
+  RawWorker worker(server.Target());
+  auto call = [&](auto method, const auto& req, auto* resp) { return worker.Call(method, req, resp); };
   using W = tensorflow::WorkerService::Stub;
-  proto::GetStatusResponse status;
-  ASSERT_TRUE(call(&W::GetStatus, proto::GetStatusRequest(), &status).ok());
-  const std::string cpu = status.device_attributes(0).name();
-  const uint64_t inc = status.device_attributes(0).incarnation();
-  const std::string transfer = "attr { key: 'send_device' value { s: '" + cpu + "' } } attr { key: 'recv_device' value { s: '" +
-                               cpu + "' } } attr { key: 'send_device_incarnation' value { i: " +
-                               std::to_string(static_cast<int64_t>(inc)) +
-                               " } } attr { key: 'client_terminated' value { b: true } }";
   proto::RegisterGraphRequest reg;
-  *reg.mutable_graph_def() = ParseGraph(
-      "node { name: '_recv_x_0' op: '_Recv' device: '" + cpu + "' attr { key: 'tensor_type' value { type: DT_FLOAT } } " +
-      "attr { key: 'tensor_name' value { s: 'x:0' } } " + transfer + " }" +
-      "node { name: 'y' op: 'Mul' input: '_recv_x_0' input: '_recv_x_0' device: '" + cpu +
-      "' attr { key: 'T' value { type: DT_FLOAT } } }" +
-      "node { name: '_send_y_0' op: '_Send' input: 'y' device: '" + cpu + "' attr { key: 'T' value { type: DT_FLOAT } } " +
-      "attr { key: 'tensor_name' value { s: 'y:0' } } " + transfer + " }");
+  *reg.mutable_graph_def() = worker.XToY("node { name: 'y' op: 'Mul' input: '_recv_x_0' input: '_recv_x_0' device: '" +
+                                         worker.cpu + "' attr { key: 'T' value { type: DT_FLOAT } } }");
   proto::RegisterGraphResponse registered;
   grpc::Status s = call(&W::RegisterGraph, reg, &registered);
   ASSERT_TRUE(s.ok()) << s.error_message();
@@ -1439,9 +1462,9 @@ TEST_F(DistributedTest, WorkerServiceRegisterRunAndLogging) {
   run.set_graph_handle(registered.graph_handle());
   run.set_step_id(77);
   proto::NamedTensorProto* feed = run.add_send();
-  feed->set_name(Rendezvous::CreateKey(cpu, inc, cpu, "x:0", 0, 0));
+  feed->set_name(worker.Key("x:0"));
   MakeTensor<float>(GR_FLOAT, {2}, {3, -4}).AsProtoTensorContent(feed->mutable_tensor());
-  run.add_recv_key(Rendezvous::CreateKey(cpu, inc, cpu, "y:0", 0, 0));
+  run.add_recv_key(worker.Key("y:0"));
   proto::RunGraphResponse ran;
   s = call(&W::RunGraph, run, &ran);
   ASSERT_TRUE(s.ok()) << s.error_message();
@@ -1483,30 +1506,12 @@ TEST_F(DistributedTest, WorkerServiceRegisterRunAndLogging) {
 // ABORTED; a caller's cancel ends its own call; the worker goes on.
 TEST_F(DistributedTest, RecvTensorWaitsForTheSendAndEndsAtCleanup) {
   ServerProcess server({"--port", "0"});
-  const std::string target = server.Target();
-  auto worker = tensorflow::WorkerService::NewStub(
-      grpc::CreateChannel(target.substr(7), grpc::InsecureChannelCredentials()));
+  RawWorker worker(server.Target());
+  auto call = [&](auto method, const auto& req, auto* resp) { return worker.Call(method, req, resp); };
   using W = tensorflow::WorkerService::Stub;
-  auto call = [&](auto method, const auto& req, auto* resp) {
-    grpc::ClientContext ctx;
-    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
-    return ((*worker).*method)(&ctx, req, resp);
-  };
-  proto::GetStatusResponse status;
-  ASSERT_TRUE(call(&W::GetStatus, proto::GetStatusRequest(), &status).ok());
-  const std::string cpu = status.device_attributes(0).name();
-  const uint64_t inc = status.device_attributes(0).incarnation();
-  const std::string transfer = "attr { key: 'send_device' value { s: '" + cpu + "' } } attr { key: 'recv_device' value { s: '" +
-                               cpu + "' } } attr { key: 'send_device_incarnation' value { i: " +
-                               std::to_string(static_cast<int64_t>(inc)) +
-                               " } } attr { key: 'client_terminated' value { b: true } }";
   proto::RegisterGraphRequest reg;
-  *reg.mutable_graph_def() = ParseGraph(
-      "node { name: '_recv_x_0' op: '_Recv' device: '" + cpu + "' attr { key: 'tensor_type' value { type: DT_FLOAT } } " +
-      "attr { key: 'tensor_name' value { s: 'x:0' } } " + transfer + " }" +
-      "node { name: 'y' op: 'Neg' input: '_recv_x_0' device: '" + cpu + "' attr { key: 'T' value { type: DT_FLOAT } } }" +
-      "node { name: '_send_y_0' op: '_Send' input: 'y' device: '" + cpu + "' attr { key: 'T' value { type: DT_FLOAT } } " +
-      "attr { key: 'tensor_name' value { s: 'y:0' } } " + transfer + " }");
+  *reg.mutable_graph_def() = worker.XToY("node { name: 'y' op: 'Neg' input: '_recv_x_0' device: '" + worker.cpu +
+                                         "' attr { key: 'T' value { type: DT_FLOAT } } }");
   proto::RegisterGraphResponse registered;
   ASSERT_TRUE(call(&W::RegisterGraph, reg, &registered).ok());
 
@@ -1515,7 +1520,7 @@ TEST_F(DistributedTest, RecvTensorWaitsForTheSendAndEndsAtCleanup) {
   for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i) - 100.5f;
   proto::RecvTensorRequest pull;
   pull.set_step_id(90);
-  pull.set_rendezvous_key(Rendezvous::CreateKey(cpu, inc, cpu, "y:0", 0, 0));
+  pull.set_rendezvous_key(worker.Key("y:0"));
   proto::RecvTensorResponse pulled;
   grpc::Status pull_status;
   std::thread puller([&] { pull_status = call(&W::RecvTensor, pull, &pulled); });
@@ -1524,7 +1529,7 @@ TEST_F(DistributedTest, RecvTensorWaitsForTheSendAndEndsAtCleanup) {
   run.set_graph_handle(registered.graph_handle());
   run.set_step_id(90);
   proto::NamedTensorProto* feed = run.add_send();
-  feed->set_name(Rendezvous::CreateKey(cpu, inc, cpu, "x:0", 0, 0));
+  feed->set_name(worker.Key("x:0"));
   MakeTensor<float>(GR_FLOAT, {static_cast<int64_t>(x.size())}, x).AsProtoTensorContent(feed->mutable_tensor());
   proto::RunGraphResponse ran;
   grpc::Status s = call(&W::RunGraph, run, &ran);
@@ -1560,9 +1565,10 @@ TEST_F(DistributedTest, RecvTensorWaitsForTheSendAndEndsAtCleanup) {
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
     cancelled.TryCancel();
   });
-  s = worker->RecvTensor(&cancelled, pull, &pulled);
+  s = worker.stub->RecvTensor(&cancelled, pull, &pulled);
   canceller.join();
   EXPECT_EQ(s.error_code(), grpc::StatusCode::CANCELLED) << s.error_message();
+  proto::GetStatusResponse status;
   ASSERT_TRUE(call(&W::GetStatus, proto::GetStatusRequest(), &status).ok());
 }
 
