@@ -162,6 +162,9 @@ TEST(TensorCodingTest, MalformedResponsesAreClearErrors) {
       {good.substr(0, good.size() - 10), "Could not parse"},
       {huge_length, "Could not parse"},
       {std::string("\x0a\x02\x08\x63", 4), "RecvTensorResponse's tensor"},  // dtype 99
+      // dtype 2385 (no DataType), shape [2], 8 bytes of content: the fuzzer's
+      {std::string("\x0a\x13\x08\xd1\x12\x12\x04\x12\x02\x08\x02\x22\x08", 13) + std::string(8, '\x01'),
+       "RecvTensorResponse's tensor"},
       {std::string(), "RecvTensorResponse's tensor"},  // no tensor, not dead
   };
   for (const auto& [bytes, want] : cases) {

@@ -8,6 +8,8 @@
 
 #include <string>
 
+#include "graphrt/core/types.h"
+
 namespace graphrt {
 namespace distributed {
 
@@ -75,10 +77,14 @@ bool DecodeCommonForm(grpc::ByteBuffer* buffer, Allocator* allocator, Tensor* va
             return false;
           have_shape = true;
         } else if (field == kTensorContent && have_dtype && !have_content) {
-          const DataType dtype = static_cast<DataType>(dtype_value);
+          // A value that is no DataType is left to the message path's error
+          // (not cast: an enum may not hold it).
+          DataType dtype;
           uint32_t content_length;
           TensorShape shape;
-          if (dtype_value > 0x7fffffff || !DataTypeIsPod(dtype) || !in.ReadVarint32(&content_length) ||
+          if (dtype_value > 0x7fffffff ||
+              !ValidateDataType(static_cast<int64_t>(dtype_value), /*allow_ref=*/false, "tensor", &dtype).ok() ||
+              !DataTypeIsPod(dtype) || !in.ReadVarint32(&content_length) ||
               !TensorShape::FromProto(shape_proto, &shape).ok())
             return false;
           const uint64_t want = static_cast<uint64_t>(shape.num_elements()) * DataTypeSize(dtype);
