@@ -1572,6 +1572,45 @@ TEST_F(DistributedTest, RecvTensorWaitsForTheSendAndEndsAtCleanup) {
   ASSERT_TRUE(call(&W::GetStatus, proto::GetStatusRequest(), &status).ok());
 }
 
+// A master that restarted (same master_task, new master_incarnation)
+// creates its sessions anew: the worker drops the old incarnation's
+// sessions, keeps those of the same incarnation and of other masters.
+TEST_F(DistributedTest, SessionsOfARestartedMasterAreDropped) {
+  ServerProcess server({"--port", "0"});
+  RawWorker worker(server.Target());
+  using W = tensorflow::WorkerService::Stub;
+  auto create = [&](const std::string& handle, const std::string& master, int64_t incarnation) {
+    proto::CreateWorkerSessionRequest req;
+    req.set_session_handle(handle);
+    req.set_master_task(master);
+    req.set_master_incarnation(incarnation);
+    proto::CreateWorkerSessionResponse resp;
+    return worker.Call(&W::CreateWorkerSession, req, &resp);
+  };
+  auto registers = [&](const std::string& handle) {
+    proto::RegisterGraphRequest req;
+    req.set_session_handle(handle);
+    req.set_create_worker_session_called(true);
+    *req.mutable_graph_def() = worker.XToY("node { name: 'y' op: 'Neg' input: '_recv_x_0' device: '" + worker.cpu +
+                                           "' attr { key: 'T' value { type: DT_FLOAT } } }");
+    proto::RegisterGraphResponse resp;
+    return worker.Call(&W::RegisterGraph, req, &resp);
+  };
+  const std::string master = "/job:worker/replica:0/task:0";
+  ASSERT_TRUE(create("old", master, 1).ok());
+  ASSERT_TRUE(create("old_too", master, 1).ok());
+  ASSERT_TRUE(create("other_master", "/job:chief/replica:0/task:0", 7).ok());
+  EXPECT_TRUE(registers("old").ok());
+  ASSERT_TRUE(create("new", master, 2).ok());
+  for (const std::string gone : {"old", "old_too"}) {
+    grpc::Status s = registers(gone);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::ABORTED) << gone;
+    EXPECT_NE(s.error_message().find("Session handle is not found: " + gone), std::string::npos) << s.error_message();
+  }
+  EXPECT_TRUE(registers("new").ok());
+  EXPECT_TRUE(registers("other_master").ok());
+}
+
 // What a dead master leaves behind goes: a step whose CleanupGraph never
 // came (here: a RecvTensor for a step that never runs) and idle sessions.
 TEST_F(DistributedTest, IdleStepsAndSessionsExpire) {
