@@ -178,6 +178,98 @@ TEST(TensorCodingTest, MalformedResponsesAreClearErrors) {
   }
 }
 
+// RunGraph's messages: named tensors in a repeated field (RunGraphResponse's
+// recv = 1) around other fields, against protobuf's encoding both ways.
+TEST(TensorCodingTest, NamedTensorsRoundTripThroughProtobuf) {
+  Tensor strings(GR_STRING, TensorShape({1}));
+  strings.set_string(0, "fantasia");
+  const NamedTensors tensors = {{"big", Iota(1 << 14)},  // 64 KiB: zero-copy
+                                {"small", MakeTensor<int64_t>(GR_INT64, {2}, {7, -9})},
+                                {"empty", MakeTensor<float>(GR_FLOAT, {0, 4}, {})},
+                                {"strings", strings}};
+  proto::RunGraphResponse rest;
+  rest.set_status_code(3);
+  rest.set_status_error_message("not an error");
+  rest.mutable_step_stats()->add_dev_stats()->set_device("/job:w/replica:0/task:0/device:CPU:0");
+  grpc::ByteBuffer buffer = EncodeWithTensors(rest, 1, tensors);
+  EXPECT_FALSE(tensors[0].second.RefCountIsOne()) << "the large tensor went out from its own buffer";
+
+  proto::RunGraphResponse parsed;
+  ASSERT_TRUE(parsed.ParseFromString(Bytes(buffer)));
+  EXPECT_EQ(parsed.status_code(), 3);
+  EXPECT_EQ(parsed.step_stats().dev_stats(0).device(), "/job:w/replica:0/task:0/device:CPU:0");
+  ASSERT_EQ(parsed.recv_size(), 4);
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(parsed.recv(i).name(), tensors[i].first);
+    Tensor back;
+    ASSERT_TRUE(Tensor::FromProto(parsed.recv(i).tensor(), &back).ok()) << i;
+    EXPECT_EQ(back.DebugString(1 << 20), tensors[i].second.DebugString(1 << 20)) << i;
+  }
+  // Back through the decoder, from its own bytes and from protobuf's, in
+  // any slicing.
+  for (const std::string& bytes : {Bytes(buffer), parsed.SerializeAsString()})
+    for (size_t piece : {size_t{3}, size_t{4096}, bytes.size()}) {
+      grpc::ByteBuffer in = Sliced(bytes, piece);
+      proto::RunGraphResponse got_rest;
+      NamedTensors got;
+      Status s = DecodeWithTensors(&in, 1, &proto::RunGraphResponse::mutable_recv, HostAllocator(), &got_rest, &got);
+      ASSERT_TRUE(s.ok()) << s;
+      EXPECT_EQ(got_rest.recv_size(), 0);
+      EXPECT_EQ(got_rest.status_error_message(), "not an error");
+      EXPECT_EQ(got_rest.step_stats().dev_stats_size(), 1);
+      ASSERT_EQ(got.size(), tensors.size());
+      for (size_t i = 0; i < got.size(); ++i) {
+        EXPECT_EQ(got[i].first, tensors[i].first);
+        EXPECT_EQ(got[i].second.DebugString(1 << 20), tensors[i].second.DebugString(1 << 20)) << i << " " << piece;
+      }
+    }
+}
+
+// Numbers in the form graphrt and TensorFlow write take the direct path
+// (no message in between); a string among them sends the whole message
+// through protobuf.
+TEST(TensorCodingTest, NumericNamedTensorsTakeTheDirectPath) {
+  NamedTensors tensors = {{"a", Iota(1 << 14)}, {"b", MakeTensor<int32_t>(GR_INT32, {3}, {1, 2, 3})}};
+  proto::RunGraphResponse rest, got_rest;
+  NamedTensors got;
+  grpc::ByteBuffer buffer = EncodeWithTensors(rest, 1, tensors);
+  EXPECT_TRUE(tensor_coding_internal::DecodeCommonForm(&buffer, 1, HostAllocator(), &got_rest, &got));
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(ToVector<int32_t>(got[1].second), (std::vector<int32_t>{1, 2, 3}));
+  tensors.emplace_back("s", Tensor::StringScalar("text"));
+  buffer = EncodeWithTensors(rest, 1, tensors);
+  EXPECT_FALSE(tensor_coding_internal::DecodeCommonForm(&buffer, 1, HostAllocator(), &got_rest, &got));
+}
+
+TEST(TensorCodingTest, NamedTensorsInTypedFormAndMalformedOnes) {
+  // A request's feeds (RunGraphRequest.send = 3) in typed values, as
+  // another client may send them.
+  proto::RunGraphRequest typed;
+  typed.set_graph_handle("g");
+  proto::NamedTensorProto* send = typed.add_send();
+  send->set_name("x");
+  send->mutable_tensor()->set_dtype(proto::DT_FLOAT);
+  send->mutable_tensor()->mutable_tensor_shape()->add_dim()->set_size(3);
+  send->mutable_tensor()->add_float_val(2.5f);
+  grpc::ByteBuffer in = Sliced(typed.SerializeAsString(), 7);
+  proto::RunGraphRequest rest;
+  NamedTensors got;
+  Status s = DecodeWithTensors(&in, 3, &proto::RunGraphRequest::mutable_send, HostAllocator(), &rest, &got);
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_EQ(rest.graph_handle(), "g");
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].first, "x");
+  EXPECT_EQ(ToVector<float>(got[0].second), (std::vector<float>{2.5f, 2.5f, 2.5f}));
+  // Content that does not fill the shape; bytes that are no message.
+  send->mutable_tensor()->clear_float_val();
+  send->mutable_tensor()->set_tensor_content(std::string(8, '\0'));
+  for (const std::string& bytes : {typed.SerializeAsString(), std::string("\x1a\x05\x0a\x01", 4)}) {
+    grpc::ByteBuffer bad = Sliced(bytes, 5);
+    s = DecodeWithTensors(&bad, 3, &proto::RunGraphRequest::mutable_send, HostAllocator(), &rest, &got);
+    EXPECT_EQ(s.code(), Code::kInvalidArgument) << s;
+  }
+}
+
 }  // namespace
 }  // namespace distributed
 }  // namespace graphrt

@@ -13,13 +13,22 @@
 #include <grpcpp/support/byte_buffer.h>
 
 #include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "graphrt/core/status.h"
 #include "graphrt/core/tensor.h"
+#include "graphrt/proto/named_tensor.pb.h"
 #include "graphrt/proto/worker.pb.h"
 
 namespace graphrt {
 namespace distributed {
+
+// A message of a kind without tensors, to and from gRPC's buffers.
+grpc::ByteBuffer EncodeMessage(const google::protobuf::MessageLite& message);
+// (Reading leaves `buffer` as it was.)
+Status DecodeMessage(grpc::ByteBuffer* buffer, google::protobuf::MessageLite* message);
 
 // RecvTensorResponse{tensor: `value` (when not dead), is_dead,
 // send_start_micros}.
@@ -31,10 +40,43 @@ grpc::ByteBuffer EncodeRecvTensorResponse(const Tensor& value, bool is_dead, int
 // is not valid.
 Status DecodeRecvTensorResponse(grpc::ByteBuffer* buffer, Allocator* allocator, Tensor* value, bool* is_dead);
 
-// A message of a kind without tensors, to and from gRPC's buffers.
-grpc::ByteBuffer EncodeMessage(const google::protobuf::MessageLite& message);
-// (Reading leaves `buffer` as it was.)
-Status DecodeMessage(grpc::ByteBuffer* buffer, google::protobuf::MessageLite* message);
+// Tensors by name: RunGraph's feeds (send) and fetches (recv).
+using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
+
+// A message whose repeated NamedTensorProto field `field` carries
+// `tensors` (their content written as EncodeRecvTensorResponse writes a
+// tensor's); the other fields from `rest`, whose `field` is left empty.
+grpc::ByteBuffer EncodeWithTensors(const google::protobuf::MessageLite& rest, int field, const NamedTensors& tensors);
+
+namespace tensor_coding_internal {
+// DecodeWithTensors for the form EncodeWithTensors writes; false for any
+// other, which is then read as a message.
+bool DecodeCommonForm(grpc::ByteBuffer* buffer, int field, Allocator* allocator,
+                      google::protobuf::MessageLite* rest, NamedTensors* tensors);
+}  // namespace tensor_coding_internal
+
+// The inverse, for any well-formed message of `Message`'s kind: the entries
+// of its field `field` (whose accessor is `entries`) into `tensors`, in
+// order and each with one copy from the received bytes (from `allocator`);
+// the other fields into `rest`. InvalidArgument for bytes that are not such
+// a message, or an entry that is not a valid tensor.
+template <typename Message>
+Status DecodeWithTensors(grpc::ByteBuffer* buffer, int field,
+                         google::protobuf::RepeatedPtrField<proto::NamedTensorProto>* (Message::*entries)(),
+                         Allocator* allocator, Message* rest, NamedTensors* tensors) {
+  if (tensor_coding_internal::DecodeCommonForm(buffer, field, allocator, rest, tensors)) return Status::OK();
+  rest->Clear();
+  tensors->clear();
+  GR_RETURN_IF_ERROR(DecodeMessage(buffer, rest));
+  for (const proto::NamedTensorProto& entry : *(rest->*entries)()) {
+    Tensor value;
+    GR_RETURN_IF_ERROR(Tensor::FromProto(entry.tensor(), &value, allocator)
+                           .WithContext(rest->GetTypeName() + "'s tensor '" + entry.name() + "'"));
+    tensors->emplace_back(entry.name(), std::move(value));
+  }
+  (rest->*entries)()->Clear();
+  return Status::OK();
+}
 
 }  // namespace distributed
 }  // namespace graphrt
