@@ -169,7 +169,7 @@ int64_t NowSteadyNanos() {
       .count();
 }
 
-int64_t DeadlineNanos(const grpc::ServerContext* ctx) {
+int64_t DeadlineNanos(const grpc::ServerContextBase* ctx) {
   const auto deadline = ctx->deadline();
   const auto now = std::chrono::system_clock::now();
   // gRPC reports "no deadline" as a time far in the future.

@@ -41,6 +41,10 @@ std::string Utf8(const std::string& s);
 // naming whom it could not reach.
 Status CallError(const grpc::Status& s, const std::string& method, const std::string& task);
 
+// TensorFlow's method paths of the calls made with raw bytes (facts §2).
+constexpr char kRecvTensorMethod[] = "/tensorflow.WorkerService/RecvTensor";
+constexpr char kRunGraphMethod[] = "/tensorflow.WorkerService/RunGraph";
+
 // The HTTP/2 stream window of channels and servers: large tensors
 // (RecvTensor, RunGraph feeds and fetches) stream without waiting for a
 // window update every 64 KiB.
@@ -63,7 +67,7 @@ std::shared_ptr<grpc::Channel> NewChannel(const std::string& address,
 void SetDeadline(grpc::ClientContext* ctx, int64_t timeout_ms);
 
 // steady_clock nanoseconds of a server call's deadline; 0 when it has none.
-int64_t DeadlineNanos(const grpc::ServerContext* ctx);
+int64_t DeadlineNanos(const grpc::ServerContextBase* ctx);
 int64_t NowSteadyNanos();
 
 // The tasks of a cluster: "/job:J/replica:0/task:T" -> "host:port".

@@ -12,6 +12,7 @@
 #include "graphrt/core/device_name.h"
 #include "graphrt/core/runtime.h"
 #include "graphrt/proto/worker.pb.h"
+#include "tensor_coding.h"
 #include "worker.h"
 
 namespace graphrt {
@@ -199,14 +200,16 @@ class MasterSession {
     unique_fetches.erase(std::unique(unique_fetches.begin(), unique_fetches.end()), unique_fetches.end());
     std::shared_ptr<RegisteredStep> step;
     GR_RETURN_IF_ERROR(GetStep(feed_names, unique_fetches, targets, &step));
-    std::vector<const proto::TensorProto*> sorted_feeds(feeds.size());
-    for (const auto* f : feeds) sorted_feeds[step->feed_index.at(f->name())] = &f->tensor();
-    std::vector<proto::TensorProto> fetched;
+    std::vector<Tensor> sorted_feeds(feeds.size());
+    for (const auto* f : feeds)
+      GR_RETURN_IF_ERROR(Tensor::FromProto(f->tensor(), &sorted_feeds[step->feed_index.at(f->name())])
+                             .WithContext("Feed '" + f->name() + "'"));
+    std::vector<Tensor> fetched;
     GR_RETURN_IF_ERROR(RunRegistered(*step, options, sorted_feeds, &fetched));
     for (size_t i = 0; i < unique_fetches.size(); ++i) {
       proto::NamedTensorProto* t = resp->add_tensor();
       t->set_name(unique_fetches[i]);
-      t->mutable_tensor()->Swap(&fetched[step->fetch_index.at(unique_fetches[i])]);
+      fetched[step->fetch_index.at(unique_fetches[i])].AsProtoTensorContent(t->mutable_tensor());
     }
     return Status::OK();
   }
@@ -248,11 +251,13 @@ class MasterSession {
     if (req.feed_size() != static_cast<int>(c->feed_order.size()))
       return errors::InvalidArgument("Invalid number of feed tensors specified: got ", req.feed_size(),
                                      ", expected ", c->feed_order.size(), " for callable ", handle);
-    std::vector<const proto::TensorProto*> sorted_feeds(c->feed_order.size());
-    for (size_t i = 0; i < c->feed_order.size(); ++i) sorted_feeds[c->feed_order[i]] = &req.feed(static_cast<int>(i));
-    std::vector<proto::TensorProto> fetched;
+    std::vector<Tensor> sorted_feeds(c->feed_order.size());
+    for (size_t i = 0; i < c->feed_order.size(); ++i)
+      GR_RETURN_IF_ERROR(Tensor::FromProto(req.feed(static_cast<int>(i)), &sorted_feeds[c->feed_order[i]])
+                             .WithContext("Callable " + std::to_string(handle) + "'s feed " + std::to_string(i)));
+    std::vector<Tensor> fetched;
     GR_RETURN_IF_ERROR(RunRegistered(*c->step, c->run_options, sorted_feeds, &fetched));
-    for (int index : c->fetch_order) *resp->add_fetch() = fetched[index];
+    for (int index : c->fetch_order) fetched[index].AsProtoTensorContent(resp->add_fetch());
     return Status::OK();
   }
 
@@ -358,23 +363,28 @@ class MasterSession {
 
   // One step: RunGraph on every partition at once; the first error cancels
   // the others. `feeds` in the signature's sorted order; `fetched` likewise.
-  Status RunRegistered(const RegisteredStep& rs, const proto::RunOptions& options,
-                       const std::vector<const proto::TensorProto*>& feeds, std::vector<proto::TensorProto>* fetched) {
+  Status RunRegistered(const RegisteredStep& rs, const proto::RunOptions& options, const std::vector<Tensor>& feeds,
+                       std::vector<Tensor>* fetched) {
     const ClusterStep& step = rs.step;
     for (size_t i = 0; i < feeds.size(); ++i)
-      if (static_cast<DataType>(feeds[i]->dtype()) != step.feed_types[i]) {
+      if (feeds[i].dtype() != step.feed_types[i]) {
         std::string name;
         for (const auto& [n, index] : rs.feed_index)
           if (index == static_cast<int>(i)) name = n;
-        return errors::InvalidArgument("Feed '", name, "' has dtype ",
-                                       DataTypeString(static_cast<DataType>(feeds[i]->dtype())),
+        return errors::InvalidArgument("Feed '", name, "' has dtype ", DataTypeString(feeds[i].dtype()),
                                        " but the graph expects ", DataTypeString(step.feed_types[i]));
       }
+    // A call's request and answer: their tensors apart from the messages,
+    // written from and read into tensors directly (tensor_coding.h).
     struct Call {
       std::shared_ptr<grpc::ClientContext> ctx = std::make_shared<grpc::ClientContext>();
       proto::RunGraphRequest req;
+      NamedTensors sends;
+      grpc::ByteBuffer request, response;
       proto::RunGraphResponse resp;
+      NamedTensors recvs;
       grpc::Status rpc;
+      Status decoded;
     };
     static thread_local std::mt19937_64 rng(std::random_device{}());
     const int64_t step_id = static_cast<int64_t>(rng() >> 7);  // at most 2^57, as TensorFlow's
@@ -392,11 +402,7 @@ class MasterSession {
       if (options.trace_level() != proto::RunOptions::NO_TRACE) c->req.mutable_exec_opts()->set_record_timeline(true);
       calls[task] = std::move(c);
     }
-    for (size_t i = 0; i < feeds.size(); ++i) {
-      proto::NamedTensorProto* send = calls.at(step.feeds[i].task)->req.add_send();
-      send->set_name(step.feeds[i].key);
-      *send->mutable_tensor() = *feeds[i];
-    }
+    for (size_t i = 0; i < feeds.size(); ++i) calls.at(step.feeds[i].task)->sends.emplace_back(step.feeds[i].key, feeds[i]);
     for (const auto& f : step.fetches) calls.at(f.task)->req.add_recv_key(f.key);
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -430,7 +436,7 @@ class MasterSession {
     CallAll(tasks, [&](const std::string& task, std::function<void(const grpc::Status&)> done) {
       std::shared_ptr<Call> c = calls.at(task);  // held by the callback until gRPC drops it
       if (IsLocal(task)) {
-        Status s = local_worker_->RunGraphLocal(c->req, &c->resp, deadline_nanos);
+        Status s = local_worker_->RunGraphLocal(c->req, c->sends, deadline_nanos, &c->recvs, &c->resp);
         if (!s.ok()) {
           c->resp.set_status_code(static_cast<int32_t>(s.code()));
           c->resp.set_status_error_message(s.message());
@@ -438,15 +444,23 @@ class MasterSession {
         }
         return done(grpc::Status::OK);
       }
-      tensorflow::WorkerService::Stub* stub;
-      Status s = workers->Stub(task, &stub);
+      grpc::GenericStub* stub;
+      Status s = workers->GenericStub(task, &stub);
       if (!s.ok()) return done(ToGrpcStatus(s));
-      stub->async()->RunGraph(c->ctx.get(), &c->req, &c->resp, [&, c, task, workers, done](grpc::Status rpc) {
-        c->rpc = rpc;
-        if (rpc.ok()) workers->Contacted(task);
-        if (!rpc.ok() || c->resp.status_code() != 0) cancel_others(c, task);
-        done(rpc);
-      });
+      c->request = EncodeWithTensors(c->req, kRunGraphSendField, c->sends);
+      stub->UnaryCall(c->ctx.get(), kRunGraphMethod, grpc::StubOptions(), &c->request, &c->response,
+                      [&, c, task, workers, done](grpc::Status rpc) {
+                        c->rpc = rpc;
+                        if (rpc.ok()) {
+                          workers->Contacted(task);
+                          c->decoded = DecodeWithTensors(&c->response, kRunGraphRecvField,
+                                                         &proto::RunGraphResponse::mutable_recv, HostAllocator(),
+                                                         &c->resp, &c->recvs)
+                                           .WithContext("RunGraph's answer from " + task);
+                        }
+                        if (!rpc.ok() || !c->decoded.ok() || c->resp.status_code() != 0) cancel_others(c, task);
+                        done(rpc);
+                      });
     });
     bool closed;
     {
@@ -460,7 +474,8 @@ class MasterSession {
     // aborts it caused elsewhere.
     Status first, root;
     for (auto& [task, c] : calls) {
-      Status s = !c->rpc.ok() ? CallError(c->rpc, "RunGraph", task)
+      Status s = !c->rpc.ok()        ? CallError(c->rpc, "RunGraph", task)
+                 : !c->decoded.ok() ? c->decoded
                  : c->resp.status_code() != 0
                      ? Status(static_cast<Code>(c->resp.status_code()), c->resp.status_error_message())
                      : Status::OK();
@@ -473,14 +488,14 @@ class MasterSession {
       return root.ok() ? first : root;
     }
     fetched->resize(step.fetches.size());
-    std::unordered_map<std::string, proto::TensorProto*> by_key;
+    std::unordered_map<std::string, Tensor*> by_key;
     for (auto& [task, c] : calls)
-      for (proto::NamedTensorProto& r : *c->resp.mutable_recv()) by_key[r.name()] = r.mutable_tensor();
+      for (auto& [key, value] : c->recvs) by_key[key] = &value;
     for (size_t i = 0; i < step.fetches.size(); ++i) {
       auto it = by_key.find(step.fetches[i].key);
       if (it == by_key.end()) return errors::Internal("The worker ", step.fetches[i].task, " returned no value for ",
                                                       step.fetches[i].key);
-      (*fetched)[i].Swap(it->second);
+      (*fetched)[i] = std::move(*it->second);
     }
     return Status::OK();
   }

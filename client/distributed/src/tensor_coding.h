@@ -42,6 +42,9 @@ Status DecodeRecvTensorResponse(grpc::ByteBuffer* buffer, Allocator* allocator, 
 
 // Tensors by name: RunGraph's feeds (send) and fetches (recv).
 using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
+// The fields of RunGraph's messages that hold them (facts §4).
+constexpr int kRunGraphSendField = 3;  // RunGraphRequest.send
+constexpr int kRunGraphRecvField = 1;  // RunGraphResponse.recv
 
 // A message whose repeated NamedTensorProto field `field` carries
 // `tensors` (their content written as EncodeRecvTensorResponse writes a

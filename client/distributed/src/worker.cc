@@ -4,6 +4,8 @@
 #include <deque>
 #include <limits>
 #include <set>
+#include <system_error>
+#include <thread>
 
 #include "graphrt/core/device.h"
 #include "graphrt/core/runtime.h"
@@ -11,11 +13,6 @@
 
 namespace graphrt {
 namespace distributed {
-
-namespace {
-// TensorFlow's method path (facts §7).
-constexpr char kRecvTensorMethod[] = "/tensorflow.WorkerService/RecvTensor";
-}  // namespace
 
 // One step's rendezvous on this worker: values its partitions send wait
 // here until a local _Recv or a peer's RecvTensor takes them; a _Recv of a
@@ -349,22 +346,103 @@ grpc::Status Worker::DeregisterGraph(grpc::ServerContext*, const proto::Deregist
   return grpc::Status::OK;
 }
 
-grpc::Status Worker::RunGraph(grpc::ServerContext* ctx, const proto::RunGraphRequest* req,
-                              proto::RunGraphResponse* resp) {
-  Status s = RunGraphImpl(*req, resp, DeadlineNanos(ctx));
-  if (s.ok() || !req->store_errors_in_response_body()) return Reply(s);
-  resp->set_status_code(static_cast<int32_t>(s.code()));
-  resp->set_status_error_message(Utf8(s.message()));
-  return grpc::Status::OK;
+BlockingCallThreads::~BlockingCallThreads() {
+  std::vector<std::thread> threads;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+    threads.swap(threads_);
+  }
+  cv_.notify_all();
+  for (std::thread& t : threads) t.join();
 }
 
-Status Worker::RunGraphLocal(const proto::RunGraphRequest& req, proto::RunGraphResponse* resp,
-                             int64_t deadline_nanos) {
-  return RunGraphImpl(req, resp, deadline_nanos);
+void BlockingCallThreads::Run(std::function<void()> work) {
+  std::lock_guard<std::mutex> lock(mu_);
+  queue_.push_back(std::move(work));
+  if (idle_ >= queue_.size()) {
+    cv_.notify_one();
+    return;
+  }
+  threads_.emplace_back([this] { Loop(); });
 }
 
-Status Worker::RunGraphImpl(const proto::RunGraphRequest& req, proto::RunGraphResponse* resp,
-                            int64_t deadline_nanos) {
+void BlockingCallThreads::Loop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (true) {
+    ++idle_;
+    cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+    --idle_;
+    if (queue_.empty()) return;  // stopping
+    std::function<void()> work = std::move(queue_.front());
+    queue_.pop_front();
+    lock.unlock();
+    work();
+    lock.lock();
+  }
+}
+
+// One RunGraph call: its request read straight into tensors, the step run
+// on one of the worker's blocking-call threads (it lasts until the
+// partition has run, and gRPC's callback threads must not block), the
+// fetched tensors written out from their own buffers.
+class Worker::RunGraphCall final : public grpc::ServerUnaryReactor {
+ public:
+  RunGraphCall(Worker* worker, grpc::ByteBuffer* response, int64_t deadline_nanos)
+      : worker_(worker), response_(response), deadline_nanos_(deadline_nanos) {}
+
+  void Start(const grpc::ByteBuffer* request_bytes) {
+    grpc::ByteBuffer request_copy(*request_bytes);  // (shares the slices)
+    Status s = DecodeWithTensors(&request_copy, kRunGraphSendField, &proto::RunGraphRequest::mutable_send,
+                                 worker_->host_allocator_, &req_, &sends_);
+    if (!s.ok()) return Finish(ToGrpcStatus(s));
+    try {
+      worker_->run_graph_threads_.Run([this] { Run(); });
+    } catch (const std::system_error& e) {
+      Finish(ToGrpcStatus(errors::ResourceExhausted("RunGraph on ", worker_->task_, ": no thread to run it: ", e.what())));
+    }
+  }
+
+  void OnDone() override { delete this; }
+
+ private:
+  void Run() {
+    proto::RunGraphResponse resp;
+    NamedTensors recvs;
+    Status s = worker_->RunGraphTensors(req_, sends_, deadline_nanos_, &recvs, &resp);
+    sends_.clear();
+    if (!s.ok() && !req_.store_errors_in_response_body()) return Finish(ToGrpcStatus(s));
+    if (!s.ok()) {
+      resp.Clear();
+      recvs.clear();
+      resp.set_status_code(static_cast<int32_t>(s.code()));
+      resp.set_status_error_message(Utf8(s.message()));
+    }
+    *response_ = EncodeWithTensors(resp, kRunGraphRecvField, recvs);
+    Finish(grpc::Status::OK);  // (the last use of this call: OnDone deletes it)
+  }
+
+  Worker* const worker_;
+  grpc::ByteBuffer* const response_;
+  const int64_t deadline_nanos_;
+  proto::RunGraphRequest req_;
+  NamedTensors sends_;
+};
+
+grpc::ServerUnaryReactor* Worker::RunGraph(grpc::CallbackServerContext* ctx, const grpc::ByteBuffer* request,
+                                           grpc::ByteBuffer* response) {
+  auto* call = new RunGraphCall(this, response, DeadlineNanos(ctx));
+  call->Start(request);
+  return call;
+}
+
+Status Worker::RunGraphLocal(const proto::RunGraphRequest& req, const NamedTensors& sends, int64_t deadline_nanos,
+                             NamedTensors* recvs, proto::RunGraphResponse* resp) {
+  return RunGraphTensors(req, sends, deadline_nanos, recvs, resp);
+}
+
+Status Worker::RunGraphTensors(const proto::RunGraphRequest& req, const NamedTensors& sends, int64_t deadline_nanos,
+                               NamedTensors* recvs, proto::RunGraphResponse* resp) {
   if (shutting_down_.load()) return errors::Aborted("Call was aborted: the worker ", task_, " is stopping");
   if (req.is_partial()) return errors::Unimplemented("Partial runs are not supported by graphrt's workers");
   std::shared_ptr<Session> session;
@@ -388,11 +466,9 @@ Status Worker::RunGraphImpl(const proto::RunGraphRequest& req, proto::RunGraphRe
   const int64_t deadline = deadline_nanos;
   step->set_deadline(deadline);
   Status s;
-  for (const proto::NamedTensorProto& send : req.send()) {
+  for (const auto& [name, value] : sends) {
     Rendezvous::ParsedKey key;
-    s = Rendezvous::ParseKey(send.name(), &key);
-    Tensor value;
-    if (s.ok()) s = Tensor::FromProto(send.tensor(), &value);
+    s = Rendezvous::ParseKey(name, &key);
     if (s.ok()) s = step->Send(key, value, false);
     if (!s.ok()) break;
   }
@@ -441,9 +517,7 @@ Status Worker::RunGraphImpl(const proto::RunGraphRequest& req, proto::RunGraphRe
     }
     GR_RETURN_IF_ERROR(wait->status);
     if (wait->is_dead) return errors::InvalidArgument("The tensor returned for ", k, " was not valid.");
-    proto::NamedTensorProto* out = resp->add_recv();
-    out->set_name(k);
-    wait->value.AsProtoTensorContent(out->mutable_tensor());
+    recvs->emplace_back(k, wait->value);
   }
   return Status::OK();
 }

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <deque>
+#include <functional>
 #include <condition_variable>
 #include <map>
 #include <memory>
@@ -17,11 +18,35 @@
 #include "graphrt/core/cluster_step.h"
 #include "graphrt/proto/worker.pb.h"
 #include "grpc_util.h"
+#include "tensor_coding.h"
 
 namespace graphrt {
 namespace distributed {
 
 class StepRendezvous;
+
+// Threads for work that blocks (a RunGraph runs its partition to the end):
+// as many as have run at once, kept for the next calls. Destruction waits
+// for the work under way.
+class BlockingCallThreads {
+ public:
+  BlockingCallThreads() = default;
+  ~BlockingCallThreads();
+  BlockingCallThreads(const BlockingCallThreads&) = delete;
+  BlockingCallThreads& operator=(const BlockingCallThreads&) = delete;
+  // Runs `work` on an idle thread, or a new one. Throws std::system_error
+  // when no thread can be made.
+  void Run(std::function<void()> work);
+
+ private:
+  void Loop();
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> queue_;  // under mu_
+  size_t idle_ = 0;                          // under mu_
+  bool stop_ = false;                        // under mu_
+  std::vector<std::thread> threads_;         // under mu_
+};
 
 // What a worker forgets by itself (TensorFlow's worker keeps both forever
 // when a master dies without cleaning up).
@@ -36,8 +61,11 @@ struct WorkerLimits {
 
 // RecvTensor is served asynchronously and raw: no thread waits for the
 // value, which goes out from the tensor's own buffer (tensor_coding.h).
-class Worker final : public tensorflow::WorkerService::WithRawCallbackMethod_RecvTensor<
-                         tensorflow::WorkerService::Service> {
+// RunGraph is raw too: its feeds and fetches are read into and written from
+// tensors without a message in between.
+class Worker final : public tensorflow::WorkerService::WithRawCallbackMethod_RunGraph<
+                         tensorflow::WorkerService::WithRawCallbackMethod_RecvTensor<
+                             tensorflow::WorkerService::Service>> {
  public:
   // `task`: "/job:worker/replica:0/task:0"; `workers`: the cluster's tasks,
   // which this worker's steps pull tensors from.
@@ -54,7 +82,10 @@ class Worker final : public tensorflow::WorkerService::WithRawCallbackMethod_Rec
   // What RunGraph and CleanupGraph do, called directly by the master of
   // this process (TensorFlow's LocalWorker): no RPC to itself.
   // `deadline_nanos`: steady_clock, 0 for none.
-  Status RunGraphLocal(const proto::RunGraphRequest& req, proto::RunGraphResponse* resp, int64_t deadline_nanos);
+  // `req` without its send, whose tensors are `sends`; the fetched
+  // (req.recv_key's) into `recvs`, the rest of the answer into `resp`.
+  Status RunGraphLocal(const proto::RunGraphRequest& req, const NamedTensors& sends, int64_t deadline_nanos,
+                       NamedTensors* recvs, proto::RunGraphResponse* resp);
   void CleanupStep(int64_t step_id);
   // Ends step `step_id` with `status` (another task's partition failed).
   void AbortStep(int64_t step_id, const Status& status);
@@ -73,7 +104,8 @@ class Worker final : public tensorflow::WorkerService::WithRawCallbackMethod_Rec
                              proto::RegisterGraphResponse*) override;
   grpc::Status DeregisterGraph(grpc::ServerContext*, const proto::DeregisterGraphRequest*,
                                proto::DeregisterGraphResponse*) override;
-  grpc::Status RunGraph(grpc::ServerContext*, const proto::RunGraphRequest*, proto::RunGraphResponse*) override;
+  grpc::ServerUnaryReactor* RunGraph(grpc::CallbackServerContext*, const grpc::ByteBuffer* request,
+                                     grpc::ByteBuffer* response) override;
   grpc::Status CleanupGraph(grpc::ServerContext*, const proto::CleanupGraphRequest*,
                             proto::CleanupGraphResponse*) override;
   grpc::Status CleanupAll(grpc::ServerContext*, const proto::CleanupAllRequest*, proto::CleanupAllResponse*) override;
@@ -102,7 +134,9 @@ class Worker final : public tensorflow::WorkerService::WithRawCallbackMethod_Rec
   // The session a request names; the legacy session when the master did
   // not create one (create_worker_session_called false).
   Status FindSession(const std::string& handle, bool created, std::shared_ptr<Session>* out);
-  Status RunGraphImpl(const proto::RunGraphRequest& req, proto::RunGraphResponse* resp, int64_t deadline_nanos);
+  Status RunGraphTensors(const proto::RunGraphRequest& req, const NamedTensors& sends, int64_t deadline_nanos,
+                         NamedTensors* recvs, proto::RunGraphResponse* resp);
+  class RunGraphCall;
   class RecvTensorCall;
   // The rendezvous of step `step_id`, made on demand: a peer's RecvTensor
   // may come before this worker's RunGraph.
@@ -132,6 +166,9 @@ class Worker final : public tensorflow::WorkerService::WithRawCallbackMethod_Rec
   const WorkerLimits limits_;
   std::condition_variable reaper_cv_;  // with mu_: Shutdown wakes the reaper
   std::thread reaper_;
+  // Last: destroyed first, waiting for the RunGraphs under way while the
+  // rest of the worker is still there.
+  BlockingCallThreads run_graph_threads_;
 };
 
 }  // namespace distributed
