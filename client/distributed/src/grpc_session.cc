@@ -8,6 +8,7 @@
 #include "graphrt/proto/master.pb.h"
 #include "grpc_util.h"
 #include "master.h"
+#include "tensor_coding.h"
 
 namespace graphrt {
 namespace distributed {
@@ -25,7 +26,11 @@ class GrpcSession final : public Session {
     // A master in this process is called directly (TensorFlow's LocalMaster)
     // unless the session asks for RPC.
     if (!options.config.rpc_options().use_rpc_for_inprocess_master()) local_master_ = FindLocalMaster(address_);
-    if (!local_master_) stub_ = tensorflow::MasterService::NewStub(NewChannel(address_, credentials));
+    if (!local_master_) {
+      auto channel = NewChannel(address_, credentials);
+      stub_ = tensorflow::MasterService::NewStub(channel);
+      generic_stub_ = std::make_unique<grpc::GenericStub>(channel);
+    }
   }
 
   ~GrpcSession() override { Close().IgnoreError(); }
@@ -61,11 +66,12 @@ class GrpcSession final : public Session {
              std::vector<Tensor>* outputs, proto::RunMetadata* run_metadata) override {
     proto::RunStepRequest req;
     GR_RETURN_IF_ERROR(Handle(req.mutable_session_handle()));
+    // The feeds and fetches travel as tensors, not in the messages
+    // (tensor_coding.h).
+    NamedTensors feeds;
     for (const auto& [name, value] : inputs) {
       if (!value.IsInitialized()) return errors::InvalidArgument("Feed '", name, "' is an uninitialized tensor");
-      proto::NamedTensorProto* f = req.add_feed();
-      f->set_name(name);
-      value.AsProtoTensorContent(f->mutable_tensor());
+      feeds.emplace_back(name, value);
     }
     // Each name once; the outputs repeat them.
     std::unordered_map<std::string, int> fetch_index;
@@ -75,18 +81,28 @@ class GrpcSession final : public Session {
     *req.mutable_options() = run_options;
     req.set_store_errors_in_response_body(true);
     proto::RunStepResponse resp;
-    grpc::ClientContext ctx;
-    const int64_t timeout_ms =
-        run_options.timeout_in_ms() > 0 ? run_options.timeout_in_ms() : options_.config.operation_timeout_in_ms();
-    SetDeadline(&ctx, timeout_ms);
-    GR_RETURN_IF_ERROR(Call("RunStep", Invoke(&Stub::RunStep, &Master::RunStep, &ctx, req, &resp)));
-    if (resp.status_code() != 0) return Status(static_cast<Code>(resp.status_code()), resp.status_error_message());
+    NamedTensors fetched;
+    if (local_master_) {
+      GR_RETURN_IF_ERROR(local_master_->RunStepTensors(req, feeds, &resp, &fetched));
+    } else {
+      grpc::ClientContext ctx;
+      const int64_t timeout_ms =
+          run_options.timeout_in_ms() > 0 ? run_options.timeout_in_ms() : options_.config.operation_timeout_in_ms();
+      SetDeadline(&ctx, timeout_ms);
+      grpc::ByteBuffer response;
+      GR_RETURN_IF_ERROR(Call("RunStep", CallAndWait(generic_stub_.get(), &ctx, kRunStepMethod,
+                                                      EncodeWithTensors(req, kRunStepFeedField, feeds), &response)));
+      GR_RETURN_IF_ERROR(DecodeWithTensors(&response, kRunStepTensorField, &proto::RunStepResponse::mutable_tensor,
+                                           HostAllocator(), &resp, &fetched)
+                             .WithContext("RunStep's answer from the master at " + address_));
+      if (resp.status_code() != 0) return Status(static_cast<Code>(resp.status_code()), resp.status_error_message());
+    }
     std::vector<Tensor> unique(req.fetch_size());
     std::vector<bool> got(req.fetch_size(), false);
-    for (const proto::NamedTensorProto& t : resp.tensor()) {
-      auto it = fetch_index.find(t.name());
-      if (it == fetch_index.end()) return errors::Internal("RunStep returned '", t.name(), "', which was not fetched");
-      GR_RETURN_IF_ERROR(Tensor::FromProto(t.tensor(), &unique[it->second]));
+    for (auto& [name, value] : fetched) {
+      auto it = fetch_index.find(name);
+      if (it == fetch_index.end()) return errors::Internal("RunStep returned '", name, "', which was not fetched");
+      unique[it->second] = std::move(value);
       got[it->second] = true;
     }
     for (int i = 0; i < req.fetch_size(); ++i)
@@ -206,6 +222,7 @@ class GrpcSession final : public Session {
   const std::string address_;
   std::shared_ptr<Master> local_master_;  // or:
   std::unique_ptr<tensorflow::MasterService::Stub> stub_;
+  std::unique_ptr<grpc::GenericStub> generic_stub_;  // RunStep's raw calls
   std::mutex mu_;
   std::string handle_;
   int64_t version_ = 0;

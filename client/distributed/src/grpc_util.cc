@@ -160,6 +160,23 @@ std::shared_ptr<grpc::Channel> NewChannel(const std::string& address,
   return grpc::CreateCustomChannel(address, credentials, args);
 }
 
+grpc::Status CallAndWait(grpc::GenericStub* stub, grpc::ClientContext* ctx, const char* method,
+                         const grpc::ByteBuffer& request, grpc::ByteBuffer* response) {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool done = false;
+  grpc::Status status;
+  stub->UnaryCall(ctx, method, grpc::StubOptions(), &request, response, [&](grpc::Status s) {
+    std::lock_guard<std::mutex> lock(mu);
+    status = std::move(s);
+    done = true;
+    cv.notify_all();
+  });
+  std::unique_lock<std::mutex> lock(mu);
+  cv.wait(lock, [&] { return done; });
+  return status;
+}
+
 void SetDeadline(grpc::ClientContext* ctx, int64_t timeout_ms) {
   if (timeout_ms > 0) ctx->set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(timeout_ms));
 }
@@ -246,6 +263,42 @@ std::vector<WorkerCache::TaskHealth> WorkerCache::Health() const {
     out.push_back(std::move(h));
   }
   return out;
+}
+
+BlockingCallThreads::~BlockingCallThreads() {
+  std::vector<std::thread> threads;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+    threads.swap(threads_);
+  }
+  cv_.notify_all();
+  for (std::thread& t : threads) t.join();
+}
+
+void BlockingCallThreads::Run(std::function<void()> work) {
+  std::lock_guard<std::mutex> lock(mu_);
+  queue_.push_back(std::move(work));
+  if (idle_ >= queue_.size()) {
+    cv_.notify_one();
+    return;
+  }
+  threads_.emplace_back([this] { Loop(); });
+}
+
+void BlockingCallThreads::Loop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (true) {
+    ++idle_;
+    cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+    --idle_;
+    if (queue_.empty()) return;  // stopping
+    std::function<void()> work = std::move(queue_.front());
+    queue_.pop_front();
+    lock.unlock();
+    work();
+    lock.lock();
+  }
 }
 
 std::string Hex16(uint64_t v) {

@@ -8,6 +8,10 @@
 #include <grpcpp/grpcpp.h>
 
 #include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <thread>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -44,6 +48,7 @@ Status CallError(const grpc::Status& s, const std::string& method, const std::st
 // TensorFlow's method paths of the calls made with raw bytes (facts §2).
 constexpr char kRecvTensorMethod[] = "/tensorflow.WorkerService/RecvTensor";
 constexpr char kRunGraphMethod[] = "/tensorflow.WorkerService/RunGraph";
+constexpr char kRunStepMethod[] = "/tensorflow.MasterService/RunStep";
 
 // The HTTP/2 stream window of channels and servers: large tensors
 // (RecvTensor, RunGraph feeds and fetches) stream without waiting for a
@@ -62,6 +67,10 @@ Status ClientCredentials(std::shared_ptr<grpc::ChannelCredentials>* out);
 // (protobuf's limit; gRPC's default receive limit is 4 MB).
 std::shared_ptr<grpc::Channel> NewChannel(const std::string& address,
                                           const std::shared_ptr<grpc::ChannelCredentials>& credentials);
+
+// A raw call to `method` that waits for its answer.
+grpc::Status CallAndWait(grpc::GenericStub* stub, grpc::ClientContext* ctx, const char* method,
+                         const grpc::ByteBuffer& request, grpc::ByteBuffer* response);
 
 // A call's deadline from a timeout in milliseconds (<= 0: none).
 void SetDeadline(grpc::ClientContext* ctx, int64_t timeout_ms);
@@ -111,6 +120,30 @@ class WorkerCache {
   Status StubsOf(const std::string& task, Stubs** out);
   std::map<std::string, Stubs> stubs_;
   std::map<std::string, TaskHealth> health_;  // by task, under mu_
+};
+
+// Threads for calls that block (RunGraph runs a partition to the end,
+// RunStep a step): gRPC's callback threads must not. As many threads as
+// have run at once, kept for the next calls. Destruction waits for the
+// work under way.
+class BlockingCallThreads {
+ public:
+  BlockingCallThreads() = default;
+  ~BlockingCallThreads();
+  BlockingCallThreads(const BlockingCallThreads&) = delete;
+  BlockingCallThreads& operator=(const BlockingCallThreads&) = delete;
+  // Runs `work` on an idle thread, or a new one. Throws std::system_error
+  // when no thread can be made.
+  void Run(std::function<void()> work);
+
+ private:
+  void Loop();
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> queue_;  // under mu_
+  size_t idle_ = 0;                          // under mu_
+  bool stop_ = false;                        // under mu_
+  std::vector<std::thread> threads_;         // under mu_
 };
 
 // 16 lower-case hex digits: TensorFlow's form of graph handles and

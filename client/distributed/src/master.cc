@@ -5,6 +5,7 @@
 #include <condition_variable>
 #include <random>
 #include <set>
+#include <system_error>
 #include <type_traits>
 #include <unordered_map>
 
@@ -187,30 +188,26 @@ class MasterSession {
     return Status::OK();
   }
 
-  // A step's feeds by name (as TensorProtos), its fetches and targets.
-  Status Run(const proto::RunOptions& options, const std::vector<const proto::NamedTensorProto*>& feeds,
-             const std::vector<std::string>& fetches, const std::vector<std::string>& targets,
-             proto::RunStepResponse* resp) {
+  // A step's feeds by name, its fetches and targets: `outputs` holds each
+  // fetch once, by name.
+  Status Run(const proto::RunOptions& options, const NamedTensors& feeds, const std::vector<std::string>& fetches,
+             const std::vector<std::string>& targets, NamedTensors* outputs) {
     if (fetches.empty() && targets.empty())
       return errors::InvalidArgument("Must specify at least one target to fetch or execute.");
     std::vector<std::string> feed_names;
-    for (const auto* f : feeds) feed_names.push_back(f->name());
+    for (const auto& [name, value] : feeds) feed_names.push_back(name);
     std::vector<std::string> unique_fetches = fetches;
     std::sort(unique_fetches.begin(), unique_fetches.end());
     unique_fetches.erase(std::unique(unique_fetches.begin(), unique_fetches.end()), unique_fetches.end());
     std::shared_ptr<RegisteredStep> step;
     GR_RETURN_IF_ERROR(GetStep(feed_names, unique_fetches, targets, &step));
     std::vector<Tensor> sorted_feeds(feeds.size());
-    for (const auto* f : feeds)
-      GR_RETURN_IF_ERROR(Tensor::FromProto(f->tensor(), &sorted_feeds[step->feed_index.at(f->name())])
-                             .WithContext("Feed '" + f->name() + "'"));
+    for (const auto& [name, value] : feeds) sorted_feeds[step->feed_index.at(name)] = value;
     std::vector<Tensor> fetched;
     GR_RETURN_IF_ERROR(RunRegistered(*step, options, sorted_feeds, &fetched));
-    for (size_t i = 0; i < unique_fetches.size(); ++i) {
-      proto::NamedTensorProto* t = resp->add_tensor();
-      t->set_name(unique_fetches[i]);
-      fetched[step->fetch_index.at(unique_fetches[i])].AsProtoTensorContent(t->mutable_tensor());
-    }
+    outputs->clear();
+    for (const std::string& name : unique_fetches)
+      outputs->emplace_back(name, std::move(fetched[step->fetch_index.at(name)]));
     return Status::OK();
   }
 
@@ -339,7 +336,7 @@ class MasterSession {
     }
     for (size_t i = 0; i < feeds.size(); ++i) step->feed_index[feeds[i]] = static_cast<int>(i);
     for (size_t i = 0; i < fetches.size(); ++i) step->fetch_index[fetches[i]] = static_cast<int>(i);
-    for (const auto& [task, partition] : step->step.partitions) {
+    for (auto& [task, partition] : step->step.partitions) {
       tensorflow::WorkerService::Stub* stub;
       GR_RETURN_IF_ERROR(workers_->Stub(task, &stub));
       grpc::ClientContext ctx;
@@ -347,7 +344,9 @@ class MasterSession {
       proto::RegisterGraphRequest req;
       req.set_session_handle(handle_);
       req.set_create_worker_session_called(true);
-      *req.mutable_graph_def() = partition;
+      // Moved, not copied: the worker keeps the partition, the master need
+      // not (a large constant is not held twice).
+      req.mutable_graph_def()->Swap(&partition);
       *req.mutable_graph_options() = config_.graph_options();
       *req.mutable_config_proto() = config_;
       proto::RegisterGraphResponse resp;
@@ -710,26 +709,65 @@ grpc::Status Master::PartialRunSetup(grpc::ServerContext*, const proto::PartialR
                                      "process or distributed"));
 }
 
-grpc::Status Master::RunStep(grpc::ServerContext*, const proto::RunStepRequest* req, proto::RunStepResponse* resp) {
-  Status s;
-  if (!req->partial_run_handle().empty()) {
-    s = errors::Unimplemented("Partial runs are not supported by graphrt");
-  } else {
-    std::shared_ptr<MasterSession> session;
-    s = FindSession(req->session_handle(), &session);
-    if (s.ok()) {
-      std::vector<const proto::NamedTensorProto*> feeds;
-      for (const auto& f : req->feed()) feeds.push_back(&f);
-      const std::vector<std::string> fetches(req->fetch().begin(), req->fetch().end());
-      const std::vector<std::string> targets(req->target().begin(), req->target().end());
-      s = StatusFromExceptions("RunStep", [&] { return session->Run(req->options(), feeds, fetches, targets, resp); });
+Status Master::RunStepTensors(const proto::RunStepRequest& req, const NamedTensors& feeds,
+                              proto::RunStepResponse* resp, NamedTensors* outputs) {
+  if (!req.partial_run_handle().empty()) return errors::Unimplemented("Partial runs are not supported by graphrt");
+  std::shared_ptr<MasterSession> session;
+  GR_RETURN_IF_ERROR(FindSession(req.session_handle(), &session));
+  const std::vector<std::string> fetches(req.fetch().begin(), req.fetch().end());
+  const std::vector<std::string> targets(req.target().begin(), req.target().end());
+  return StatusFromExceptions("RunStep", [&] { return session->Run(req.options(), feeds, fetches, targets, outputs); });
+}
+
+// One RunStep call, as RunGraph's on a worker: feeds read straight into
+// tensors, the step run on a blocking-call thread, the fetched tensors
+// written out from their own buffers.
+class Master::RunStepCall final : public grpc::ServerUnaryReactor {
+ public:
+  RunStepCall(Master* master, grpc::ByteBuffer* response) : master_(master), response_(response) {}
+
+  void Start(const grpc::ByteBuffer* request_bytes) {
+    grpc::ByteBuffer request_copy(*request_bytes);  // (shares the slices)
+    Status s = DecodeWithTensors(&request_copy, kRunStepFeedField, &proto::RunStepRequest::mutable_feed,
+                                 HostAllocator(), &req_, &feeds_);
+    if (!s.ok()) return Finish(ToGrpcStatus(s));
+    try {
+      master_->run_step_threads_.Run([this] { Run(); });
+    } catch (const std::system_error& e) {
+      Finish(ToGrpcStatus(errors::ResourceExhausted("RunStep on ", master_->task_, ": no thread to run it: ", e.what())));
     }
   }
-  if (s.ok() || !req->store_errors_in_response_body()) return Reply(s);
-  resp->Clear();
-  resp->set_status_code(static_cast<int32_t>(s.code()));
-  resp->set_status_error_message(Utf8(s.message()));
-  return grpc::Status::OK;
+
+  void OnDone() override { delete this; }
+
+ private:
+  void Run() {
+    proto::RunStepResponse resp;
+    NamedTensors outputs;
+    Status s = master_->RunStepTensors(req_, feeds_, &resp, &outputs);
+    feeds_.clear();
+    if (!s.ok() && !req_.store_errors_in_response_body()) return Finish(ToGrpcStatus(s));
+    if (!s.ok()) {
+      resp.Clear();
+      outputs.clear();
+      resp.set_status_code(static_cast<int32_t>(s.code()));
+      resp.set_status_error_message(Utf8(s.message()));
+    }
+    *response_ = EncodeWithTensors(resp, kRunStepTensorField, outputs);
+    Finish(grpc::Status::OK);  // (the last use of this call: OnDone deletes it)
+  }
+
+  Master* const master_;
+  grpc::ByteBuffer* const response_;
+  proto::RunStepRequest req_;
+  NamedTensors feeds_;
+};
+
+grpc::ServerUnaryReactor* Master::RunStep(grpc::CallbackServerContext*, const grpc::ByteBuffer* request,
+                                          grpc::ByteBuffer* response) {
+  auto* call = new RunStepCall(this, response);
+  call->Start(request);
+  return call;
 }
 
 grpc::Status Master::CloseSession(grpc::ServerContext*, const proto::CloseSessionRequest* req,

@@ -13,6 +13,7 @@
 
 #include "graphrt/proto/master.pb.h"
 #include "grpc_util.h"
+#include "tensor_coding.h"
 
 namespace graphrt {
 namespace distributed {
@@ -20,7 +21,10 @@ namespace distributed {
 class MasterSession;
 class Worker;
 
-class Master final : public tensorflow::MasterService::Service {
+// RunStep is served raw: its feeds and fetches are read into and written
+// from tensors without a message in between (tensor_coding.h).
+class Master final : public tensorflow::MasterService::WithRawCallbackMethod_RunStep<
+                         tensorflow::MasterService::Service> {
  public:
   // `task`: this server's own ("/job:worker/replica:0/task:0"), whose
   // devices come first in placement; `workers`: every task of the cluster,
@@ -40,7 +44,13 @@ class Master final : public tensorflow::MasterService::Service {
                              proto::ExtendSessionResponse*) override;
   grpc::Status PartialRunSetup(grpc::ServerContext*, const proto::PartialRunSetupRequest*,
                                proto::PartialRunSetupResponse*) override;
-  grpc::Status RunStep(grpc::ServerContext*, const proto::RunStepRequest*, proto::RunStepResponse*) override;
+  grpc::ServerUnaryReactor* RunStep(grpc::CallbackServerContext*, const grpc::ByteBuffer* request,
+                                    grpc::ByteBuffer* response) override;
+  // What RunStep does, for a client in this process (TensorFlow's
+  // LocalMaster): `req` without its feed, whose tensors are `feeds`; each
+  // fetch once by name into `outputs`, the rest of the answer into `resp`.
+  Status RunStepTensors(const proto::RunStepRequest& req, const NamedTensors& feeds, proto::RunStepResponse* resp,
+                        NamedTensors* outputs);
   grpc::Status CloseSession(grpc::ServerContext*, const proto::CloseSessionRequest*,
                             proto::CloseSessionResponse*) override;
   grpc::Status ListDevices(grpc::ServerContext*, const proto::ListDevicesRequest*,
@@ -66,6 +76,9 @@ class Master final : public tensorflow::MasterService::Service {
   const int64_t incarnation_;  // of this master: workers drop sessions of an earlier one
   std::mutex mu_;
   std::map<std::string, std::shared_ptr<MasterSession>> sessions_;
+  class RunStepCall;
+  // Last: destroyed first, waiting for the steps under way.
+  BlockingCallThreads run_step_threads_;
 };
 
 // The masters of this process's servers by address ("localhost:PORT" and

@@ -42,9 +42,12 @@ Status DecodeRecvTensorResponse(grpc::ByteBuffer* buffer, Allocator* allocator, 
 
 // Tensors by name: RunGraph's feeds (send) and fetches (recv).
 using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
-// The fields of RunGraph's messages that hold them (facts §4).
-constexpr int kRunGraphSendField = 3;  // RunGraphRequest.send
-constexpr int kRunGraphRecvField = 1;  // RunGraphResponse.recv
+// The fields of RunGraph's and RunStep's messages that hold them (facts
+// §3, §4).
+constexpr int kRunGraphSendField = 3;   // RunGraphRequest.send
+constexpr int kRunGraphRecvField = 1;   // RunGraphResponse.recv
+constexpr int kRunStepFeedField = 2;    // RunStepRequest.feed
+constexpr int kRunStepTensorField = 1;  // RunStepResponse.tensor
 
 // A message whose repeated NamedTensorProto field `field` carries
 // `tensors` (their content written as EncodeRecvTensorResponse writes a

@@ -346,42 +346,6 @@ grpc::Status Worker::DeregisterGraph(grpc::ServerContext*, const proto::Deregist
   return grpc::Status::OK;
 }
 
-BlockingCallThreads::~BlockingCallThreads() {
-  std::vector<std::thread> threads;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stop_ = true;
-    threads.swap(threads_);
-  }
-  cv_.notify_all();
-  for (std::thread& t : threads) t.join();
-}
-
-void BlockingCallThreads::Run(std::function<void()> work) {
-  std::lock_guard<std::mutex> lock(mu_);
-  queue_.push_back(std::move(work));
-  if (idle_ >= queue_.size()) {
-    cv_.notify_one();
-    return;
-  }
-  threads_.emplace_back([this] { Loop(); });
-}
-
-void BlockingCallThreads::Loop() {
-  std::unique_lock<std::mutex> lock(mu_);
-  while (true) {
-    ++idle_;
-    cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
-    --idle_;
-    if (queue_.empty()) return;  // stopping
-    std::function<void()> work = std::move(queue_.front());
-    queue_.pop_front();
-    lock.unlock();
-    work();
-    lock.lock();
-  }
-}
-
 // One RunGraph call: its request read straight into tensors, the step run
 // on one of the worker's blocking-call threads (it lasts until the
 // partition has run, and gRPC's callback threads must not block), the

@@ -25,28 +25,6 @@ namespace distributed {
 
 class StepRendezvous;
 
-// Threads for work that blocks (a RunGraph runs its partition to the end):
-// as many as have run at once, kept for the next calls. Destruction waits
-// for the work under way.
-class BlockingCallThreads {
- public:
-  BlockingCallThreads() = default;
-  ~BlockingCallThreads();
-  BlockingCallThreads(const BlockingCallThreads&) = delete;
-  BlockingCallThreads& operator=(const BlockingCallThreads&) = delete;
-  // Runs `work` on an idle thread, or a new one. Throws std::system_error
-  // when no thread can be made.
-  void Run(std::function<void()> work);
-
- private:
-  void Loop();
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<std::function<void()>> queue_;  // under mu_
-  size_t idle_ = 0;                          // under mu_
-  bool stop_ = false;                        // under mu_
-  std::vector<std::thread> threads_;         // under mu_
-};
 
 // What a worker forgets by itself (TensorFlow's worker keeps both forever
 // when a master dies without cleaning up).
