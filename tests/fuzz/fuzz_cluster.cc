@@ -3,7 +3,7 @@
 // flag, a rendezvous key (RecvTensor, RunGraph), a GraphDef given to a
 // worker (RegisterGraph, binary) built into a WorkerGraph, or a
 // RecvTensorResponse from a peer (tensor_coding.h), in slices as gRPC
-// delivers them. A failing Status
+// delivers them, or RunGraph's and RunStep's messages with their tensors. A failing Status
 // is not a finding; a crash, sanitizer report, leak or hang is.
 #include <algorithm>
 #include <cstdint>
@@ -15,6 +15,7 @@
 #include "graphrt/core/rendezvous.h"
 #include "graphrt/core/runtime.h"
 #include "graphrt/distributed/server.h"
+#include "graphrt/proto/master.pb.h"
 #include "tensor_coding.h"
 
 namespace graphrt {
@@ -43,16 +44,39 @@ void FuzzOne(uint8_t kind, const std::string& text) {
       break;
     }
     case 4: {
-      // The kind's other bits choose the slices' size.
+      // The kind's other bits choose the slices' size and the message:
+      // RecvTensorResponse, RunGraphRequest (feeds), RunStepResponse
+      // (fetches).
       const size_t piece = 1 + (kind / 5) % 16;
       std::vector<grpc::Slice> slices;
       for (size_t i = 0; i < text.size(); i += piece)
         slices.emplace_back(text.data() + i, std::min(piece, text.size() - i));
       if (slices.empty()) slices.emplace_back(std::string());
       grpc::ByteBuffer buffer(slices.data(), slices.size());
-      Tensor value;
-      bool is_dead = false;
-      distributed::DecodeRecvTensorResponse(&buffer, HostAllocator(), &value, &is_dead).IgnoreError();
+      switch (kind / 80) {
+        case 0: {
+          Tensor value;
+          bool is_dead = false;
+          distributed::DecodeRecvTensorResponse(&buffer, HostAllocator(), &value, &is_dead).IgnoreError();
+          break;
+        }
+        case 1: {
+          proto::RunGraphRequest rest;
+          distributed::NamedTensors tensors;
+          distributed::DecodeWithTensors(&buffer, distributed::kRunGraphSendField, &proto::RunGraphRequest::mutable_send,
+                                         HostAllocator(), &rest, &tensors)
+              .IgnoreError();
+          break;
+        }
+        default: {
+          proto::RunStepResponse rest;
+          distributed::NamedTensors tensors;
+          distributed::DecodeWithTensors(&buffer, distributed::kRunStepTensorField,
+                                         &proto::RunStepResponse::mutable_tensor, HostAllocator(), &rest, &tensors)
+              .IgnoreError();
+          break;
+        }
+      }
       break;
     }
     default: {
