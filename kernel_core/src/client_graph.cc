@@ -24,7 +24,38 @@ Status BuildClientGraph(const Graph& full, const std::vector<std::string>& feeds
                         const std::vector<std::string>& fetches, const std::vector<std::string>& targets, Graph* out,
                         ClientGraphFeeds* feed_info) {
   Graph& g = *out;
-  CopyGraph(full, &g);
+  // Only what the feeds, fetches and targets can reach backwards is copied
+  // (the pruning below then cuts at the feeds): a signature that does not
+  // use a large constant does not copy it. Names that are not nodes are
+  // left for the checks below to report.
+  {
+    const auto full_index = full.BuildNameIndex();
+    std::vector<bool> keep(full.num_node_ids(), false);
+    std::vector<const Node*> stack;
+    auto root = [&](const std::string& tensor) {
+      std::string name;
+      int slot;
+      bool control;
+      if (!ParseTensorName(tensor, &name, &slot, &control)) return;
+      auto it = full_index.find(name);
+      if (it == full_index.end() || keep[it->second->id()]) return;
+      keep[it->second->id()] = true;
+      stack.push_back(it->second);
+    };
+    for (const std::string& f : feeds) root(f);
+    for (const std::string& f : fetches) root(f);
+    for (const std::string& t : targets) root(t);
+    while (!stack.empty()) {
+      const Node* n = stack.back();
+      stack.pop_back();
+      for (const Edge* e : n->in_edges())
+        if (e->src()->IsOp() && !keep[e->src()->id()]) {
+          keep[e->src()->id()] = true;
+          stack.push_back(e->src());
+        }
+    }
+    CopyGraph(full, keep, &g);
+  }
   auto index = g.BuildNameIndex();
   std::vector<Node*> keep;  // roots of the reverse traversal
   std::unordered_set<std::string> fed;

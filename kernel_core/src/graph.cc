@@ -481,20 +481,25 @@ Status ExtendGraph(const proto::GraphDef& def, Graph* g, const GraphLimits& limi
   return AddNodeDefs(def, g, limits);
 }
 
-void CopyGraph(const Graph& src, Graph* dst) {
+void CopyGraph(const Graph& src, Graph* dst) { CopyGraph(src, std::vector<bool>(src.num_node_ids(), true), dst); }
+
+void CopyGraph(const Graph& src, const std::vector<bool>& keep, Graph* dst) {
   dst->set_versions(src.versions());
   std::vector<Node*> map(src.num_node_ids(), nullptr);
   map[0] = dst->source_node();
   map[1] = dst->sink_node();
   for (Node* n : src.op_nodes()) {
+    if (!keep[n->id()]) continue;
     Node* c = dst->AddInternalNode(n->def(), n->input_types(), n->output_types());
     c->op_def_ = n->op_def_;
     c->set_assigned_device(n->assigned_device());
     map[n->id()] = c;
   }
   for (Node* n : src.nodes()) {
+    if (map[n->id()] == nullptr) continue;
     for (const Edge* e : n->out_edges()) {
       if (e->src()->IsSource() && e->dst()->IsSink()) continue;  // dst has it already
+      if (map[e->dst()->id()] == nullptr) continue;
       dst->AddEdge(map[e->src()->id()], e->src_output(), map[e->dst()->id()], e->dst_input());
     }
   }

@@ -52,6 +52,7 @@ class Node {
  private:
   friend class Graph;
   friend void CopyGraph(const Graph& src, Graph* dst);
+  friend void CopyGraph(const Graph& src, const std::vector<bool>& keep, Graph* dst);
   int id_ = -1;
   proto::NodeDef def_;
   const proto::OpDef* op_def_ = nullptr;
@@ -162,6 +163,9 @@ Status ConvertGraphDefToGraph(const proto::GraphDef& def, Graph* g, const GraphL
 Status ExtendGraph(const proto::GraphDef& def, Graph* g, const GraphLimits& limits = GraphLimits());
 // Copies src into the empty dst.
 void CopyGraph(const Graph& src, Graph* dst);
+// Copies the op nodes of src whose id `keep` marks, and the edges between
+// them (and the source and sink), into the empty dst.
+void CopyGraph(const Graph& src, const std::vector<bool>& keep, Graph* dst);
 
 // Parses "node", "node:3", "^node". Returns false on malformed text.
 bool ParseTensorName(const std::string& s, std::string* node, int* index, bool* is_control);
