@@ -525,10 +525,12 @@ TEST_F(DistributedTest, MutualTlsAdmitsOnlyCertifiedClients) {
     node { name: "y" op: "Neg" input: "x" device: "/job:ps/task:0" attr { key: "T" value { type: DT_FLOAT } } }
     node { name: "z" op: "Square" input: "y" device: "/job:worker/task:0" attr { key: "T" value { type: DT_FLOAT } } }
   )pb");
-  proto::ConfigProto quick;
-  quick.set_operation_timeout_in_ms(1500);
-  auto run = [&](std::vector<Tensor>* out) {
-    auto session = Connect(cluster.Target("worker", 0), quick);
+  // Refused calls wait out a short deadline; the others get a long one
+  // (a loaded machine).
+  auto run = [&](std::vector<Tensor>* out, int64_t timeout_ms = 20000) {
+    proto::ConfigProto config;
+    config.set_operation_timeout_in_ms(timeout_ms);
+    auto session = Connect(cluster.Target("worker", 0), config);
     Status s = session->Create(g);
     if (s.ok()) s = session->Run({{"x", MakeTensor<float>(GR_FLOAT, {2}, {3, -4})}}, {"y", "z"}, {}, out);
     return s;
@@ -542,13 +544,32 @@ TEST_F(DistributedTest, MutualTlsAdmitsOnlyCertifiedClients) {
 
   for (const distributed::TlsFiles& refused : {distributed::TlsFiles{}, certs.untrusted}) {
     ASSERT_TRUE(distributed::SetClientTls(refused).ok());
-    s = run(&out);
+    s = run(&out, 700);
     // (DEADLINE_EXCEEDED once Create has waited for the master that long.)
     EXPECT_TRUE(s.code() == Code::kUnavailable || s.code() == Code::kDeadlineExceeded) << s;
     EXPECT_NE(s.message().find("the master at 127.0.0.1:"), std::string::npos) << s;
   }
   ASSERT_TRUE(distributed::SetClientTls(tls).ok());
   EXPECT_TRUE(run(&out).ok());
+
+  // The CLI's clients take the same flags: `graphrt devices --target`
+  // lists the cluster with them and is refused without.
+  auto cli = [&](const std::string& flags, int timeout_ms, std::string* out) {
+    const std::string cmd = std::string(GRAPHRT_CLI) + " devices --timeout " + std::to_string(timeout_ms) + " --target " +
+                            cluster.Target("worker", 0) + " " + flags + " 2>&1";
+    FILE* p = popen(cmd.c_str(), "r");
+    char buf[4096];
+    for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) out->append(buf, n);
+    return pclose(p);
+  };
+  std::string listed, refused;
+  EXPECT_EQ(cli("--tls-cert " + tls.cert_file + " --tls-key " + tls.key_file + " --tls-ca " + tls.ca_file, 20000,
+                &listed),
+            0)
+      << listed;
+  EXPECT_NE(listed.find("/job:ps/replica:0/task:0/device:CPU:0"), std::string::npos) << listed;
+  EXPECT_NE(cli("", 700, &refused), 0) << refused;
+  EXPECT_NE(refused.find("the master at 127.0.0.1:"), std::string::npos) << refused;
 
   // Unreadable or partial TLS settings are named; they change nothing.
   s = distributed::SetClientTls({tls.cert_file, "/nonexistent/key.pem", tls.ca_file});
@@ -577,8 +598,8 @@ TEST_F(DistributedTest, TlsServerMayServeOtherHosts) {
   ASSERT_TRUE(s.ok()) << s;
   proto::ConfigProto rpc;
   rpc.mutable_rpc_options()->set_use_rpc_for_inprocess_master(true);
-  rpc.set_operation_timeout_in_ms(1500);
   for (bool with_tls : {true, false}) {
+    rpc.set_operation_timeout_in_ms(with_tls ? 20000 : 700);
     ASSERT_TRUE(distributed::SetClientTls(with_tls ? certs.trusted : distributed::TlsFiles{}).ok());
     auto session = Connect(server->target(), rpc);
     s = session->Create(ParseGraph(kMatMul));
