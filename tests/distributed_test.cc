@@ -1227,6 +1227,44 @@ TEST_F(DistributedTest, ErrorOnOneTaskReachesTheClientWhole) {
   EXPECT_TRUE(session->Close().ok());
 }
 
+// A step whose partition on the master's task fails while its partition on
+// another task waits in a dequeue: the master cancels the other call, and
+// that worker cancels the step there (as TensorFlow does), so the stale
+// dequeue does not take what the next step enqueues.
+TEST_F(DistributedTest, AFailedStepsOtherPartitionsEndWithIt) {
+  Cluster cluster({{"ps", 1}, {"worker", 1}});
+  proto::ConfigProto config;
+  config.set_operation_timeout_in_ms(5000);
+  auto session = Connect(cluster.Target("ps", 0), config);
+  ASSERT_TRUE(session->Create(ParseGraph(R"pb(
+    node { name: "q" op: "FIFOQueueV2" device: "/job:worker/task:0"
+           attr { key: "component_types" value { list { type: DT_FLOAT } } } }
+    node { name: "deq" op: "QueueDequeueV2" input: "q" device: "/job:worker/task:0"
+           attr { key: "component_types" value { list { type: DT_FLOAT } } } }
+    node { name: "out" op: "Identity" input: "deq" device: "/job:ps/task:0" attr { key: "T" value { type: DT_FLOAT } } }
+    node { name: "ok" op: "Placeholder" device: "/job:ps/task:0" attr { key: "dtype" value { type: DT_BOOL } } }
+    node { name: "msg" op: "Const" device: "/job:ps/task:0" attr { key: "dtype" value { type: DT_STRING } }
+           attr { key: "value" value { tensor { dtype: DT_STRING tensor_shape {} string_val: "the ps gave up" } } } }
+    node { name: "check" op: "Assert" input: "ok" input: "msg" device: "/job:ps/task:0"
+           attr { key: "T" value { list { type: DT_STRING } } } }
+    node { name: "one" op: "Const" device: "/job:worker/task:0" attr { key: "dtype" value { type: DT_FLOAT } }
+           attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape {} float_val: 1 } } } }
+    node { name: "enq" op: "QueueEnqueueV2" input: "q" input: "one" device: "/job:worker/task:0"
+           attr { key: "Tcomponents" value { list { type: DT_FLOAT } } } }
+  )pb")).ok());
+  std::vector<Tensor> out;
+  // The dequeue on the worker waits; the Assert on the ps fails the step.
+  const Tensor fail = MakeTensor<bool>(GR_BOOL, {}, {false});
+  Status s = session->Run({{"ok", fail}}, {"out"}, {"check"}, &out);
+  EXPECT_EQ(s.code(), Code::kInvalidArgument) << s;
+  EXPECT_NE(s.message().find("the ps gave up"), std::string::npos) << s;
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  ASSERT_TRUE(session->Run({}, {}, {"enq"}, &out).ok());
+  s = session->Run({}, {"out"}, {}, &out);
+  ASSERT_TRUE(s.ok()) << s << " (the failed step's dequeue took the value?)";
+  EXPECT_EQ(ToVector<float>(out[0]), std::vector<float>({1}));
+}
+
 // Close while another thread's step waits in a dequeue: that Run ends
 // CANCELLED naming Session::Close (TensorFlow's 21st behaviour), whether the
 // dequeue runs on another task (a RunGraph call) or on the master's own

@@ -4,6 +4,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "cancellation.h"
 #include "client_graph.h"
 #include "executor.h"
 #include "graph_passes.h"
@@ -324,6 +325,10 @@ Status WorkerGraph::Create(const proto::GraphDef& def, const std::string& task, 
   });
 }
 
+StepCancellation::StepCancellation() : registry_(std::make_unique<CancellationRegistry>()) {}
+StepCancellation::~StepCancellation() = default;
+void StepCancellation::Cancel() { registry_->Cancel(); }
+
 Status WorkerGraph::Run(const StepArgs& step) {
   if (step.rendezvous == nullptr) return errors::InvalidArgument("WorkerGraph::Run needs a rendezvous");
   SessionState* s = impl_->state->state_.get();
@@ -336,6 +341,24 @@ Status WorkerGraph::Run(const StepArgs& step) {
   args.arena = s->arena();
   args.cancelled = step.cancelled;
   args.session_cancellation = s->cancellation();
+  // A step that can be cancelled alone waits on its own registry, which the
+  // session's cancels too.
+  int64_t chained = -1;
+  if (step.cancellation != nullptr) {
+    CancellationRegistry* own = step.cancellation->registry_.get();
+    if (!s->cancellation()->Add([](void* r) { static_cast<CancellationRegistry*>(r)->Cancel(); }, own, &chained)) {
+      chained = -1;
+      own->Cancel();  // the session is being deleted
+    }
+    args.session_cancellation = own;
+  }
+  struct Unchain {
+    CancellationRegistry* session;
+    int64_t token;
+    ~Unchain() {
+      if (token >= 0) session->Remove(token);
+    }
+  } unchain{s->cancellation(), chained};
   args.resources = s->resources();
   args.deadline_nanos = step.deadline_nanos;
   args.stats = step.stats;

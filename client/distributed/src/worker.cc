@@ -367,13 +367,18 @@ class Worker::RunGraphCall final : public grpc::ServerUnaryReactor {
     }
   }
 
+  // The master gave up on the call (another partition failed, the session
+  // closed, the deadline passed): the step ends here too, its waiting
+  // kernels woken, instead of waiting for its own deadline or session.
+  void OnCancel() override { cancellation_.Cancel(); }
+
   void OnDone() override { delete this; }
 
  private:
   void Run() {
     proto::RunGraphResponse resp;
     NamedTensors recvs;
-    Status s = worker_->RunGraphTensors(req_, sends_, deadline_nanos_, &recvs, &resp);
+    Status s = worker_->RunGraphTensors(req_, sends_, deadline_nanos_, &cancellation_, &recvs, &resp);
     sends_.clear();
     if (!s.ok() && !req_.store_errors_in_response_body()) return Finish(ToGrpcStatus(s));
     if (!s.ok()) {
@@ -391,6 +396,7 @@ class Worker::RunGraphCall final : public grpc::ServerUnaryReactor {
   const int64_t deadline_nanos_;
   proto::RunGraphRequest req_;
   NamedTensors sends_;
+  StepCancellation cancellation_;
 };
 
 grpc::ServerUnaryReactor* Worker::RunGraph(grpc::CallbackServerContext* ctx, const grpc::ByteBuffer* request,
@@ -402,11 +408,11 @@ grpc::ServerUnaryReactor* Worker::RunGraph(grpc::CallbackServerContext* ctx, con
 
 Status Worker::RunGraphLocal(const proto::RunGraphRequest& req, const NamedTensors& sends, int64_t deadline_nanos,
                              NamedTensors* recvs, proto::RunGraphResponse* resp) {
-  return RunGraphTensors(req, sends, deadline_nanos, recvs, resp);
+  return RunGraphTensors(req, sends, deadline_nanos, /*cancellation=*/nullptr, recvs, resp);
 }
 
 Status Worker::RunGraphTensors(const proto::RunGraphRequest& req, const NamedTensors& sends, int64_t deadline_nanos,
-                               NamedTensors* recvs, proto::RunGraphResponse* resp) {
+                               StepCancellation* cancellation, NamedTensors* recvs, proto::RunGraphResponse* resp) {
   if (shutting_down_.load()) return errors::Aborted("Call was aborted: the worker ", task_, " is stopping");
   if (req.is_partial()) return errors::Unimplemented("Partial runs are not supported by graphrt's workers");
   std::shared_ptr<Session> session;
@@ -442,6 +448,7 @@ Status Worker::RunGraphTensors(const proto::RunGraphRequest& req, const NamedTen
     args.rendezvous = step.get();
     args.deadline_nanos = deadline;
     args.cancelled = &shutting_down_;
+    args.cancellation = cancellation;
     proto::StepStats stats;
     bool logging;
     {

@@ -112,8 +112,9 @@ class Worker final : public tensorflow::WorkerService::WithRawCallbackMethod_Run
   // The session a request names; the legacy session when the master did
   // not create one (create_worker_session_called false).
   Status FindSession(const std::string& handle, bool created, std::shared_ptr<Session>* out);
+  // `cancellation` (may be null) ends this step alone.
   Status RunGraphTensors(const proto::RunGraphRequest& req, const NamedTensors& sends, int64_t deadline_nanos,
-                         NamedTensors* recvs, proto::RunGraphResponse* resp);
+                         StepCancellation* cancellation, NamedTensors* recvs, proto::RunGraphResponse* resp);
   class RunGraphCall;
   class RecvTensorCall;
   // The rendezvous of step `step_id`, made on demand: a peer's RecvTensor

@@ -24,6 +24,8 @@
 
 namespace graphrt {
 
+class CancellationRegistry;
+
 // A device's incarnation: a non-zero number fixed for this process's life
 // and different in every process, so that transfers addressed to a device
 // of a restarted process are told apart (TensorFlow's
@@ -92,6 +94,23 @@ class SharedResources {
   std::shared_ptr<ResourceMgr> resources_;
 };
 
+// Ends one step of a WorkerGraph from another thread, as deleting its
+// session would: kernels that wait are woken and the step ends CANCELLED
+// (TensorFlow cancels a step whose RunGraph call was cancelled). Cancel
+// before the step starts makes it end at once; after it ends, nothing.
+class StepCancellation {
+ public:
+  StepCancellation();
+  ~StepCancellation();
+  StepCancellation(const StepCancellation&) = delete;
+  StepCancellation& operator=(const StepCancellation&) = delete;
+  void Cancel();
+
+ private:
+  friend class WorkerGraph;
+  std::unique_ptr<CancellationRegistry> registry_;
+};
+
 // The state the graphs of one worker session share: its stateful kernels,
 // its memory budget, and its resources (its own, or `shared`'s). Graphs
 // registered in the session hold it; it goes with the last of them.
@@ -130,6 +149,9 @@ class WorkerGraph {
     int64_t deadline_nanos = 0;
     // Set to end the step early (CANCELLED); may be null.
     const std::atomic<bool>* cancelled = nullptr;
+    // Cancels this step alone, as deleting its session would (kernels that
+    // wait are woken); may be null.
+    StepCancellation* cancellation = nullptr;
     proto::StepStats* stats = nullptr;  // when tracing
   };
   Status Run(const StepArgs& args);
