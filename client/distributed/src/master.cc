@@ -746,15 +746,8 @@ class Master::RunStepCall final : public grpc::ServerUnaryReactor {
     NamedTensors outputs;
     Status s = master_->RunStepTensors(req_, feeds_, &resp, &outputs);
     feeds_.clear();
-    if (!s.ok() && !req_.store_errors_in_response_body()) return Finish(ToGrpcStatus(s));
-    if (!s.ok()) {
-      resp.Clear();
-      outputs.clear();
-      resp.set_status_code(static_cast<int32_t>(s.code()));
-      resp.set_status_error_message(Utf8(s.message()));
-    }
-    *response_ = EncodeWithTensors(resp, kRunStepTensorField, outputs);
-    Finish(grpc::Status::OK);  // (the last use of this call: OnDone deletes it)
+    // The last use of this call: OnDone deletes it.
+    Finish(AnswerWithTensors(s, req_.store_errors_in_response_body(), kRunStepTensorField, &resp, outputs, response_));
   }
 
   Master* const master_;

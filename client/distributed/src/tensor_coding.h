@@ -21,6 +21,7 @@
 #include "graphrt/core/tensor.h"
 #include "graphrt/proto/named_tensor.pb.h"
 #include "graphrt/proto/worker.pb.h"
+#include "grpc_util.h"
 
 namespace graphrt {
 namespace distributed {
@@ -82,6 +83,26 @@ Status DecodeWithTensors(grpc::ByteBuffer* buffer, int field,
   }
   (rest->*entries)()->Clear();
   return Status::OK();
+}
+
+// A raw call's answer (RunGraph's, RunStep's) into `out`: `resp` with
+// `tensors` in its field `field`; when `s` failed, the error in the body
+// (status_code, status_error_message) if the caller asked for that
+// (store_errors_in_response_body), else as the call's status. Returns the
+// status to finish the call with.
+template <typename Response>
+grpc::Status AnswerWithTensors(const Status& s, bool errors_in_body, int field, Response* resp,
+                               const NamedTensors& tensors, grpc::ByteBuffer* out) {
+  if (s.ok()) {
+    *out = EncodeWithTensors(*resp, field, tensors);
+    return grpc::Status::OK;
+  }
+  if (!errors_in_body) return ToGrpcStatus(s);
+  resp->Clear();
+  resp->set_status_code(static_cast<int32_t>(s.code()));
+  resp->set_status_error_message(Utf8(s.message()));
+  *out = EncodeMessage(*resp);
+  return grpc::Status::OK;
 }
 
 }  // namespace distributed

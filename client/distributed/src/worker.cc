@@ -380,15 +380,8 @@ class Worker::RunGraphCall final : public grpc::ServerUnaryReactor {
     NamedTensors recvs;
     Status s = worker_->RunGraphTensors(req_, sends_, deadline_nanos_, &cancellation_, &recvs, &resp);
     sends_.clear();
-    if (!s.ok() && !req_.store_errors_in_response_body()) return Finish(ToGrpcStatus(s));
-    if (!s.ok()) {
-      resp.Clear();
-      recvs.clear();
-      resp.set_status_code(static_cast<int32_t>(s.code()));
-      resp.set_status_error_message(Utf8(s.message()));
-    }
-    *response_ = EncodeWithTensors(resp, kRunGraphRecvField, recvs);
-    Finish(grpc::Status::OK);  // (the last use of this call: OnDone deletes it)
+    // The last use of this call: OnDone deletes it.
+    Finish(AnswerWithTensors(s, req_.store_errors_in_response_body(), kRunGraphRecvField, &resp, recvs, response_));
   }
 
   Worker* const worker_;
