@@ -216,6 +216,23 @@ const char kRoundTrip[] = R"pb(
   node { name: "z" op: "Identity" input: "y" device: "/job:worker/task:0" attr { key: "T" value { type: DT_FLOAT } } }
 )pb";
 
+// A FIFO queue "q" on `queue_task`'s CPU with its dequeue "deq" (which
+// waits while the queue is empty) and "enq" of a 1 there; "out" reads the
+// dequeued value on `out_task`.
+std::string BlockingQueueGraph(const std::string& queue_task, const std::string& out_task) {
+  const std::string on = "device: '/job:" + queue_task + "/task:0' ";
+  return "node { name: 'q' op: 'FIFOQueueV2' " + on +
+         "attr { key: 'component_types' value { list { type: DT_FLOAT } } } }"
+         "node { name: 'deq' op: 'QueueDequeueV2' input: 'q' " + on +
+         "attr { key: 'component_types' value { list { type: DT_FLOAT } } } }"
+         "node { name: 'out' op: 'Identity' input: 'deq' device: '/job:" + out_task + "/task:0' "
+         "attr { key: 'T' value { type: DT_FLOAT } } }"
+         "node { name: 'one' op: 'Const' " + on + "attr { key: 'dtype' value { type: DT_FLOAT } } "
+         "attr { key: 'value' value { tensor { dtype: DT_FLOAT tensor_shape {} float_val: 1 } } } }"
+         "node { name: 'enq' op: 'QueueEnqueueV2' input: 'q' input: 'one' " + on +
+         "attr { key: 'Tcomponents' value { list { type: DT_FLOAT } } } }";
+}
+
 class DistributedTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() { testing::LoadStandardPlugins(); }
@@ -1227,42 +1244,41 @@ TEST_F(DistributedTest, ErrorOnOneTaskReachesTheClientWhole) {
   EXPECT_TRUE(session->Close().ok());
 }
 
-// A step whose partition on the master's task fails while its partition on
-// another task waits in a dequeue: the master cancels the other call, and
-// that worker cancels the step there (as TensorFlow does), so the stale
-// dequeue does not take what the next step enqueues.
+// A step whose partition on one task fails while its partition on the
+// other waits in a dequeue: the step fails at once with the failure's own
+// message, and the waiting partition ends with it (the master cancels the
+// other task's RunGraph call and that worker cancels the step, as
+// TensorFlow does; the master's own partition it cancels directly), so no
+// stale dequeue takes what the next step enqueues.
 TEST_F(DistributedTest, AFailedStepsOtherPartitionsEndWithIt) {
   Cluster cluster({{"ps", 1}, {"worker", 1}});
   proto::ConfigProto config;
-  config.set_operation_timeout_in_ms(5000);
-  auto session = Connect(cluster.Target("ps", 0), config);
-  ASSERT_TRUE(session->Create(ParseGraph(R"pb(
-    node { name: "q" op: "FIFOQueueV2" device: "/job:worker/task:0"
-           attr { key: "component_types" value { list { type: DT_FLOAT } } } }
-    node { name: "deq" op: "QueueDequeueV2" input: "q" device: "/job:worker/task:0"
-           attr { key: "component_types" value { list { type: DT_FLOAT } } } }
-    node { name: "out" op: "Identity" input: "deq" device: "/job:ps/task:0" attr { key: "T" value { type: DT_FLOAT } } }
-    node { name: "ok" op: "Placeholder" device: "/job:ps/task:0" attr { key: "dtype" value { type: DT_BOOL } } }
-    node { name: "msg" op: "Const" device: "/job:ps/task:0" attr { key: "dtype" value { type: DT_STRING } }
-           attr { key: "value" value { tensor { dtype: DT_STRING tensor_shape {} string_val: "the ps gave up" } } } }
-    node { name: "check" op: "Assert" input: "ok" input: "msg" device: "/job:ps/task:0"
-           attr { key: "T" value { list { type: DT_STRING } } } }
-    node { name: "one" op: "Const" device: "/job:worker/task:0" attr { key: "dtype" value { type: DT_FLOAT } }
-           attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape {} float_val: 1 } } } }
-    node { name: "enq" op: "QueueEnqueueV2" input: "q" input: "one" device: "/job:worker/task:0"
-           attr { key: "Tcomponents" value { list { type: DT_FLOAT } } } }
-  )pb")).ok());
-  std::vector<Tensor> out;
-  // The dequeue on the worker waits; the Assert on the ps fails the step.
-  const Tensor fail = MakeTensor<bool>(GR_BOOL, {}, {false});
-  Status s = session->Run({{"ok", fail}}, {"out"}, {"check"}, &out);
-  EXPECT_EQ(s.code(), Code::kInvalidArgument) << s;
-  EXPECT_NE(s.message().find("the ps gave up"), std::string::npos) << s;
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  ASSERT_TRUE(session->Run({}, {}, {"enq"}, &out).ok());
-  s = session->Run({}, {"out"}, {}, &out);
-  ASSERT_TRUE(s.ok()) << s << " (the failed step's dequeue took the value?)";
-  EXPECT_EQ(ToVector<float>(out[0]), std::vector<float>({1}));
+  config.set_operation_timeout_in_ms(8000);
+  for (const std::string queue_task : {"worker", "ps"}) {
+    SCOPED_TRACE("queue on /job:" + queue_task + ", the master on /job:ps");
+    const std::string failing = queue_task == "ps" ? "worker" : "ps";
+    auto session = Connect(cluster.Target("ps", 0), config);
+    ASSERT_TRUE(session->Create(ParseGraph(BlockingQueueGraph(queue_task, failing) + R"pb(
+      node { name: "ok" op: "Placeholder" device: "/job:)pb" + failing + R"pb(/task:0"
+             attr { key: "dtype" value { type: DT_BOOL } } }
+      node { name: "msg" op: "Const" device: "/job:)pb" + failing + R"pb(/task:0"
+             attr { key: "dtype" value { type: DT_STRING } }
+             attr { key: "value" value { tensor { dtype: DT_STRING tensor_shape {} string_val: "gave up" } } } }
+      node { name: "check" op: "Assert" input: "ok" input: "msg" device: "/job:)pb" + failing + R"pb(/task:0"
+             attr { key: "T" value { list { type: DT_STRING } } } }
+    )pb")).ok());
+    std::vector<Tensor> out;
+    const auto start = std::chrono::steady_clock::now();
+    Status s = session->Run({{"ok", MakeTensor<bool>(GR_BOOL, {}, {false})}}, {"out"}, {"check"}, &out);
+    EXPECT_EQ(s.code(), Code::kInvalidArgument) << s;
+    EXPECT_NE(s.message().find("gave up"), std::string::npos) << s;
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(4)) << "the dequeue held the step";
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    ASSERT_TRUE(session->Run({}, {}, {"enq"}, &out).ok());
+    s = session->Run({}, {"out"}, {}, &out);
+    ASSERT_TRUE(s.ok()) << s << " (the failed step's dequeue took the value?)";
+    EXPECT_EQ(ToVector<float>(out[0]), std::vector<float>({1}));
+  }
 }
 
 // Close while another thread's step waits in a dequeue: that Run ends

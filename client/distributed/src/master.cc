@@ -384,6 +384,7 @@ class MasterSession {
       NamedTensors recvs;
       grpc::Status rpc;
       Status decoded;
+      StepCancellation cancellation;  // this task's partition, run here
     };
     static thread_local std::mt19937_64 rng(std::random_device{}());
     const int64_t step_id = static_cast<int64_t>(rng() >> 7);  // at most 2^57, as TensorFlow's
@@ -409,16 +410,15 @@ class MasterSession {
       ++active_steps_;
       for (auto& [task, c] : calls) running_calls_.insert(c->ctx);
     }
-    // The first failure cancels the others' calls (their steps then end;
-    // this task's partition, run here, through its rendezvous).
+    // The first failure cancels the others: their calls (whose workers then
+    // cancel their steps), and this task's partition, run here, directly.
     std::atomic<bool> failed{false};
-    auto cancel_others = [&](const std::shared_ptr<Call>& failed_call, const std::string& failed_task) {
+    auto cancel_others = [&](const std::shared_ptr<Call>& failed_call) {
       if (failed.exchange(true)) return;
       for (auto& [other_task, other] : calls) {
         if (other == failed_call) continue;
         if (IsLocal(other_task))
-          local_worker_->AbortStep(step_id, errors::Aborted("Step ", step_id, " was cancelled: its partition on ",
-                                                            failed_task, " failed"));
+          other->cancellation.Cancel();
         else
           other->ctx->TryCancel();
       }
@@ -435,11 +435,12 @@ class MasterSession {
     CallAll(tasks, [&](const std::string& task, std::function<void(const grpc::Status&)> done) {
       std::shared_ptr<Call> c = calls.at(task);  // held by the callback until gRPC drops it
       if (IsLocal(task)) {
-        Status s = local_worker_->RunGraphLocal(c->req, c->sends, deadline_nanos, &c->recvs, &c->resp);
+        Status s =
+            local_worker_->RunGraphTensors(c->req, c->sends, deadline_nanos, &c->cancellation, &c->recvs, &c->resp);
         if (!s.ok()) {
           c->resp.set_status_code(static_cast<int32_t>(s.code()));
           c->resp.set_status_error_message(s.message());
-          cancel_others(c, task);
+          cancel_others(c);
         }
         return done(grpc::Status::OK);
       }
@@ -457,7 +458,7 @@ class MasterSession {
                                                          &c->resp, &c->recvs)
                                            .WithContext("RunGraph's answer from " + task);
                         }
-                        if (!rpc.ok() || !c->decoded.ok() || c->resp.status_code() != 0) cancel_others(c, task);
+                        if (!rpc.ok() || !c->decoded.ok() || c->resp.status_code() != 0) cancel_others(c);
                         done(rpc);
                       });
     });

@@ -399,11 +399,6 @@ grpc::ServerUnaryReactor* Worker::RunGraph(grpc::CallbackServerContext* ctx, con
   return call;
 }
 
-Status Worker::RunGraphLocal(const proto::RunGraphRequest& req, const NamedTensors& sends, int64_t deadline_nanos,
-                             NamedTensors* recvs, proto::RunGraphResponse* resp) {
-  return RunGraphTensors(req, sends, deadline_nanos, /*cancellation=*/nullptr, recvs, resp);
-}
-
 Status Worker::RunGraphTensors(const proto::RunGraphRequest& req, const NamedTensors& sends, int64_t deadline_nanos,
                                StepCancellation* cancellation, NamedTensors* recvs, proto::RunGraphResponse* resp) {
   if (shutting_down_.load()) return errors::Aborted("Call was aborted: the worker ", task_, " is stopping");
@@ -426,8 +421,7 @@ Status Worker::RunGraphTensors(const proto::RunGraphRequest& req, const NamedTen
     int64_t id;
     ~Done() { w->StepRunning(id, -1); }
   } done{this, req.step_id()};
-  const int64_t deadline = deadline_nanos;
-  step->set_deadline(deadline);
+  step->set_deadline(deadline_nanos);
   Status s;
   for (const auto& [name, value] : sends) {
     Rendezvous::ParsedKey key;
@@ -439,7 +433,7 @@ Status Worker::RunGraphTensors(const proto::RunGraphRequest& req, const NamedTen
     WorkerGraph::StepArgs args;
     args.step_id = req.step_id();
     args.rendezvous = step.get();
-    args.deadline_nanos = deadline;
+    args.deadline_nanos = deadline_nanos;
     args.cancelled = &shutting_down_;
     args.cancellation = cancellation;
     proto::StepStats stats;
@@ -521,11 +515,6 @@ void Worker::CancelSession(const std::string& handle) {
   session->state->Cancel();
 }
 
-void Worker::AbortStep(int64_t step_id, const Status& status) {
-  // Made if need be: a RunGraph of the step that has not begun fails at
-  // its first transfer (CleanupStep drops it).
-  Step(step_id)->StartAbort(status);
-}
 
 grpc::Status Worker::CleanupAll(grpc::ServerContext*, const proto::CleanupAllRequest* req, proto::CleanupAllResponse*) {
   shared_resources_.Cleanup(std::vector<std::string>(req->container().begin(), req->container().end()));

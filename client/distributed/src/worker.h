@@ -59,14 +59,13 @@ class Worker final : public tensorflow::WorkerService::WithRawCallbackMethod_Run
 
   // What RunGraph and CleanupGraph do, called directly by the master of
   // this process (TensorFlow's LocalWorker): no RPC to itself.
-  // `deadline_nanos`: steady_clock, 0 for none.
   // `req` without its send, whose tensors are `sends`; the fetched
   // (req.recv_key's) into `recvs`, the rest of the answer into `resp`.
-  Status RunGraphLocal(const proto::RunGraphRequest& req, const NamedTensors& sends, int64_t deadline_nanos,
-                       NamedTensors* recvs, proto::RunGraphResponse* resp);
+  // `deadline_nanos`: steady_clock, 0 for none; `cancellation` (may be
+  // null) ends this step alone.
+  Status RunGraphTensors(const proto::RunGraphRequest& req, const NamedTensors& sends, int64_t deadline_nanos,
+                         StepCancellation* cancellation, NamedTensors* recvs, proto::RunGraphResponse* resp);
   void CleanupStep(int64_t step_id);
-  // Ends step `step_id` with `status` (another task's partition failed).
-  void AbortStep(int64_t step_id, const Status& status);
   // Worker sessions and step rendezvous held now (the server's status line).
   void Counts(size_t* sessions, size_t* steps);
   // Ends the steps of worker session `handle` that wait on asynchronous
@@ -112,9 +111,6 @@ class Worker final : public tensorflow::WorkerService::WithRawCallbackMethod_Run
   // The session a request names; the legacy session when the master did
   // not create one (create_worker_session_called false).
   Status FindSession(const std::string& handle, bool created, std::shared_ptr<Session>* out);
-  // `cancellation` (may be null) ends this step alone.
-  Status RunGraphTensors(const proto::RunGraphRequest& req, const NamedTensors& sends, int64_t deadline_nanos,
-                         StepCancellation* cancellation, NamedTensors* recvs, proto::RunGraphResponse* resp);
   class RunGraphCall;
   class RecvTensorCall;
   // The rendezvous of step `step_id`, made on demand: a peer's RecvTensor
