@@ -1291,14 +1291,7 @@ TEST_F(DistributedTest, CloseCancelsAStepBlockedOnAWorker) {
     SCOPED_TRACE("queue on /job:" + queue_task);
     const std::string other = queue_task == "ps" ? "worker" : "ps";
     auto session = Connect(cluster.Target("ps", 0));
-    ASSERT_TRUE(session->Create(ParseGraph(R"pb(
-      node { name: "q" op: "FIFOQueueV2" device: "/job:)pb" + queue_task + R"pb(/task:0"
-             attr { key: "component_types" value { list { type: DT_FLOAT } } } }
-      node { name: "deq" op: "QueueDequeueV2" input: "q" device: "/job:)pb" + queue_task + R"pb(/task:0"
-             attr { key: "component_types" value { list { type: DT_FLOAT } } } }
-      node { name: "out" op: "Identity" input: "deq" device: "/job:)pb" + other + R"pb(/task:0"
-             attr { key: "T" value { type: DT_FLOAT } } }
-    )pb")).ok());
+    ASSERT_TRUE(session->Create(ParseGraph(BlockingQueueGraph(queue_task, other))).ok());
     Status blocked;
     std::thread runner([&] {
       std::vector<Tensor> out;
@@ -1328,16 +1321,7 @@ TEST_F(DistributedTest, StepsEndAtTheirDeadline) {
     proto::ConfigProto config;
     config.set_operation_timeout_in_ms(400);
     auto session = Connect(cluster.Target("ps", 0), config);
-    ASSERT_TRUE(session->Create(ParseGraph(R"pb(
-      node { name: "q" op: "FIFOQueueV2" device: "/job:)pb" + queue_task + R"pb(/task:0"
-             attr { key: "component_types" value { list { type: DT_FLOAT } } } }
-      node { name: "deq" op: "QueueDequeueV2" input: "q" device: "/job:)pb" + queue_task + R"pb(/task:0"
-             attr { key: "component_types" value { list { type: DT_FLOAT } } } }
-      node { name: "one" op: "Const" device: "/job:worker/task:0" attr { key: "dtype" value { type: DT_FLOAT } }
-             attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape {} float_val: 1 } } } }
-      node { name: "enq" op: "QueueEnqueueV2" input: "q" input: "one" device: "/job:)pb" + queue_task + R"pb(/task:0"
-             attr { key: "Tcomponents" value { list { type: DT_FLOAT } } } }
-    )pb")).ok());
+    ASSERT_TRUE(session->Create(ParseGraph(BlockingQueueGraph(queue_task, queue_task))).ok());
     for (int64_t run_timeout : {int64_t{0}, int64_t{200}}) {
       proto::RunOptions options;
       options.set_timeout_in_ms(run_timeout);
@@ -1443,14 +1427,7 @@ TEST_F(DistributedTest, KilledAndRestartedWorker) {
 TEST_F(DistributedTest, TaskKilledDuringAStepFailsItNamingTheTask) {
   Cluster cluster({{"ps", 1}, {"worker", 1}});
   auto session = Connect(cluster.Target("worker", 0));
-  ASSERT_TRUE(session->Create(ParseGraph(R"pb(
-    node { name: "q" op: "FIFOQueueV2" device: "/job:ps/task:0"
-           attr { key: "component_types" value { list { type: DT_FLOAT } } } }
-    node { name: "deq" op: "QueueDequeueV2" input: "q" device: "/job:ps/task:0"
-           attr { key: "component_types" value { list { type: DT_FLOAT } } } }
-    node { name: "out" op: "Identity" input: "deq" device: "/job:worker/task:0"
-           attr { key: "T" value { type: DT_FLOAT } } }
-  )pb")).ok());
+  ASSERT_TRUE(session->Create(ParseGraph(BlockingQueueGraph("ps", "worker"))).ok());
   Status blocked;
   std::thread runner([&] {
     std::vector<Tensor> out;
