@@ -1,13 +1,11 @@
 #include "grpc_util.h"
 
-#include <cerrno>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
-#include <fstream>
 #include <random>
-#include <sstream>
+
+#include "graphrt/core/graph_def_io.h"
 
 namespace graphrt {
 namespace distributed {
@@ -57,13 +55,9 @@ Status CallError(const grpc::Status& s, const std::string& method, const std::st
 namespace {
 
 Status ReadPem(const std::string& path, const char* flag, std::string* out) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  if (in) text << in.rdbuf();
-  if (!in || text.str().empty())
-    return errors::InvalidArgument("Could not read the TLS file '", path, "' (", flag, "): ",
-                                   in ? "it is empty" : std::strerror(errno));
-  *out = text.str();
+  Status s = ReadFileToString(path, out);  // (names the file; refuses FIFOs and devices)
+  if (s.ok() && out->empty()) s = errors::InvalidArgument("'", path, "' is empty");
+  if (!s.ok()) return errors::InvalidArgument("Could not read the TLS file (", flag, "): ", s.message());
   return Status::OK();
 }
 
