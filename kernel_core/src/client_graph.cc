@@ -11,6 +11,22 @@ namespace {
 
 std::string CanonicalTensorName(const std::string& name, int index) { return name + ":" + std::to_string(index); }
 
+// Marks in `marked` (by node id) `roots` and every op node they depend on,
+// through data and control edges.
+void MarkAncestors(std::vector<const Node*> roots, std::vector<bool>* marked) {
+  for (const Node* n : roots) (*marked)[n->id()] = true;
+  while (!roots.empty()) {
+    const Node* n = roots.back();
+    roots.pop_back();
+    for (const Edge* e : n->in_edges()) {
+      const Node* src = e->src();
+      if (!src->IsOp() || (*marked)[src->id()]) continue;
+      (*marked)[src->id()] = true;
+      roots.push_back(src);
+    }
+  }
+}
+
 // An out edge remembered across its removal.
 struct Consumer {
   Node* dst;
@@ -30,31 +46,18 @@ Status BuildClientGraph(const Graph& full, const std::vector<std::string>& feeds
   // left for the checks below to report.
   {
     const auto full_index = full.BuildNameIndex();
-    std::vector<bool> keep(full.num_node_ids(), false);
-    std::vector<const Node*> stack;
-    auto root = [&](const std::string& tensor) {
-      std::string name;
-      int slot;
-      bool control;
-      if (!ParseTensorName(tensor, &name, &slot, &control)) return;
-      auto it = full_index.find(name);
-      if (it == full_index.end() || keep[it->second->id()]) return;
-      keep[it->second->id()] = true;
-      stack.push_back(it->second);
-    };
-    for (const std::string& f : feeds) root(f);
-    for (const std::string& f : fetches) root(f);
-    for (const std::string& t : targets) root(t);
-    while (!stack.empty()) {
-      const Node* n = stack.back();
-      stack.pop_back();
-      for (const Edge* e : n->in_edges())
-        if (e->src()->IsOp() && !keep[e->src()->id()]) {
-          keep[e->src()->id()] = true;
-          stack.push_back(e->src());
-        }
-    }
-    CopyGraph(full, keep, &g);
+    std::vector<const Node*> roots;
+    for (const auto* names : {&feeds, &fetches, &targets})
+      for (const std::string& tensor : *names) {
+        std::string name;
+        int slot;
+        bool control;
+        if (!ParseTensorName(tensor, &name, &slot, &control)) continue;
+        if (auto it = full_index.find(name); it != full_index.end()) roots.push_back(it->second);
+      }
+    std::vector<bool> needed(full.num_node_ids(), false);
+    MarkAncestors(std::move(roots), &needed);
+    CopyGraph(full, needed, &g);
   }
   auto index = g.BuildNameIndex();
   std::vector<Node*> keep;  // roots of the reverse traversal
@@ -158,18 +161,7 @@ Status BuildClientGraph(const Graph& full, const std::vector<std::string>& feeds
 
   // Prune to what the fetches and targets need.
   std::vector<bool> live(g.num_node_ids(), false);
-  std::vector<Node*> stack = keep;
-  for (Node* n : keep) live[n->id()] = true;
-  while (!stack.empty()) {
-    Node* n = stack.back();
-    stack.pop_back();
-    for (const Edge* e : n->in_edges()) {
-      Node* src = e->src();
-      if (!src->IsOp() || live[src->id()]) continue;
-      live[src->id()] = true;
-      stack.push_back(src);
-    }
-  }
+  MarkAncestors(std::vector<const Node*>(keep.begin(), keep.end()), &live);
   std::vector<Node*> dead;
   for (Node* n : g.op_nodes())
     if (!live[n->id()]) dead.push_back(n);
