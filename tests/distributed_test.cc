@@ -8,6 +8,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -56,15 +57,19 @@ int FreePort() {
 }
 
 // A `graphrt server` child process; killed (SIGKILL) when destroyed unless
-// it has exited.
+// it has exited, and when the test process dies first (a test killed at
+// its timeout leaves no server behind). The signal comes when the thread
+// that made it ends: make servers on the test's own thread.
 class ServerProcess {
  public:
   explicit ServerProcess(const std::vector<std::string>& args) {
     int out[2];
     EXPECT_EQ(pipe(out), 0);
     log_ = testing::MakeTempDir("distributed_test") + "/server.log";
+    const pid_t parent = getpid();
     pid_ = fork();
     if (pid_ == 0) {
+      if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) _exit(126);
       dup2(out[1], 1);
       int log = open(log_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
       if (log >= 0) dup2(log, 2);
