@@ -279,5 +279,142 @@ TEST_F(GraphImport, EmptyGraphAndHyphenNamesAreFine) {
   EXPECT_TRUE(Import("node { name: 'a-bc_' op: 'NoOp' }", &graph_).ok());
 }
 
+// Graphs built node by node (the TF C API's TF_FinishOperation path).
+class GraphBuild : public GraphImport {
+ protected:
+  static proto::NodeDef Def(const std::string& name, const std::string& op,
+                            std::initializer_list<std::pair<const char*, proto::DataType>> types = {}) {
+    proto::NodeDef d;
+    d.set_name(name);
+    d.set_op(op);
+    for (const auto& [attr, t] : types) (*d.mutable_attr())[attr].set_type(t);
+    return d;
+  }
+  Node* Add(proto::NodeDef d, std::vector<std::pair<Node*, int>> in = {}, std::vector<Node*> control = {}) {
+    Node* n = nullptr;
+    Status s = AddNodeWithInputs(std::move(d), in, control, &graph_, &n);
+    EXPECT_TRUE(s.ok()) << s;
+    return n;
+  }
+  Status TryAdd(proto::NodeDef d, std::vector<std::pair<Node*, int>> in) {
+    Node* n;
+    return AddNodeWithInputs(std::move(d), in, {}, &graph_, &n);
+  }
+};
+
+TEST_F(GraphBuild, WiresEdgesSourceAndSinkAndFillsInputs) {
+  Node* a = Add(Def("a", "Placeholder", {{"dtype", proto::DT_FLOAT}}));
+  Node* b = Add(Def("b", "Neg", {{"T", proto::DT_FLOAT}}), {{a, 0}});
+  Node* c = Add(Def("c", "NoOp"), {}, {b});
+  ASSERT_TRUE(a && b && c);
+  EXPECT_EQ(b->def().input(0), "a");
+  EXPECT_EQ(c->def().input(0), "^b");
+  EXPECT_EQ(b->input_edge(0)->src(), a);
+  // a hangs from _SOURCE, c (no inputs but a control one) does not; all reach _SINK.
+  auto has_edge = [](Node* from, Node* to) {
+    for (const Edge* e : from->out_edges())
+      if (e->dst() == to) return true;
+    return false;
+  };
+  EXPECT_TRUE(has_edge(graph_.source_node(), a));
+  EXPECT_FALSE(has_edge(graph_.source_node(), c));
+  EXPECT_TRUE(has_edge(c, graph_.sink_node()));
+  // Defaults were added (Placeholder's shape), and the graph converts back.
+  EXPECT_TRUE(a->def().attr().count("shape"));
+  proto::GraphDef out;
+  graph_.ToGraphDef(&out);
+  Graph again(&Runtime::Global().ops());
+  EXPECT_TRUE(ConvertGraphDefToGraph(out, &again).ok());
+  EXPECT_EQ(again.num_op_nodes(), 3);
+}
+
+TEST_F(GraphBuild, RefusesWithoutChangingTheGraph) {
+  Node* a = Add(Def("a", "Placeholder", {{"dtype", proto::DT_FLOAT}}));
+  const int before = graph_.num_op_nodes();
+  EXPECT_NE(TryAdd(Def("bad name", "NoOp"), {}).message().find("invalid characters"), std::string::npos);
+  EXPECT_NE(TryAdd(Def("n", "Neg", {{"T", proto::DT_INT32}}), {{a, 0}})
+                .message()
+                .find("Input 0 of node n was passed float from a:0 incompatible with expected int32."),
+            std::string::npos);
+  EXPECT_NE(TryAdd(Def("n", "Neg", {{"T", proto::DT_FLOAT}}), {}).message().find("expects 1 inputs but has 0"),
+            std::string::npos);
+  EXPECT_NE(TryAdd(Def("n", "Neg", {{"T", proto::DT_FLOAT}}), {{a, 1}}).message().find("invalid output 1"),
+            std::string::npos);
+  EXPECT_NE(TryAdd(Def("n", "NoSuchOp"), {}).message().find("Op type not registered 'NoSuchOp'"), std::string::npos);
+  EXPECT_EQ(graph_.num_op_nodes(), before);
+  EXPECT_EQ(a->out_edges().size(), 1u);  // its _SINK edge only
+}
+
+TEST_F(GraphBuild, ArgRangesOfListsAndSingles) {
+  Node* a = Add(Def("a", "Placeholder", {{"dtype", proto::DT_FLOAT}}));
+  proto::NodeDef cd = Def("c", "Const", {{"dtype", proto::DT_INT32}});
+  Tensor axis = testing::MakeTensor<int32_t>(GR_INT32, {}, {0});
+  axis.AsProtoTensorContent((*cd.mutable_attr())["value"].mutable_tensor());
+  Node* c = Add(cd);
+  proto::NodeDef concat = Def("cat", "ConcatV2", {{"T", proto::DT_FLOAT}, {"Tidx", proto::DT_INT32}});
+  (*concat.mutable_attr())["N"].set_i(3);
+  Node* cat = Add(concat, {{a, 0}, {a, 0}, {a, 0}, {c, 0}});
+  int begin = -1, end = -1;
+  ASSERT_TRUE(NodeArgRange(*cat, "values", false, &begin, &end).ok());
+  EXPECT_EQ(begin, 0);
+  EXPECT_EQ(end, 3);
+  ASSERT_TRUE(NodeArgRange(*cat, "axis", false, &begin, &end).ok());
+  EXPECT_EQ(begin, 3);
+  EXPECT_EQ(end, 4);
+  ASSERT_TRUE(NodeArgRange(*cat, "output", true, &begin, &end).ok());
+  EXPECT_EQ(end - begin, 1);
+  EXPECT_NE(NodeArgRange(*cat, "nope", false, &begin, &end).message().find("no input arg named 'nope'"),
+            std::string::npos);
+}
+
+TEST_F(GraphBuild, OneNodeShapeInferenceReadsConstInputs) {
+  Node* x = Add(Def("x", "Placeholder", {{"dtype", proto::DT_FLOAT}}));
+  proto::NodeDef cd = Def("shape", "Const", {{"dtype", proto::DT_INT32}});
+  testing::MakeTensor<int32_t>(GR_INT32, {2}, {3, -1}).AsProtoTensorContent((*cd.mutable_attr())["value"].mutable_tensor());
+  Node* shape = Add(cd);
+  Node* r = Add(Def("r", "Reshape", {{"T", proto::DT_FLOAT}, {"Tshape", proto::DT_INT32}}), {{x, 0}, {shape, 0}});
+  std::unique_ptr<Tensor> value = ConstValueForShapeInference(*shape);
+  ASSERT_NE(value, nullptr);
+  EXPECT_EQ(ConstValueForShapeInference(*x), nullptr);
+  std::vector<PartialTensorShape> out;
+  // [2,3] reshaped to [3,-1] is [3,2] (the shape function reads the Const).
+  ASSERT_TRUE(InferNodeShapes(graph_, *r, {PartialTensorShape({2, 3}), PartialTensorShape({2})},
+                              {nullptr, value.get()}, HostAllocator(), &out)
+                  .ok());
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].DebugString(), "[3,2]");
+  // Without the value only the rank is known.
+  ASSERT_TRUE(InferNodeShapes(graph_, *r, {PartialTensorShape({2, 3}), PartialTensorShape({2})}, {nullptr, nullptr},
+                              HostAllocator(), &out)
+                  .ok());
+  EXPECT_EQ(out[0].DebugString(), "[?,?]");
+  // 6 elements do not reshape to [4,-1]: the error names the node.
+  proto::NodeDef bad = cd;
+  bad.set_name("bad_shape");
+  testing::MakeTensor<int32_t>(GR_INT32, {2}, {4, -1}).AsProtoTensorContent((*bad.mutable_attr())["value"].mutable_tensor());
+  Node* bad_shape = Add(bad);
+  std::unique_ptr<Tensor> bad_value = ConstValueForShapeInference(*bad_shape);
+  Status s = InferNodeShapes(graph_, *r, {PartialTensorShape({2, 3}), PartialTensorShape({2})},
+                             {nullptr, bad_value.get()}, HostAllocator(), &out);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("Node 'r'"), std::string::npos) << s;
+}
+
+TEST(PartialTensorShapeMerge, TakesWhatEitherKnowsAndNamesConflicts) {
+  PartialTensorShape out;
+  ASSERT_TRUE(PartialTensorShape({-1, 5}).MergeWith(PartialTensorShape({3, -1}), &out).ok());
+  EXPECT_EQ(out.DebugString(), "[3,5]");
+  ASSERT_TRUE(PartialTensorShape().MergeWith(PartialTensorShape({2}), &out).ok());
+  EXPECT_EQ(out.DebugString(), "[2]");
+  ASSERT_TRUE(PartialTensorShape({2}).MergeWith(PartialTensorShape(), &out).ok());
+  EXPECT_EQ(out.DebugString(), "[2]");
+  Status s = PartialTensorShape({-1, 5}).MergeWith(PartialTensorShape({3, 6}), &out);
+  EXPECT_NE(s.message().find("Dimension 1 in both shapes must be equal, but are 5 and 6. Shapes are [?,5] and [3,6]."),
+            std::string::npos)
+      << s;
+  s = PartialTensorShape({1}).MergeWith(PartialTensorShape({1, 1}), &out);
+  EXPECT_NE(s.message().find("Shapes must be equal rank, but are 1 and 2"), std::string::npos) << s;
+}
+
 }  // namespace
 }  // namespace graphrt

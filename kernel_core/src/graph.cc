@@ -30,16 +30,6 @@ int NumForwardInEdges(const Node& n) {
 constexpr int kMinProducer = 0;
 constexpr int kConsumer = 1900;
 
-bool IsValidNodeName(const std::string& s) {
-  if (s.empty()) return false;
-  auto ok_first = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '.'; };
-  auto ok_rest = [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '/' || c == '-';
-  };
-  if (!ok_first(s[0])) return false;
-  return std::all_of(s.begin() + 1, s.end(), ok_rest);
-}
-
 Status CheckVersions(const proto::VersionDef& v) {
   if (v.producer() < kMinProducer)
     return errors::InvalidArgument("GraphDef version ", v.producer(), " is no longer supported: graphrt needs ",
@@ -55,9 +45,11 @@ Status CheckVersions(const proto::VersionDef& v) {
   return Status::OK();
 }
 
-bool TypesCompatible(DataType src, DataType dst) {
-  // A ref output may feed a value input (read); otherwise types must match.
-  return src == dst || (IsRefType(src) && BaseType(src) == dst);
+Status CheckInputType(const Node& src, int slot, const Node& dst, int input) {
+  if (TypesCompatible(src.output_type(slot), dst.input_type(input))) return Status::OK();
+  return errors::InvalidArgument("Input ", input, " of node ", dst.name(), " was passed ",
+                                 DataTypeString(src.output_type(slot)), " from ", src.name(), ":", slot,
+                                 " incompatible with expected ", DataTypeString(dst.input_type(input)), ".");
 }
 
 // Wires the inputs of the NodeDefs in [first, nodes.end()) given by name.
@@ -98,11 +90,7 @@ Status AddEdgesFromInputs(Graph* g, const std::vector<Node*>& new_nodes) {
       if (data_inputs >= n->num_inputs())
         return errors::InvalidArgument(NodePrefix(def), ": has more inputs than the ", n->num_inputs(),
                                        " its op takes");
-      if (!TypesCompatible(src->output_type(slot), n->input_type(data_inputs)))
-        return errors::InvalidArgument("Input ", data_inputs, " of node ", n->name(), " was passed ",
-                                       DataTypeString(src->output_type(slot)), " from ", src->name(), ":", slot,
-                                       " incompatible with expected ",
-                                       DataTypeString(n->input_type(data_inputs)), ".");
+      GR_RETURN_IF_ERROR(CheckInputType(*src, slot, *n, data_inputs));
       g->AddEdge(src, slot, n, data_inputs);
       ++data_inputs;
     }
@@ -202,6 +190,78 @@ Status AddNodeDefs(const proto::GraphDef& in, Graph* g, const GraphLimits& limit
 }
 
 }  // namespace
+
+bool IsValidNodeName(const std::string& s) {
+  if (s.empty()) return false;
+  auto ok_first = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '.'; };
+  auto ok_rest = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '/' || c == '-';
+  };
+  if (!ok_first(s[0])) return false;
+  return std::all_of(s.begin() + 1, s.end(), ok_rest);
+}
+
+bool TypesCompatible(DataType src, DataType dst) {
+  return src == dst || (IsRefType(src) && BaseType(src) == dst);
+}
+
+Status AddNodeWithInputs(proto::NodeDef def, const std::vector<std::pair<Node*, int>>& inputs,
+                         const std::vector<Node*>& control_inputs, Graph* g, Node** out) {
+  if (!IsValidNodeName(def.name()))
+    return errors::InvalidArgument("Node '", def.name(), "': Node name contains invalid characters");
+  def.clear_input();
+  for (const auto& [src, slot] : inputs) {
+    if (src == nullptr || !src->IsOp() || g->FindNodeId(src->id()) != src)
+      return errors::InvalidArgument("Node '", def.name(), "': an input is not a node of this graph");
+    def.add_input(slot == 0 ? src->name() : src->name() + ":" + std::to_string(slot));
+  }
+  for (Node* src : control_inputs) {
+    if (src == nullptr || !src->IsOp() || g->FindNodeId(src->id()) != src)
+      return errors::InvalidArgument("Node '", def.name(), "': a control input is not a node of this graph");
+    def.add_input("^" + src->name());
+  }
+  Node* n;
+  GR_RETURN_IF_ERROR(g->AddNode(std::move(def), &n));
+  Status s;
+  if (static_cast<int>(inputs.size()) != n->num_inputs()) {
+    s = errors::InvalidArgument(NodePrefix(n->def()), ": expects ", n->num_inputs(), " inputs but has ",
+                                inputs.size());
+  }
+  for (size_t i = 0; s.ok() && i < inputs.size(); ++i) {
+    const auto& [src, slot] = inputs[i];
+    if (slot < 0 || slot >= src->num_outputs()) {
+      s = errors::InvalidArgument("Node '", n->name(), "': Connecting to invalid output ", slot, " of source node ",
+                                  src->name(), " which has ", src->num_outputs(), " outputs");
+    } else {
+      s = CheckInputType(*src, slot, *n, static_cast<int>(i));
+    }
+  }
+  if (!s.ok()) {
+    g->RemoveNode(n);
+    return s;
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) g->AddEdge(inputs[i].first, inputs[i].second, n, static_cast<int>(i));
+  for (Node* src : control_inputs) g->AddControlEdge(src, n);
+  if (n->in_edges().empty()) g->AddControlEdge(g->source_node(), n);
+  g->AddControlEdge(n, g->sink_node());
+  *out = n;
+  return Status::OK();
+}
+
+Status NodeArgRange(const Node& n, const std::string& arg_name, bool output, int* begin, int* end) {
+  if (n.op_def() == nullptr) return errors::InvalidArgument(NodePrefix(n.def()), ": not an op node");
+  DataTypeVector in, outs;
+  std::vector<ArgRange> in_ranges, out_ranges;
+  GR_RETURN_IF_ERROR(InputOutputTypes(n.def(), *n.op_def(), &in, &outs, &in_ranges, &out_ranges));
+  for (const ArgRange& r : output ? out_ranges : in_ranges) {
+    if (r.name != arg_name) continue;
+    *begin = r.begin;
+    *end = r.end;
+    return Status::OK();
+  }
+  return errors::InvalidArgument(NodePrefix(n.def()), ": its op has no ", output ? "output" : "input", " arg named '",
+                                 arg_name, "'");
+}
 
 bool ParseTensorName(const std::string& s, std::string* node, int* index, bool* is_control) {
   *is_control = !s.empty() && s[0] == '^';

@@ -112,6 +112,30 @@ std::string PartialTensorShape::DebugString() const {
   return s + "]";
 }
 
+Status PartialTensorShape::MergeWith(const PartialTensorShape& other, PartialTensorShape* out) const {
+  if (!known_rank_) {
+    *out = other;
+    return Status::OK();
+  }
+  if (!other.known_rank_) {
+    *out = *this;
+    return Status::OK();
+  }
+  if (dims_.size() != other.dims_.size())
+    return errors::InvalidArgument("Shapes must be equal rank, but are ", dims_.size(), " and ", other.dims_.size(),
+                                   ". Shapes are ", DebugString(), " and ", other.DebugString(), ".");
+  std::vector<int64_t> merged(dims_.size());
+  for (size_t i = 0; i < dims_.size(); ++i) {
+    const int64_t a = dims_[i], b = other.dims_[i];
+    if (a >= 0 && b >= 0 && a != b)
+      return errors::InvalidArgument("Dimension ", i, " in both shapes must be equal, but are ", a, " and ", b,
+                                     ". Shapes are ", DebugString(), " and ", other.DebugString(), ".");
+    merged[i] = a >= 0 ? a : b;
+  }
+  *out = PartialTensorShape(std::move(merged));
+  return Status::OK();
+}
+
 void PartialTensorShape::AsProto(proto::TensorShapeProto* p) const {
   p->Clear();
   if (!known_rank_) {

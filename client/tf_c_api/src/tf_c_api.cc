@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "c_api_internal.h"
+#include "tf_c_internal.h"
 #include "graphrt/client/saved_model.h"
 #include "graphrt/core/graph.h"
 #include "graphrt/core/op_registry.h"
@@ -51,56 +52,6 @@ TF_SAME_(TF_UINT64, GR_UINT64);
 
 }  // namespace
 
-struct TF_Status {
-  TF_Code code = TF_OK;
-  std::string message;
-};
-
-struct TF_Tensor {
-  graphrt::Tensor tensor;
-};
-
-struct TF_Operation {
-  graphrt::Node* node;  // owned by its graph's Graph; never moves
-};
-
-struct TF_ImportGraphDefOptions {
-  std::string prefix;
-  std::string default_device;
-};
-
-// The graph grows only by import. `graph` holds the validated, typed nodes
-// the TF_Operations point into; `imports` keeps each import's (renamed)
-// GraphDef, which sessions replay into their own graphs (Create, Extend).
-struct TF_Graph {
-  std::mutex mu;
-  std::unique_ptr<graphrt::Graph> graph;
-  std::vector<graphrt::proto::GraphDef> imports;
-  std::vector<std::unique_ptr<TF_Operation>> ops;  // creation order
-  std::unordered_map<std::string, TF_Operation*> by_name;
-  int sessions = 0;              // live sessions on the graph
-  bool delete_requested = false;  // TF_DeleteGraph came while sessions lived
-};
-
-struct TF_SessionOptions {
-  graphrt::SessionOptions options;
-};
-
-struct TF_Session {
-  TF_Graph* graph = nullptr;
-  std::unique_ptr<graphrt::Session> owned;
-  std::unique_ptr<graphrt::SavedModelBundle> bundle;  // a SavedModel's: owns the session
-  graphrt::Session* session = nullptr;
-  std::mutex extend_mu;
-  bool created = false;  // Create has run
-  size_t applied = 0;    // graph->imports the session has
-};
-
-struct TF_Library {
-  std::string op_list;  // serialized OpList
-  TF_Buffer buffer{};   // over op_list
-};
-
 namespace {
 
 using graphrt::c_api_internal::Call;
@@ -108,13 +59,15 @@ using graphrt::c_api_internal::LoadDefaultPlugins;
 using graphrt::c_api_internal::NullArgument;
 using graphrt::c_api_internal::ParseProto;
 
-// For the functions without a status parameter: failures answer NULL.
-constexpr TF_Status* kNoStatus = nullptr;
+using graphrt::tf_c::FillBuffer;
+using graphrt::tf_c::kNoStatus;
 
 void FreeBytes(void* data, size_t) { std::free(data); }
 
-// Serializes `m` into the caller's empty buffer, in malloc'd memory the
-// buffer's deallocator frees (TensorFlow's rule: a filled buffer is refused).
+}  // namespace
+
+namespace graphrt::tf_c {
+
 Status FillBuffer(const char* fn, const google::protobuf::MessageLite& m, TF_Buffer* out) {
   if (out->data != nullptr) return errors::InvalidArgument(fn, ": passing a non-empty TF_Buffer is invalid");
   const size_t n = m.ByteSizeLong();
@@ -130,6 +83,10 @@ Status FillBuffer(const char* fn, const google::protobuf::MessageLite& m, TF_Buf
   out->data_deallocator = FreeBytes;
   return Status::OK();
 }
+
+}  // namespace graphrt::tf_c
+
+namespace {
 
 // The RunOptions in `run_options` (NULL: the defaults), and `out`, a buffer
 // the call will fill, empty (TensorFlow refuses a filled one).
@@ -175,82 +132,47 @@ TF_Tensor* NewTensorWith(const char* fn, TF_DataType dtype, const int64_t* dims,
   return result;
 }
 
-// ---- Import ----
-
-// "x", "x:1", "^x" -> the same under "prefix/".
-std::string PrefixedInput(const std::string& prefix, const std::string& input) {
-  if (!input.empty() && input[0] == '^') return "^" + prefix + input.substr(1);
-  return prefix + input;
+// Empties the graph (a failed TF_LoadSessionFromSavedModel leaves it so).
+void ResetGraph(TF_Graph* g) {
+  g->graph = graphrt::tf_c::EmptyGraph();
+  g->additions.clear();
+  g->ops.clear();
+  g->by_name.clear();
+  g->shapes.clear();
+  g->const_values.clear();
 }
 
-// Renames the nodes of `def` under `prefix` (with its '/'), with their
-// inputs and colocation groups ("loc:@name"), all of which name nodes of
-// `def` itself.
-void ApplyPrefix(const std::string& prefix, graphrt::proto::GraphDef* def) {
-  static const std::string kLoc = "loc:@";
-  for (graphrt::proto::NodeDef& n : *def->mutable_node()) {
-    n.set_name(prefix + n.name());
-    for (std::string& in : *n.mutable_input()) in = PrefixedInput(prefix, in);
-    auto cls = n.mutable_attr()->find("_class");
-    if (cls == n.mutable_attr()->end() || !cls->second.has_list()) continue;
-    for (std::string& s : *cls->second.mutable_list()->mutable_s()) {
-      if (s.compare(0, kLoc.size(), kLoc) == 0) s = kLoc + prefix + s.substr(kLoc.size());
+// additions[begin, end) as one GraphDef (a function two of them define
+// once).
+graphrt::proto::GraphDef MergeAdditions(const TF_Graph& g, size_t begin, size_t end) {
+  graphrt::proto::GraphDef merged;
+  std::set<std::string> functions;
+  for (size_t i = begin; i < end; ++i) {
+    const graphrt::proto::GraphDef& d = g.additions[i];
+    for (const auto& n : d.node()) *merged.add_node() = n;
+    for (const auto& f : d.library().function()) {
+      if (functions.insert(f.signature().name()).second) *merged.mutable_library()->add_function() = f;
     }
   }
-}
-
-// Adds `add` (renamed already) to g, all or nothing: it is first built on
-// a copy, so that a bad node leaves g as it was. Existing nodes keep their
-// addresses (TF_Operation points at them).
-Status Import(TF_Graph* g, graphrt::proto::GraphDef add) {
-  for (const graphrt::proto::NodeDef& n : add.node()) {
-    if (g->by_name.count(n.name())) {
-      return errors::InvalidArgument("Node name '", n.name(), "' already exists in the Graph");
-    }
-  }
-  const bool first = g->ops.empty();
-  // The first import sets the producer version; later ones take it.
-  if (!first) add.clear_versions();
-  auto trial = std::make_unique<graphrt::Graph>(&graphrt::Runtime::Global().ops());
-  if (first) {
-    GR_RETURN_IF_ERROR(graphrt::ConvertGraphDefToGraph(add, trial.get()));
-  } else {
-    graphrt::CopyGraph(*g->graph, trial.get());
-    GR_RETURN_IF_ERROR(graphrt::ExtendGraph(add, trial.get()));
-  }
-  const int before = first ? 0 : g->graph->num_node_ids();
-  if (first) {
-    g->graph = std::move(trial);
-  } else {
-    GR_RETURN_IF_ERROR(graphrt::ExtendGraph(add, g->graph.get()));  // as it did on the copy
-  }
-  for (graphrt::Node* n : g->graph->op_nodes()) {
-    if (n->id() < before) continue;
-    auto op = std::make_unique<TF_Operation>(TF_Operation{n});
-    g->by_name[n->name()] = op.get();
-    g->ops.push_back(std::move(op));
-  }
-  g->imports.push_back(std::move(add));
-  return Status::OK();
+  return merged;
 }
 
 // Brings the session's graph up to date with its TF_Graph (TensorFlow
-// extends a session with what was added to its graph on the next run).
+// extends a session with what was added to its graph on the next run):
+// everything added since in one Extend.
 Status ExtendSession(TF_Session* s) {
-  std::vector<graphrt::proto::GraphDef> pending;  // copies: `imports` may move as it grows
+  graphrt::proto::GraphDef pending;
+  size_t upto;
   {
     std::lock_guard<std::mutex> g(s->graph->mu);
-    for (size_t i = s->applied; i < s->graph->imports.size(); ++i) pending.push_back(s->graph->imports[i]);
+    upto = s->graph->additions.size();
+    if (upto == s->applied && s->created) return Status::OK();
+    pending = MergeAdditions(*s->graph, s->applied, upto);
+    if (!s->created) *pending.mutable_versions() = s->graph->graph->versions();
   }
-  for (const graphrt::proto::GraphDef& d : pending) {
-    GR_RETURN_IF_ERROR(s->created ? s->session->Extend(d) : s->session->Create(d));
-    s->created = true;
-    ++s->applied;
-  }
-  if (!s->created) {  // an empty graph: an empty session
-    GR_RETURN_IF_ERROR(s->session->Create(graphrt::proto::GraphDef()));
-    s->created = true;
-  }
+  GR_RETURN_IF_ERROR(s->created ? s->session->Extend(pending) : s->session->Create(pending));
+  s->created = true;
+  s->applied = upto;
   return Status::OK();
 }
 
@@ -363,7 +285,7 @@ TF_Graph* TF_NewGraph(void) {
   TF_Graph* result = nullptr;
   Call(kNoStatus, "TF_NewGraph", [&]() -> Status {
     auto g = std::make_unique<TF_Graph>();
-    g->graph = std::make_unique<graphrt::Graph>(&graphrt::Runtime::Global().ops());
+    g->graph = graphrt::tf_c::EmptyGraph();
     result = g.release();
     return Status::OK();
   });
@@ -380,45 +302,6 @@ void TF_DeleteGraph(TF_Graph* graph) {
     }
   }
   delete graph;
-}
-
-TF_ImportGraphDefOptions* TF_NewImportGraphDefOptions(void) { return new (std::nothrow) TF_ImportGraphDefOptions; }
-void TF_DeleteImportGraphDefOptions(TF_ImportGraphDefOptions* opts) { delete opts; }
-
-void TF_ImportGraphDefOptionsSetPrefix(TF_ImportGraphDefOptions* opts, const char* prefix) {
-  if (opts == nullptr) return;
-  Call(kNoStatus, "TF_ImportGraphDefOptionsSetPrefix", [&]() -> Status {
-    opts->prefix = prefix ? prefix : "";
-    return Status::OK();
-  });
-}
-
-void TF_ImportGraphDefOptionsSetDefaultDevice(TF_ImportGraphDefOptions* opts, const char* device) {
-  if (opts == nullptr) return;
-  Call(kNoStatus, "TF_ImportGraphDefOptionsSetDefaultDevice", [&]() -> Status {
-    opts->default_device = device ? device : "";
-    return Status::OK();
-  });
-}
-
-void TF_GraphImportGraphDef(TF_Graph* graph, const TF_Buffer* graph_def, const TF_ImportGraphDefOptions* options,
-                            TF_Status* status) {
-  static const char* fn = "TF_GraphImportGraphDef";
-  Call(status, fn, [&]() -> Status {
-    if (graph == nullptr) return NullArgument(fn, "graph");
-    if (graph_def == nullptr) return NullArgument(fn, "graph_def");
-    graphrt::proto::GraphDef def;
-    GR_RETURN_IF_ERROR(ParseProto(fn, graph_def->data, graph_def->length, "graph_def", &def));
-    if (options != nullptr && !options->prefix.empty()) ApplyPrefix(options->prefix + "/", &def);
-    if (options != nullptr && !options->default_device.empty()) {
-      for (graphrt::proto::NodeDef& n : *def.mutable_node()) {
-        if (n.device().empty()) n.set_device(options->default_device);
-      }
-    }
-    GR_RETURN_IF_ERROR(LoadDefaultPlugins());
-    std::lock_guard<std::mutex> l(graph->mu);
-    return Import(graph, std::move(def)).WithContext(std::string(fn) + ": ");
-  });
 }
 
 TF_Operation* TF_GraphOperationByName(TF_Graph* graph, const char* oper_name) {
@@ -448,11 +331,8 @@ void TF_GraphToGraphDef(TF_Graph* graph, TF_Buffer* output_graph_def, TF_Status*
     graphrt::proto::GraphDef def;
     {
       std::lock_guard<std::mutex> l(graph->mu);
-      for (const graphrt::proto::GraphDef& d : graph->imports) {
-        if (d.has_versions()) *def.mutable_versions() = d.versions();
-        for (const auto& n : d.node()) *def.add_node() = n;
-        for (const auto& f : d.library().function()) *def.mutable_library()->add_function() = f;
-      }
+      def = MergeAdditions(*graph, 0, graph->additions.size());
+      *def.mutable_versions() = graph->graph->versions();
     }
     return FillBuffer(fn, def, output_graph_def);
   });
@@ -624,14 +504,11 @@ TF_Session* TF_LoadSessionFromSavedModel(const TF_SessionOptions* session_option
                                                opts, export_dir, tag_set, s->bundle.get()));
     std::lock_guard<std::mutex> l(graph->mu);
     if (!graph->ops.empty()) return errors::FailedPrecondition(fn, ": the graph was imported into while loading");
-    GR_RETURN_IF_ERROR(Import(graph, s->bundle->meta_graph_def.graph_def()).WithContext(std::string(fn) + ": "));
+    GR_RETURN_IF_ERROR(graphrt::tf_c::Import(graph, s->bundle->meta_graph_def.graph_def()).WithContext(std::string(fn) + ": "));
     if (meta_graph_def != nullptr) {
       const Status st = FillBuffer(fn, s->bundle->meta_graph_def, meta_graph_def);
       if (!st.ok()) {  // leave the graph empty, as on any other failure
-        graph->graph = std::make_unique<graphrt::Graph>(&graphrt::Runtime::Global().ops());
-        graph->imports.clear();
-        graph->ops.clear();
-        graph->by_name.clear();
+        ResetGraph(graph);
         return st;
       }
     }
@@ -639,7 +516,7 @@ TF_Session* TF_LoadSessionFromSavedModel(const TF_SessionOptions* session_option
     s->session = s->bundle->session.get();
     s->graph = graph;
     s->created = true;
-    s->applied = graph->imports.size();
+    s->applied = graph->additions.size();
     ++graph->sessions;
     result = s.release();
     return Status::OK();

@@ -11,20 +11,23 @@
  * against this library unchanged for the functions below.
  *
  * WHAT IS HERE. Status, buffers, tensors of fixed-size element types,
- * graphs filled by TF_GraphImportGraphDef (optionally under a prefix),
- * operation lookup and inspection, TF_GraphToGraphDef, session options,
+ * graphs filled by TF_GraphImportGraphDef* (prefix, unique names, input
+ * and control mappings, control dependencies, returned outputs) and
+ * built operation by operation (TF_NewOperation ... TF_FinishOperation,
+ * with TensorFlow's attr inference and the ops' shape functions), tensor
+ * shapes, operation lookup and inspection (inputs, consumers, control
+ * edges, attrs, NodeDefs), OpDefs, TF_GraphToGraphDef, session options,
  * sessions (new, run, close, delete), TF_LoadSessionFromSavedModel, and
  * TF_LoadLibrary / TF_GetOpList mapped onto graphrt's op plugins.
  *
- * WHAT IS NOT. Building graphs operation by operation (TF_NewOperation,
- * TF_SetAttr*, TF_FinishOperation, ...), gradients, functions, while
+ * WHAT IS NOT (yet). Gradients (TF_AddGradients), functions, while
  * loops, partial runs (TF_SessionPRun*), device lists, the eager API, and
  * TF_STRING tensors (TensorFlow 2's TF_TString element layout is not
  * implemented: TF_NewTensor/TF_AllocateTensor refuse TF_STRING, and a
  * string tensor a run returns has TF_TensorData() == NULL and
  * TF_TensorByteSize() == 0; graphrt's own graphrt/c_client.h handles
- * strings). A graph only grows by import, so the same graph can be
- * imported into several times and sessions see the added operations.
+ * strings). A graph only grows (by import or TF_FinishOperation), and
+ * sessions see the added operations on their next run.
  *
  * SEMANTICS (as TensorFlow's C API):
  * - Every function with a TF_Status* sets it: TF_OK on success, otherwise
@@ -207,12 +210,58 @@ void TF_ImportGraphDefOptionsSetPrefix(TF_ImportGraphDefOptions* opts, const cha
 /* The device of imported nodes that request none. */
 void TF_ImportGraphDefOptionsSetDefaultDevice(TF_ImportGraphDefOptions* opts, const char* device);
 
-/* Adds the nodes of a serialized GraphDef to the graph. All or nothing:
- * bytes that are not a GraphDef are TF_INVALID_ARGUMENT, and so is a name
- * that already exists in the graph; an unknown op or a bad input leaves the
- * graph unchanged too. */
+/* A name that exists already gets "_1", "_2", ... instead of failing
+ * (uniquify_names); a prefix in use (an operation or a name scope of one)
+ * gets the same (uniquify_prefix). Both off by default. */
+void TF_ImportGraphDefOptionsSetUniquifyNames(TF_ImportGraphDefOptions* opts, unsigned char uniquify_names);
+void TF_ImportGraphDefOptionsSetUniquifyPrefix(TF_ImportGraphDefOptions* opts, unsigned char uniquify_prefix);
+/* Inputs "src_name:src_index" of the GraphDef's nodes read `dst`, a tensor
+ * of the graph, instead (src_name as in the GraphDef, before the prefix). */
+void TF_ImportGraphDefOptionsAddInputMapping(TF_ImportGraphDefOptions* opts, const char* src_name, int src_index,
+                                            TF_Output dst);
+/* Control inputs "^src_name" become "^dst". */
+void TF_ImportGraphDefOptionsRemapControlDependency(TF_ImportGraphDefOptions* opts, const char* src_name,
+                                                   TF_Operation* dst);
+/* `oper` becomes a control input of every imported node with no input
+ * (data or control) from the imported GraphDef itself. */
+void TF_ImportGraphDefOptionsAddControlDependency(TF_ImportGraphDefOptions* opts, TF_Operation* oper);
+/* Outputs and operations of the GraphDef (named as in it) the import
+ * returns (TF_ImportGraphDefResults); a mapped output returns its mapping. */
+void TF_ImportGraphDefOptionsAddReturnOutput(TF_ImportGraphDefOptions* opts, const char* oper_name, int index);
+int TF_ImportGraphDefOptionsNumReturnOutputs(const TF_ImportGraphDefOptions* opts);
+void TF_ImportGraphDefOptionsAddReturnOperation(TF_ImportGraphDefOptions* opts, const char* oper_name);
+int TF_ImportGraphDefOptionsNumReturnOperations(const TF_ImportGraphDefOptions* opts);
+
+/* Adds the nodes of a serialized GraphDef to the graph, as `options` (may
+ * be NULL) ask. All or nothing: bytes that are not a GraphDef are
+ * TF_INVALID_ARGUMENT, and so is a name that already exists in the graph
+ * (without uniquify_names), a return output or operation the GraphDef does
+ * not have, or an option naming an operation of another graph; an unknown
+ * op, a bad input or a shape error leaves the graph unchanged too. */
 void TF_GraphImportGraphDef(TF_Graph* graph, const TF_Buffer* graph_def, const TF_ImportGraphDefOptions* options,
                             TF_Status* status);
+
+typedef struct TF_ImportGraphDefResults TF_ImportGraphDefResults;
+
+/* As TF_GraphImportGraphDef; the results (TF_DeleteImportGraphDefResults
+ * them) hold the return outputs and operations, and the input mappings no
+ * input went through. NULL on failure. */
+TF_ImportGraphDefResults* TF_GraphImportGraphDefWithResults(TF_Graph* graph, const TF_Buffer* graph_def,
+                                                            const TF_ImportGraphDefOptions* options,
+                                                            TF_Status* status);
+/* As TF_GraphImportGraphDef, writing the return outputs to return_outputs
+ * (num_return_outputs must be the options' count). */
+void TF_GraphImportGraphDefWithReturnOutputs(TF_Graph* graph, const TF_Buffer* graph_def,
+                                             const TF_ImportGraphDefOptions* options, TF_Output* return_outputs,
+                                             int num_return_outputs, TF_Status* status);
+/* Arrays owned by the results, valid until they are deleted. */
+void TF_ImportGraphDefResultsReturnOutputs(TF_ImportGraphDefResults* results, int* num_outputs, TF_Output** outputs);
+void TF_ImportGraphDefResultsReturnOperations(TF_ImportGraphDefResults* results, int* num_opers,
+                                              TF_Operation*** opers);
+void TF_ImportGraphDefResultsMissingUnusedInputMappings(TF_ImportGraphDefResults* results,
+                                                        int* num_missing_unused_input_mappings,
+                                                        const char*** src_names, int** src_indexes);
+void TF_DeleteImportGraphDefResults(TF_ImportGraphDefResults* results);
 
 /* The operation named oper_name, or NULL. The pointer lives as long as the
  * graph. */
@@ -232,6 +281,200 @@ int TF_OperationNumOutputs(TF_Operation* oper);
  * is out of range. */
 TF_DataType TF_OperationOutputType(TF_Output oper_out);
 int TF_OperationNumInputs(TF_Operation* oper);
+
+/* ---- Building graphs operation by operation ----
+ *
+ * As TensorFlow's C API (and its Python front end, which sits on it):
+ * TF_NewOperation starts a description; inputs, control inputs, device,
+ * colocation and attrs are added to it; TF_FinishOperation validates it
+ * against the op's OpDef and adds it to the graph, or fails and leaves the
+ * graph unchanged. Either way the description is freed.
+ *
+ * - Inputs are matched to the OpDef's input args in order: TF_AddInput for
+ *   a single-tensor arg, TF_AddInputList for a list arg (`N * T` or a type
+ *   list), even of one tensor. Type attrs (`T`), list lengths (`N`) and
+ *   type lists are inferred from the inputs, as TensorFlow's NodeBuilder
+ *   does; an attr set explicitly must agree with them (otherwise
+ *   TF_INVALID_ARGUMENT "Inconsistent values for attr 'T' ..."). A ref
+ *   output feeds a value input (a read); a value output cannot feed a ref
+ *   input.
+ * - Attrs not set and not inferred take the OpDef's defaults; an attr with
+ *   no default left unset, an attr the op does not have, a value outside
+ *   the attr's allowed values or below its minimum is TF_INVALID_ARGUMENT
+ *   naming the node, the op and the attr.
+ * - The node name must be unique in the graph and a valid TensorFlow node
+ *   name ([A-Za-z0-9.][A-Za-z0-9_.\-/>]*).
+ * - The op's registered shape function runs on the input shapes (and on
+ *   the values of small constant inputs), as TensorFlow's shape refiner
+ *   does: TF_GraphGetTensorShape answers what it inferred; a shape error is
+ *   TF_INVALID_ARGUMENT naming the node, and the operation is not added.
+ * - Setter errors (a NULL name, a bad shape proto) are reported by
+ *   TF_FinishOperation, or by the setter itself where it has a status.
+ * - An operation whose inputs live in another graph is TF_INVALID_ARGUMENT.
+ * - Sessions on the graph see the added operations on their next run. */
+
+typedef struct TF_OperationDescription TF_OperationDescription;
+
+TF_OperationDescription* TF_NewOperation(TF_Graph* graph, const char* op_type, const char* oper_name);
+void TF_SetDevice(TF_OperationDescription* desc, const char* device);
+void TF_AddInput(TF_OperationDescription* desc, TF_Output input);
+void TF_AddInputList(TF_OperationDescription* desc, const TF_Output* inputs, int num_inputs);
+void TF_AddControlInput(TF_OperationDescription* desc, TF_Operation* input);
+/* Places the operation with `op` (TensorFlow's "_class" attr, "loc:@op"). */
+void TF_ColocateWith(TF_OperationDescription* desc, TF_Operation* op);
+
+void TF_SetAttrString(TF_OperationDescription* desc, const char* attr_name, const void* value, size_t length);
+void TF_SetAttrStringList(TF_OperationDescription* desc, const char* attr_name, const void* const* values,
+                          const size_t* lengths, int num_values);
+void TF_SetAttrInt(TF_OperationDescription* desc, const char* attr_name, int64_t value);
+void TF_SetAttrIntList(TF_OperationDescription* desc, const char* attr_name, const int64_t* values, int num_values);
+void TF_SetAttrFloat(TF_OperationDescription* desc, const char* attr_name, float value);
+void TF_SetAttrFloatList(TF_OperationDescription* desc, const char* attr_name, const float* values, int num_values);
+void TF_SetAttrBool(TF_OperationDescription* desc, const char* attr_name, unsigned char value);
+void TF_SetAttrBoolList(TF_OperationDescription* desc, const char* attr_name, const unsigned char* values,
+                        int num_values);
+void TF_SetAttrType(TF_OperationDescription* desc, const char* attr_name, TF_DataType value);
+void TF_SetAttrTypeList(TF_OperationDescription* desc, const char* attr_name, const TF_DataType* values,
+                        int num_values);
+/* A function body's reference to an attr of the function ("$T"). */
+void TF_SetAttrPlaceholder(TF_OperationDescription* desc, const char* attr_name, const char* placeholder);
+/* A `func` attr naming a function of the graph's library. */
+void TF_SetAttrFuncName(TF_OperationDescription* desc, const char* attr_name, const char* value, size_t length);
+/* num_dims == -1: unknown rank; a dim of -1: unknown. */
+void TF_SetAttrShape(TF_OperationDescription* desc, const char* attr_name, const int64_t* dims, int num_dims);
+void TF_SetAttrShapeList(TF_OperationDescription* desc, const char* attr_name, const int64_t* const* dims,
+                         const int* num_dims, int num_shapes);
+/* A serialized TensorShapeProto (each). */
+void TF_SetAttrTensorShapeProto(TF_OperationDescription* desc, const char* attr_name, const void* proto,
+                                size_t proto_len, TF_Status* status);
+void TF_SetAttrTensorShapeProtoList(TF_OperationDescription* desc, const char* attr_name,
+                                    const void* const* protos, const size_t* proto_lens, int num_shapes,
+                                    TF_Status* status);
+/* The value is copied; the tensors stay the caller's (TensorFlow 1.15's
+ * rule: not adopted, TF_DeleteTensor them). */
+void TF_SetAttrTensor(TF_OperationDescription* desc, const char* attr_name, TF_Tensor* value, TF_Status* status);
+void TF_SetAttrTensorList(TF_OperationDescription* desc, const char* attr_name, TF_Tensor* const* values,
+                          int num_values, TF_Status* status);
+/* A serialized AttrValue. */
+void TF_SetAttrValueProto(TF_OperationDescription* desc, const char* attr_name, const void* proto, size_t proto_len,
+                          TF_Status* status);
+
+/* Adds the operation (see above) and frees `desc`; NULL on failure. */
+TF_Operation* TF_FinishOperation(TF_OperationDescription* desc, TF_Status* status);
+
+/* ---- Shapes of a graph's tensors (inferred, or set and merged) ---- */
+
+/* Merges the given shape into what is known of `output`'s (num_dims -1:
+ * unknown rank; a dim of -1: unknown). Incompatible shapes are
+ * TF_INVALID_ARGUMENT naming both. */
+void TF_GraphSetTensorShape(TF_Graph* graph, TF_Output output, const int64_t* dims, const int num_dims,
+                            TF_Status* status);
+/* The rank, or -1 when unknown. */
+int TF_GraphGetTensorNumDims(TF_Graph* graph, TF_Output output, TF_Status* status);
+/* num_dims must be the rank; unknown dims are -1. */
+void TF_GraphGetTensorShape(TF_Graph* graph, TF_Output output, int64_t* dims, int num_dims, TF_Status* status);
+
+/* ---- Inspecting operations ---- */
+
+/* How many tensors the input or output arg `arg_name` has (1 for a single
+ * tensor; N for a list). */
+int TF_OperationOutputListLength(TF_Operation* oper, const char* arg_name, TF_Status* status);
+int TF_OperationInputListLength(TF_Operation* oper, const char* arg_name, TF_Status* status);
+TF_DataType TF_OperationInputType(TF_Input oper_in);
+/* The output feeding `oper_in` ({NULL, -1} when the index is out of range). */
+TF_Output TF_OperationInput(TF_Input oper_in);
+/* The first max_inputs inputs' producers, in input order. */
+void TF_OperationAllInputs(TF_Operation* oper, TF_Output* inputs, int max_inputs);
+/* The operations' inputs that `oper_out` feeds now (adding operations may
+ * add more). TF_OperationOutputConsumers writes at most max_consumers and
+ * returns how many there are. */
+int TF_OperationOutputNumConsumers(TF_Output oper_out);
+int TF_OperationOutputConsumers(TF_Output oper_out, TF_Input* consumers, int max_consumers);
+int TF_OperationNumControlInputs(TF_Operation* oper);
+int TF_OperationGetControlInputs(TF_Operation* oper, TF_Operation** control_inputs, int max_control_inputs);
+int TF_OperationNumControlOutputs(TF_Operation* oper);
+int TF_OperationGetControlOutputs(TF_Operation* oper, TF_Operation** control_outputs, int max_control_outputs);
+
+typedef enum TF_AttrType {
+  TF_ATTR_STRING = 0,
+  TF_ATTR_INT = 1,
+  TF_ATTR_FLOAT = 2,
+  TF_ATTR_BOOL = 3,
+  TF_ATTR_TYPE = 4,
+  TF_ATTR_SHAPE = 5,
+  TF_ATTR_TENSOR = 6,
+  TF_ATTR_PLACEHOLDER = 7,
+  TF_ATTR_FUNC = 8
+} TF_AttrType;
+
+/* is_list: whether the value is a list; list_size: its length (-1 when not
+ * a list); type: of the value or its elements; total_size: for a string the
+ * byte length, for a list of strings the sum of theirs, for a shape its
+ * rank (-1 unknown), for a list of shapes the sum of their ranks; otherwise
+ * -1. */
+typedef struct TF_AttrMetadata {
+  unsigned char is_list;
+  int64_t list_size;
+  TF_AttrType type;
+  int64_t total_size;
+} TF_AttrMetadata;
+
+TF_AttrMetadata TF_OperationGetAttrMetadata(TF_Operation* oper, const char* attr_name, TF_Status* status);
+/* The getters below fail with TF_INVALID_ARGUMENT when the attr is missing
+ * (naming it and the operation) or of another type. List getters write at
+ * most max_values elements. */
+void TF_OperationGetAttrString(TF_Operation* oper, const char* attr_name, void* value, size_t max_length,
+                               TF_Status* status);
+/* values[i] point into `storage` (storage_size bytes, at least the
+ * metadata's total_size for the values asked); too small is an error. */
+void TF_OperationGetAttrStringList(TF_Operation* oper, const char* attr_name, void** values, size_t* lengths,
+                                   int max_values, void* storage, size_t storage_size, TF_Status* status);
+void TF_OperationGetAttrInt(TF_Operation* oper, const char* attr_name, int64_t* value, TF_Status* status);
+void TF_OperationGetAttrIntList(TF_Operation* oper, const char* attr_name, int64_t* values, int max_values,
+                                TF_Status* status);
+void TF_OperationGetAttrFloat(TF_Operation* oper, const char* attr_name, float* value, TF_Status* status);
+void TF_OperationGetAttrFloatList(TF_Operation* oper, const char* attr_name, float* values, int max_values,
+                                  TF_Status* status);
+void TF_OperationGetAttrBool(TF_Operation* oper, const char* attr_name, unsigned char* value, TF_Status* status);
+void TF_OperationGetAttrBoolList(TF_Operation* oper, const char* attr_name, unsigned char* values, int max_values,
+                                 TF_Status* status);
+void TF_OperationGetAttrType(TF_Operation* oper, const char* attr_name, TF_DataType* value, TF_Status* status);
+void TF_OperationGetAttrTypeList(TF_Operation* oper, const char* attr_name, TF_DataType* values, int max_values,
+                                 TF_Status* status);
+/* num_dims must be the shape's rank. */
+void TF_OperationGetAttrShape(TF_Operation* oper, const char* attr_name, int64_t* value, int num_dims,
+                              TF_Status* status);
+/* dims[i] point into `storage` (storage_size int64s); num_dims[i] is -1
+ * for an unknown rank. */
+void TF_OperationGetAttrShapeList(TF_Operation* oper, const char* attr_name, int64_t** dims, int* num_dims,
+                                  int num_shapes, int64_t* storage, int storage_size, TF_Status* status);
+/* Serialized TensorShapeProtos into empty buffers (TF_NewBuffer'd by the
+ * list getter; the caller TF_DeleteBuffers them). */
+void TF_OperationGetAttrTensorShapeProto(TF_Operation* oper, const char* attr_name, TF_Buffer* value,
+                                         TF_Status* status);
+void TF_OperationGetAttrTensorShapeProtoList(TF_Operation* oper, const char* attr_name, TF_Buffer** values,
+                                             int max_values, TF_Status* status);
+/* New tensors the caller owns (TF_DeleteTensor). */
+void TF_OperationGetAttrTensor(TF_Operation* oper, const char* attr_name, TF_Tensor** value, TF_Status* status);
+void TF_OperationGetAttrTensorList(TF_Operation* oper, const char* attr_name, TF_Tensor** values, int max_values,
+                                   TF_Status* status);
+/* A serialized AttrValue into an empty buffer. */
+void TF_OperationGetAttrValueProto(TF_Operation* oper, const char* attr_name, TF_Buffer* output_attr_value,
+                                   TF_Status* status);
+/* The operation's NodeDef (inputs as "name:index" and "^name", defaults
+ * filled in) into an empty buffer. */
+void TF_OperationToNodeDef(TF_Operation* oper, TF_Buffer* output_node_def, TF_Status* status);
+
+/* ---- Op definitions ---- */
+
+/* The serialized OpDef of op_name (TF_NOT_FOUND when no plugin defines
+ * it) into an empty buffer. */
+void TF_GraphGetOpDef(TF_Graph* graph, const char* op_name, TF_Buffer* output_op_def, TF_Status* status);
+/* The graph's VersionDef (producer and min_consumer) into an empty buffer. */
+void TF_GraphVersions(TF_Graph* graph, TF_Buffer* output_version_def, TF_Status* status);
+/* Every registered op as a serialized OpList (the standard plugins loaded
+ * first), sorted by name; TF_DeleteBuffer it. NULL on failure. */
+TF_Buffer* TF_GetAllOpList(void);
 
 /* ---- Sessions ---- */
 

@@ -6,9 +6,12 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "graphrt/core/status.h"
+#include "graphrt/core/tensor.h"
+#include "graphrt/core/tensor_shape.h"
 #include "graphrt/core/types.h"
 #include "graphrt/proto/graph.pb.h"
 #include "graphrt/proto/op_def.pb.h"
@@ -169,6 +172,41 @@ void CopyGraph(const Graph& src, const std::vector<bool>& keep, Graph* dst);
 
 // Parses "node", "node:3", "^node". Returns false on malformed text.
 bool ParseTensorName(const std::string& s, std::string* node, int* index, bool* is_control);
+
+// TensorFlow's node name rule: [A-Za-z0-9.][A-Za-z0-9_.\-/]*.
+bool IsValidNodeName(const std::string& name);
+// Whether an output of type `src` may feed an input of type `dst`: the same
+// type, or a ref output into a value input of its base type (a read).
+bool TypesCompatible(DataType src, DataType dst);
+
+// Adds one op node whose inputs are nodes already in `g` (data inputs in
+// order, then control inputs): validates the name (not its uniqueness,
+// which the caller's index knows), the NodeDef against its OpDef (defaults
+// added), the inputs' number and types; sets the NodeDef's inputs and wires
+// the edges, _SOURCE and _SINK included. All or nothing. It costs the
+// node's degree, so building a graph node by node stays linear
+// (ExtendGraph indexes and checks the whole graph each time).
+Status AddNodeWithInputs(proto::NodeDef def, const std::vector<std::pair<Node*, int>>& inputs,
+                         const std::vector<Node*>& control_inputs, Graph* g, Node** out);
+
+// [begin, end) of the flat input (output: true, output) indices that op
+// node `n`'s arg `arg_name` covers (one for a single tensor, N for a list).
+// InvalidArgument naming the node and the arg when the op has no such arg.
+Status NodeArgRange(const Node& n, const std::string& arg_name, bool output, int* begin, int* end);
+
+// One step of TensorFlow's shape refiner: runs the registered shape
+// function of op node `n` on its inputs' shapes and the values of inputs
+// known as constants (nullptr where not). `outputs` gets one shape per
+// output, unknown where the op has no shape function. Errors name the node.
+// Tensors shape functions read from attrs come from `attr_allocator`.
+Status InferNodeShapes(const Graph& g, const Node& n, const std::vector<PartialTensorShape>& input_shapes,
+                       const std::vector<const Tensor*>& input_values, Allocator* attr_allocator,
+                       std::vector<PartialTensorShape>* outputs);
+// The value of a Const node when it is small enough for shape functions to
+// read (shapes, axes, paddings: at most 65,536 elements); null otherwise.
+// A large constant is left to its kernel, which allocates it within the
+// session's memory budget, rather than materialised for shape inference.
+std::unique_ptr<Tensor> ConstValueForShapeInference(const Node& n);
 
 }  // namespace graphrt
 

@@ -113,6 +113,9 @@ class PartialTensorShape {
   std::string DebugString() const;  // "<unknown>", "[?,3]"
   void AsProto(proto::TensorShapeProto* p) const;
   static Status FromProto(const proto::TensorShapeProto& p, PartialTensorShape* out);
+  // What both shapes say (TensorFlow's shape merge: an unknown rank or dim
+  // takes the other's); InvalidArgument naming both when they disagree.
+  Status MergeWith(const PartialTensorShape& other, PartialTensorShape* out) const;
 
  private:
   bool known_rank_ = false;
