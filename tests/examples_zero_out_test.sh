@@ -47,6 +47,27 @@ got = np.load('$TMP/out/zeroed_0.npy')
 assert got.dtype == np.int32 and got.tolist() == [5, 0, 0], got
 " || fail "zeroed_0.npy contents"
 
+echo "== Python: load_op_library gives zero_out(), as TensorFlow's does"
+if [[ -f "$BUILD/python/graphrt/__init__.py" ]]; then
+  PYTHONPATH="$BUILD/python" "$PY" - "$PLUGIN" <<'PYEOF' || fail "load_op_library(...).zero_out from Python"
+import sys
+
+import numpy as np
+
+import graphrt
+import graphrt.compat.v1 as tf
+
+lib = graphrt.load_op_library(sys.argv[1])
+x = tf.placeholder(tf.int32, [3], name="x")
+z = lib.zero_out(x)
+assert z.op.type == "ZeroOut" and z.name == "ZeroOut:0" and z.dtype == tf.int32, z
+with tf.Session() as sess:
+    got = sess.run(z, {x: np.array([5, 3, 2], np.int32)})
+assert got.tolist() == [5, 0, 0], got
+print("zero_out from Python:", got.tolist())
+PYEOF
+fi
+
 echo "== without --plugin the op is unknown, and the error says so"
 if "$GRAPHRT" run "$SRC/examples/zero_out/zero_out.pbtxt" --feed "x:0=$TMP/x.npy" \
     --fetch zeroed:0 >"$TMP/noplugin.txt" 2>&1; then

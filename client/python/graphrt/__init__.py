@@ -36,6 +36,7 @@ from .framework import DType, Graph, Operation, Tensor, get_default_graph, impor
 from .session import Session, list_devices  # noqa: E402
 from . import saved_model  # noqa: E402
 from . import train  # noqa: E402
+from .ops import raw_ops  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -43,14 +44,21 @@ __version__ = "0.1.0"
 def load_op_library(library_filename):
     """Loads a plugin (.so) with ops, kernels or devices into the runtime.
 
-    Returns a description: ``.name``, ``.path``, ``.ops`` (op names it
-    defined), ``.kernels``, ``.devices``. Ops become usable in any graph.
+    Returns a module-like namespace, as TensorFlow's load_op_library does: a
+    function per op the plugin defined, in snake case (``zero_out`` for
+    ZeroOut, building the op in the default graph), and the description
+    ``.name``, ``.path``, ``.ops`` (op names), ``.kernels``, ``.devices``.
     """
     import types
+    from . import ops as _ops
     info = _graphrt.load_op_library(str(library_filename))
-    return types.SimpleNamespace(**info)
+    functions = _ops.op_library_functions(info["ops"])
+    clash = set(functions) & set(info)
+    if clash:
+        raise ValueError("graphrt: op function names %s clash with the library description's" % sorted(clash))
+    return types.SimpleNamespace(**info, **functions)
 
 
 __all__ = ["Session", "GraphDef", "NodeDef", "ConfigProto", "GPUOptions", "GraphOptions", "RunOptions",
            "RunMetadata", "MetaGraphDef", "Graph", "Tensor", "Operation", "DType", "get_default_graph",
-           "import_graph_def", "errors", "saved_model", "train", "load_op_library", "list_devices"]
+           "import_graph_def", "errors", "saved_model", "train", "load_op_library", "list_devices", "raw_ops"]

@@ -1,10 +1,13 @@
-"""Graphs as graphrt's Python side sees them: a GraphDef with names.
+"""Graphs as graphrt's Python side sees them.
 
-``Graph`` holds a GraphDef (imported with ``import_graph_def`` or read from a
-.meta file) and hands out ``Tensor`` / ``Operation`` handles by name, so that
-TensorFlow 1 scripts that look tensors up (``graph.get_tensor_by_name``) and
-pass them to ``Session.run`` work. Building graphs op by op (``tf.placeholder``,
-``tf.matmul``, ...) is not supported.
+``Graph`` holds a GraphDef (imported with ``import_graph_def``, read from a
+.meta file, or built op by op) and hands out ``Tensor`` / ``Operation``
+handles by name. Operations built in Python (graphrt.ops, the
+graphrt.compat.v1 functions) go through a graph of graphrt's TensorFlow C
+API beside it, as TensorFlow >= 1.5 builds its graphs: the op's OpDef
+validates them, attrs are inferred from the inputs and the op's shape
+function gives each output's shape. The GraphDef gets the finished NodeDef,
+so sessions see what was built on their next run.
 """
 
 import contextlib
@@ -99,6 +102,40 @@ class Operation:
     def outputs(self):
         return [Tensor(self, i) for i in range(len(self._graph._output_types(self.name)))]
 
+    @property
+    def inputs(self):
+        out = []
+        for i in self._node_def.input:
+            if i.startswith("^"):
+                continue
+            name, _, k = i.partition(":")
+            out.append(Tensor(self._graph.get_operation_by_name(name), int(k) if k else 0))
+        return out
+
+    @property
+    def control_inputs(self):
+        return [self._graph.get_operation_by_name(i[1:]) for i in self._node_def.input if i.startswith("^")]
+
+    @property
+    def device(self):
+        return self._node_def.device
+
+    def get_attr(self, name):
+        from . import ops as _ops  # noqa: PLC0415 -- ops imports this module
+        if name not in self._node_def.attr:
+            raise ValueError("Operation '%s' has no attr named '%s'." % (self.name, name))
+        return _ops.attr_value_to_python(self._node_def.attr[name])
+
+    def run(self, feed_dict=None, session=None):
+        """Runs the operation in ``session`` (default: the default session)."""
+        _session_for(session).run(self, feed_dict=feed_dict)
+
+    def __hash__(self):
+        return hash((id(self._graph), self.name))
+
+    def __eq__(self, other):
+        return isinstance(other, Operation) and other._graph is self._graph and other.name == self.name
+
     def __repr__(self):
         return "<graphrt Operation '%s' type=%s>" % (self.name, self.type)
 
@@ -132,14 +169,133 @@ class Tensor:
 
     @property
     def shape(self):
-        """The declared shape of a placeholder (list, None for unknown dims), else None."""
-        attr = self._op.node_def.attr
-        if self._value_index == 0 and "shape" in attr and not attr["shape"].shape.unknown_rank:
-            return [d.size if d.size >= 0 else None for d in attr["shape"].shape.dim]
-        return None
+        """What is known of the shape (TensorShape): inferred by the op's shape
+        function for built graphs, a placeholder's declared shape otherwise."""
+        return TensorShape(self._op.graph._tensor_shape(self._op.name, self._value_index, self._op.node_def))
+
+    def get_shape(self):
+        return self.shape
+
+    def set_shape(self, shape):
+        """Merges ``shape`` into what is known (ValueError when they disagree)."""
+        self._op.graph._set_tensor_shape(self._op.name, self._value_index, TensorShape(shape).as_list())
+
+    @property
+    def device(self):
+        return self._op.device
+
+    def eval(self, feed_dict=None, session=None):
+        """The tensor's value in ``session`` (default: the default session)."""
+        return _session_for(session).run(self, feed_dict=feed_dict)
+
+    def consumers(self):
+        prefix = self.name
+        short = self._op.name if self._value_index == 0 else None
+        return [op for op in self.graph.get_operations()
+                if any(i == prefix or i == short for i in op.node_def.input)]
+
+    def __hash__(self):
+        return hash((id(self._op.graph), self.name))
+
+    def __eq__(self, other):
+        # Identity of the graph element, as TensorFlow 1's Tensor.__eq__.
+        return isinstance(other, Tensor) and other._op.graph is self._op.graph and other.name == self.name
 
     def __repr__(self):
         return "<graphrt Tensor '%s' dtype=%s>" % (self.name, self.dtype.name)
+
+
+class _OpStub:
+    """What a device function sees of the operation being made (its type
+    and name; TensorFlow passes the NodeDef-backed op)."""
+
+    def __init__(self, op_type, name):
+        self.type = op_type
+        self.name = name
+        self.node_def = node_def_pb2.NodeDef(name=name, op=op_type)
+
+
+class TensorShape:
+    """A possibly partial shape (TensorFlow's tf.TensorShape, reduced): None
+    for an unknown rank, None entries for unknown dimensions."""
+
+    def __init__(self, dims):
+        if isinstance(dims, TensorShape):
+            dims = dims._dims
+        elif dims is not None and not isinstance(dims, (list, tuple)):
+            dims = [dims]
+        self._dims = None if dims is None else [None if d is None or int(d) < 0 else int(d) for d in dims]
+
+    @property
+    def ndims(self):
+        return None if self._dims is None else len(self._dims)
+
+    rank = ndims
+
+    @property
+    def dims(self):
+        return None if self._dims is None else list(self._dims)
+
+    def as_list(self):
+        if self._dims is None:
+            raise ValueError("as_list() is not defined on an unknown TensorShape.")
+        return list(self._dims)
+
+    def is_fully_defined(self):
+        return self._dims is not None and all(d is not None for d in self._dims)
+
+    def num_elements(self):
+        if not self.is_fully_defined():
+            return None
+        n = 1
+        for d in self._dims:
+            n *= d
+        return n
+
+    def __len__(self):
+        if self._dims is None:
+            raise ValueError("Cannot take the length of shape with unknown rank.")
+        return len(self._dims)
+
+    def __iter__(self):
+        if self._dims is None:
+            raise ValueError("Cannot iterate over a shape with unknown rank.")
+        return iter(self._dims)
+
+    def __getitem__(self, i):
+        if self._dims is None:
+            return None
+        return self._dims[i]
+
+    def __eq__(self, other):
+        try:
+            other = TensorShape(other)
+        except (TypeError, ValueError):
+            return NotImplemented
+        return self._dims == other._dims
+
+    def __hash__(self):
+        return hash(None if self._dims is None else tuple(self._dims))
+
+    def __repr__(self):
+        return "TensorShape(%r)" % (self._dims,)
+
+    def __str__(self):
+        if self._dims is None:
+            return "<unknown>"
+        return "(%s)" % ", ".join("?" if d is None else str(d) for d in self._dims) if len(self._dims) != 1 else \
+            "(%s,)" % ("?" if self._dims[0] is None else self._dims[0])
+
+
+def _session_for(session):
+    if session is not None:
+        return session
+    from . import session as _session  # noqa: PLC0415 -- session imports this module
+    default = _session.get_default_session()
+    if default is None:
+        raise ValueError("Cannot evaluate tensor using `eval()`: No default session is registered. Use "
+                         "`with sess.as_default()` or pass an explicit session to `eval(session=sess)`")
+    return default
 
 
 class Graph:
@@ -151,7 +307,20 @@ class Graph:
             self._graph_def.CopyFrom(graph_def)
         self._nodes = None
         self._types = None
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
+        # Built op by op (see the module's doc): the C API graph, made on the
+        # first built op; the output dtypes of built ops; names in use
+        # (lower case, TensorFlow's rule) with their counts.
+        self._builder = None
+        self._built_types = {}
+        self._names_in_use = None
+        self._name_stack = ""
+        self._device_stack = []
+        self._control_stack = []
+        self._colocation_stack = []
+        self._collections = {}
+        self._seed = None
+        self._last_id = 0
 
     def as_graph_def(self):
         g = graph_pb2.GraphDef()
@@ -170,6 +339,9 @@ class Graph:
         return nodes
 
     def _output_types(self, name):
+        built = self._built_types.get(name)
+        if built is not None:
+            return built
         types = self._types
         if types is None:
             types = _graphrt.graph_node_index(self._graph_def.SerializeToString())
@@ -214,6 +386,214 @@ class Graph:
         finally:
             _default_stack.remove(self)
 
+    # ---- building (graphrt.ops calls these) ----
+
+    def _cgraph(self):
+        """The C API graph beside the GraphDef (made, with what the GraphDef
+        has, on first use)."""
+        if self._builder is None:
+            from . import errors as _errors  # noqa: PLC0415
+            builder = _graphrt.GraphBuilder()
+            if len(self._graph_def.node):
+                try:
+                    builder.import_graph_def(self._graph_def.SerializeToString())
+                except _errors.OpError as e:
+                    raise ValueError("graphrt: the graph's imported nodes cannot be built upon: %s" % e.message) \
+                        from None
+            self._builder = builder
+        return self._builder
+
+    def _mark_names(self):
+        if self._names_in_use is None:
+            used = {}
+            for n in self._graph_def.node:
+                used[n.name.lower()] = 1
+                parts = n.name.lower().split("/")
+                for k in range(1, len(parts)):
+                    used.setdefault("/".join(parts[:k]), 1)
+            self._names_in_use = used
+        return self._names_in_use
+
+    def unique_name(self, name, mark_as_used=True):
+        """``name`` under the current name scope, made unique as TensorFlow 1
+        does ("add", "add_1", ...; case-insensitively)."""
+        if self._name_stack:
+            name = self._name_stack + "/" + name
+        used = self._mark_names()
+        key = name.lower()
+        i = used.get(key, 0)
+        if mark_as_used:
+            used[key] = i + 1
+        if i > 0:
+            base = key
+            while key in used:
+                key = "%s_%d" % (base, i)
+                i += 1
+            if mark_as_used:
+                used[key] = 1
+            name = "%s_%d" % (name, i - 1)
+        return name
+
+    def get_name_scope(self):
+        return self._name_stack
+
+    def _create_op(self, op_type, inputs, attrs, name, device=None):
+        """Adds an operation: ``inputs`` per input arg a Tensor or a list of
+        them, ``attrs`` (name, AttrValue) pairs, ``name`` final (unique).
+        Returns the Operation."""
+        from . import errors as _errors  # noqa: PLC0415
+        with self._lock:
+            c_inputs = []
+            for arg in inputs:
+                if isinstance(arg, list):
+                    c_inputs.append([(t._op.name, t._value_index) for t in arg])
+                else:
+                    c_inputs.append((arg._op.name, arg._value_index))
+            controls = []
+            input_ops = {t._op.name for arg in inputs for t in (arg if isinstance(arg, list) else [arg])}
+            for deps in self._control_stack:
+                if deps is None:
+                    controls = []
+                    continue
+                for d in deps:
+                    if d.name not in input_ops and d.name not in controls:
+                        controls.append(d.name)
+            if device is None:
+                device = ""
+                for d in self._device_stack:  # the innermost wins
+                    device = (d(_OpStub(op_type, name)) or "") if callable(d) else d
+            colocate = [self._colocation_stack[-1].name] if self._colocation_stack else []
+            try:
+                node_bytes, types = self._cgraph().add_operation(
+                    op_type, name, c_inputs, controls, device or "",
+                    [(k, v.SerializeToString()) for k, v in attrs], colocate)
+            except _errors.InvalidArgumentError as e:
+                raise ValueError(e.message) from None
+            except _errors.NotFoundError as e:
+                raise ValueError(e.message) from None
+            node = self._graph_def.node.add()
+            node.ParseFromString(node_bytes)
+            if self._nodes is not None:
+                self._nodes[name] = node
+            self._built_types[name] = types
+            self._mark_names()[name.lower()] = max(self._names_in_use.get(name.lower(), 0), 1)
+            return Operation(self, node)
+
+    def _tensor_shape(self, op_name, index, node_def):
+        if self._builder is not None and op_name in self._built_types:
+            return self._builder.shape(op_name, index)
+        attr = node_def.attr
+        if index == 0 and "shape" in attr and not attr["shape"].shape.unknown_rank:
+            return [d.size if d.size >= 0 else None for d in attr["shape"].shape.dim]
+        if self._builder is not None:
+            try:
+                return self._builder.shape(op_name, index)
+            except Exception:  # noqa: BLE001 -- not in the C graph: unknown
+                return None
+        return None
+
+    def _set_tensor_shape(self, op_name, index, dims):
+        from . import errors as _errors  # noqa: PLC0415
+        try:
+            self._cgraph().set_shape(op_name, index, [-1 if d is None else d for d in dims])
+        except _errors.InvalidArgumentError as e:
+            raise ValueError(e.message) from None
+
+    # ---- collections ----
+
+    def add_to_collection(self, name, value):
+        self._collections.setdefault(name, []).append(value)
+
+    def add_to_collections(self, names, value):
+        for n in ([names] if isinstance(names, str) else names):
+            self.add_to_collection(n, value)
+
+    def get_collection(self, name, scope=None):
+        items = list(self._collections.get(name, []))
+        if scope is None:
+            return items
+        import re  # noqa: PLC0415
+        pattern = re.compile(scope)
+        return [v for v in items if hasattr(v, "name") and pattern.match(v.name)]
+
+    def get_collection_ref(self, name):
+        return self._collections.setdefault(name, [])
+
+    def get_all_collection_keys(self):
+        return [k for k, v in self._collections.items() if v]
+
+    def clear_collection(self, name):
+        self._collections.pop(name, None)
+
+    @property
+    def seed(self):
+        return self._seed
+
+    @seed.setter
+    def seed(self, value):
+        self._seed = value
+
+    # ---- scopes ----
+
+    @contextlib.contextmanager
+    def name_scope(self, name):
+        """TensorFlow 1's graph.name_scope: "a" opens a unique scope under
+        the current one; "a/" reopens exactly that scope; "" or None the root."""
+        old = self._name_stack
+        if name is None or name == "":
+            new = ""
+        elif name.endswith("/"):
+            new = name[:-1]
+        else:
+            new = self.unique_name(name)
+        self._name_stack = new
+        try:
+            yield (new + "/") if new else ""
+        finally:
+            self._name_stack = old
+
+    @contextlib.contextmanager
+    def device(self, device_name_or_function):
+        self._device_stack.append(device_name_or_function or "")
+        try:
+            yield
+        finally:
+            self._device_stack.pop()
+
+    @contextlib.contextmanager
+    def control_dependencies(self, control_inputs):
+        """Ops made inside run after ``control_inputs`` (None clears the
+        enclosing ones)."""
+        if control_inputs is None:
+            deps = None
+        else:
+            deps = []
+            for c in control_inputs:
+                if hasattr(c, "_as_graph_element"):
+                    c = c._as_graph_element()
+                if isinstance(c, Tensor):
+                    c = c.op
+                if not isinstance(c, Operation):
+                    raise TypeError("Can not convert a %s into a Tensor or Operation." % type(c).__name__)
+                deps.append(c)
+        self._control_stack.append(deps)
+        try:
+            yield
+        finally:
+            self._control_stack.pop()
+
+    @contextlib.contextmanager
+    def colocate_with(self, op, ignore_existing=False):
+        if hasattr(op, "_as_graph_element"):
+            op = op._as_graph_element()
+        if isinstance(op, Tensor):
+            op = op.op
+        self._colocation_stack.append(op)
+        try:
+            yield
+        finally:
+            self._colocation_stack.pop()
+
     def _add_graph_def(self, graph_def, prefix):
         existing = self._node_map()
         new_nodes = []
@@ -233,12 +613,23 @@ class Graph:
             if m.name in existing:
                 raise ValueError("import_graph_def: a node named '%s' is already in the graph" % m.name)
             new_nodes.append(m)
+        if self._builder is not None and new_nodes:
+            from . import errors as _errors  # noqa: PLC0415
+            add = graph_pb2.GraphDef()
+            add.node.extend(new_nodes)
+            if graph_def.HasField("library"):
+                add.library.CopyFrom(graph_def.library)
+            try:
+                self._builder.import_graph_def(add.SerializeToString())
+            except _errors.OpError as e:
+                raise ValueError(e.message) from None
         self._graph_def.node.extend(new_nodes)
         if graph_def.HasField("library"):
             self._graph_def.library.MergeFrom(graph_def.library)
         if graph_def.HasField("versions") and not self._graph_def.HasField("versions"):
             self._graph_def.versions.CopyFrom(graph_def.versions)
         self._changed()
+        self._names_in_use = None
 
 
 _default_graph = Graph()

@@ -82,6 +82,8 @@ class _Fetches:
             if ":" in fetch:
                 return self._tensor(session, fetch, index)
             return self._target(session, fetch)
+        if hasattr(fetch, "_as_graph_element"):  # a Variable: its value
+            fetch = fetch._as_graph_element()
         if isinstance(fetch, framework.Tensor):
             return self._tensor(session, fetch.name, index)
         if isinstance(fetch, framework.Operation):
@@ -233,18 +235,48 @@ class Session:
         return list_devices()
 
     def __enter__(self):
+        # TensorFlow 1: a session in a with block is the default session.
         if self._closed:
             raise RuntimeError("Attempted to use a closed Session.")
+        _default_sessions.append(self)
         return self
 
     def __exit__(self, exc_type, exc, tb):
+        if _default_sessions and _default_sessions[-1] is self:
+            _default_sessions.pop()
         self.close()
+
+    def as_default(self):
+        """A context in which this session is the default (Tensor.eval,
+        Operation.run); it stays open afterwards."""
+        return _AsDefault(self)
 
     def __del__(self):
         try:
             self.close()
         except Exception:  # noqa: BLE001 -- nothing to report to at collection time
             pass
+
+
+_default_sessions = []
+
+
+class _AsDefault:
+    def __init__(self, session):
+        self._session = session
+
+    def __enter__(self):
+        _default_sessions.append(self._session)
+        return self._session
+
+    def __exit__(self, exc_type, exc, tb):
+        if _default_sessions and _default_sessions[-1] is self._session:
+            _default_sessions.pop()
+
+
+def get_default_session():
+    """The innermost session made default (a with block or as_default), or None."""
+    return _default_sessions[-1] if _default_sessions else None
 
 
 class DeviceAttributes:

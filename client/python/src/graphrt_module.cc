@@ -29,6 +29,7 @@
 #include "graphrt/core/session.h"
 #include "graphrt/core/tensor.h"
 #include "graphrt/distributed/server.h"
+#include "graphrt/tf_c_api.h"
 
 namespace py = pybind11;
 
@@ -546,6 +547,136 @@ SaverOptions MakeSaverOptions(const std::vector<std::string>& var_names, int max
   return o;
 }
 
+// The graph a Python script builds (graphrt.framework.Graph), held as a
+// TF_Graph of graphrt's TensorFlow C API, as TensorFlow >= 1.5's Python
+// front end holds its graph: every operation goes through
+// TF_FinishOperation (OpDef validation, attr inference, shape functions).
+class PyGraphBuilder {
+ public:
+  PyGraphBuilder() : graph_(TF_NewGraph()), status_(TF_NewStatus()) {
+    if (graph_ == nullptr || status_ == nullptr) throw std::bad_alloc();
+  }
+  ~PyGraphBuilder() {
+    TF_DeleteGraph(graph_);
+    TF_DeleteStatus(status_);
+  }
+  PyGraphBuilder(const PyGraphBuilder&) = delete;
+  PyGraphBuilder& operator=(const PyGraphBuilder&) = delete;
+
+  // inputs: per input arg, a (name, index) tuple (TF_AddInput) or a list of
+  // them (TF_AddInputList); attrs: (name, serialized AttrValue) pairs.
+  // Returns (serialized NodeDef, [output dtype enums]).
+  py::tuple AddOperation(const std::string& op_type, const std::string& name, const py::list& inputs,
+                         const std::vector<std::string>& control_inputs, const std::string& device,
+                         const std::vector<std::pair<std::string, py::bytes>>& attrs,
+                         const std::vector<std::string>& colocate_with) {
+    // Names are resolved first: once described, an operation can only be
+    // finished (TF_FinishOperation frees the description).
+    std::vector<std::vector<TF_Output>> lists;
+    std::vector<bool> is_list;
+    for (const py::handle& in : inputs) {
+      is_list.push_back(py::isinstance<py::list>(in));
+      lists.emplace_back();
+      if (is_list.back()) {
+        for (const py::handle& t : in.cast<py::list>()) lists.back().push_back(Output(t));
+      } else {
+        lists.back().push_back(Output(in));
+      }
+    }
+    std::vector<TF_Operation*> controls, colocations;
+    for (const std::string& c : control_inputs) controls.push_back(Operation(c));
+    for (const std::string& c : colocate_with) colocations.push_back(Operation(c));
+    TF_OperationDescription* d = TF_NewOperation(graph_, op_type.c_str(), name.c_str());
+    if (d == nullptr) throw std::bad_alloc();
+    if (!device.empty()) TF_SetDevice(d, device.c_str());
+    for (size_t i = 0; i < lists.size(); ++i) {
+      if (is_list[i]) {
+        TF_AddInputList(d, lists[i].data(), static_cast<int>(lists[i].size()));
+      } else {
+        TF_AddInput(d, lists[i][0]);
+      }
+    }
+    for (TF_Operation* c : controls) TF_AddControlInput(d, c);
+    for (TF_Operation* c : colocations) TF_ColocateWith(d, c);
+    for (const auto& [attr, value] : attrs) {
+      const std::string bytes = value;
+      // No status: graphrt's TF C API then reports a bad value from
+      // TF_FinishOperation, which fails without adding the operation.
+      TF_SetAttrValueProto(d, attr.c_str(), bytes.data(), bytes.size(), nullptr);
+    }
+    TF_Operation* op = TF_FinishOperation(d, status_);
+    Check(Last());
+    return py::make_tuple(NodeDefOf(op), OutputTypes(op));
+  }
+
+  void ImportGraphDef(const py::bytes& graph_def) {
+    const std::string bytes = graph_def;
+    TF_Buffer* b = TF_NewBufferFromString(bytes.data(), bytes.size());
+    TF_GraphImportGraphDef(graph_, b, nullptr, status_);
+    TF_DeleteBuffer(b);
+    Check(Last());
+  }
+
+  // [output dtype enums] of operation `name`, or None when there is none.
+  py::object OutputTypesOf(const std::string& name) {
+    TF_Operation* op = TF_GraphOperationByName(graph_, name.c_str());
+    if (op == nullptr) return py::none();
+    return py::cast(OutputTypes(op));
+  }
+
+  // What is known of an output's shape: None (unknown rank) or a list
+  // with -1 for unknown dims.
+  py::object Shape(const std::string& name, int index) {
+    const TF_Output out = Output(py::make_tuple(name, index));
+    const int rank = TF_GraphGetTensorNumDims(graph_, out, status_);
+    Check(Last());
+    if (rank < 0) return py::none();
+    std::vector<int64_t> dims(rank);
+    TF_GraphGetTensorShape(graph_, out, dims.data(), rank, status_);
+    Check(Last());
+    return py::cast(dims);
+  }
+
+  void SetShape(const std::string& name, int index, const py::object& dims) {
+    const TF_Output out = Output(py::make_tuple(name, index));
+    std::vector<int64_t> d;
+    if (!dims.is_none()) d = dims.cast<std::vector<int64_t>>();
+    TF_GraphSetTensorShape(graph_, out, d.data(), dims.is_none() ? -1 : static_cast<int>(d.size()), status_);
+    Check(Last());
+  }
+
+ private:
+  Status Last() const {
+    if (TF_GetCode(status_) == TF_OK) return Status::OK();
+    return Status(static_cast<Code>(TF_GetCode(status_)), TF_Message(status_));
+  }
+  TF_Operation* Operation(const std::string& name) const {
+    TF_Operation* op = TF_GraphOperationByName(graph_, name.c_str());
+    if (op == nullptr) Check(errors::InvalidArgument("graphrt: no operation named '", name, "' in the graph"));
+    return op;
+  }
+  TF_Output Output(const py::handle& t) const {
+    const auto [name, index] = t.cast<std::pair<std::string, int>>();
+    return TF_Output{Operation(name), index};
+  }
+  py::bytes NodeDefOf(TF_Operation* op) {
+    TF_Buffer* b = TF_NewBuffer();
+    TF_OperationToNodeDef(op, b, status_);
+    py::bytes out(static_cast<const char*>(b->data), b->length);
+    TF_DeleteBuffer(b);
+    Check(Last());
+    return out;
+  }
+  static std::vector<int> OutputTypes(TF_Operation* op) {
+    std::vector<int> types(TF_OperationNumOutputs(op));
+    for (int i = 0; i < static_cast<int>(types.size()); ++i) types[i] = TF_OperationOutputType(TF_Output{op, i});
+    return types;
+  }
+
+  TF_Graph* graph_;
+  TF_Status* status_;
+};
+
 }  // namespace
 
 PYBIND11_MODULE(_graphrt, m) {
@@ -599,6 +730,22 @@ PYBIND11_MODULE(_graphrt, m) {
       if (!d->MemoryInfo(&total, &free).ok()) total = 0;
       out.append(py::make_tuple(d->name(), d->type(), total, d->description()));
     }
+    return out;
+  });
+  py::class_<PyGraphBuilder>(m, "GraphBuilder")
+      .def(py::init<>())
+      .def("add_operation", &PyGraphBuilder::AddOperation)
+      .def("import_graph_def", &PyGraphBuilder::ImportGraphDef)
+      .def("output_types", &PyGraphBuilder::OutputTypesOf)
+      .def("shape", &PyGraphBuilder::Shape)
+      .def("set_shape", &PyGraphBuilder::SetShape);
+  // Every registered op's OpDef, as a serialized OpList (the standard
+  // plugins loaded first).
+  m.def("all_op_list", [] {
+    TF_Buffer* b = TF_GetAllOpList();
+    if (b == nullptr) Check(errors::Internal("graphrt: could not list the registered ops"));
+    py::bytes out(static_cast<const char*>(b->data), b->length);
+    TF_DeleteBuffer(b);
     return out;
   });
   // {node: (op, [output dtype enums])} of a binary GraphDef (for the

@@ -1,12 +1,17 @@
-"""TensorFlow 1's session-side names, so that a TF1 evaluation or serving
-script runs with its import changed to ``import graphrt.compat.v1 as tf``.
+"""TensorFlow 1's names, so that a TF1 script runs with its import changed
+to ``import graphrt.compat.v1 as tf``.
 
-Covered: Session (TF1's argument order), GraphDef / ConfigProto / RunOptions /
-RunMetadata, Graph, import_graph_def, get_default_graph,
-reset_default_graph, train.Saver / import_meta_graph / latest_checkpoint,
-saved_model.loader.load (and tag / signature constants), errors, gfile.GFile,
-the dtype names. Not covered: building graphs (placeholder, matmul,
-variables, optimizers, ...) and eager execution.
+Covered: Session (TF1's argument order; a default session in a with block),
+InteractiveSession, GraphDef / ConfigProto / RunOptions / RunMetadata,
+Graph, import_graph_def, get_default_graph, reset_default_graph; building
+graphs: placeholder, constant, Variable, the initializers, name_scope,
+device, control_dependencies, colocate_with, collections and GraphKeys, the
+math, array, random and tf.nn functions of graphrt.api, Tensor operators,
+raw_ops (every registered op); train.Saver / import_meta_graph /
+latest_checkpoint, saved_model.loader.load (and tag / signature constants),
+errors, gfile.GFile, the dtype names. Not yet: gradients and optimizers,
+variable_scope / get_variable, control flow (cond, while_loop), summaries,
+eager execution.
 """
 
 import os as _os
@@ -22,7 +27,18 @@ from ..proto.meta_graph_pb2 import MetaGraphDef, SignatureDef, TensorInfo  # noq
 from .. import saved_model as _sm
 from .. import train as _train
 from ..session import Session as _Session
+from ..session import get_default_session  # noqa: F401
 from ..session import list_devices as _list_devices
+from ..framework import TensorShape  # noqa: F401
+from ..ops import (GraphKeys, Variable, constant, convert_to_tensor, global_variables,  # noqa: F401
+                   global_variables_initializer, group, local_variables, local_variables_initializer,
+                   make_ndarray, make_tensor_proto, no_op, raw_ops, trainable_variables, variables_initializer)
+from ..ops import as_dtype as _as_dtype  # noqa: F401
+from ..api import *  # noqa: F401,F403 -- TensorFlow 1's function names
+from ..api import nn  # noqa: F401
+
+initialize_all_variables = global_variables_initializer
+initialize_variables = variables_initializer
 
 
 class Session(_Session):
@@ -32,7 +48,20 @@ class Session(_Session):
         super().__init__(graph=graph, config=config, target=target)
 
 
-InteractiveSession = Session
+class InteractiveSession(Session):
+    """A Session that makes itself the default on creation (for eval/run
+    without a with block), until it is closed."""
+
+    def __init__(self, target="", graph=None, config=None):
+        super().__init__(target, graph, config)
+        self._default = self.as_default()
+        self._default.__enter__()
+
+    def close(self):
+        if getattr(self, "_default", None) is not None:
+            self._default.__exit__(None, None, None)
+            self._default = None
+        super().close()
 
 
 def disable_v2_behavior():

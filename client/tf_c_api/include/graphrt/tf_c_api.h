@@ -309,7 +309,9 @@ int TF_OperationNumInputs(TF_Operation* oper);
  *   does: TF_GraphGetTensorShape answers what it inferred; a shape error is
  *   TF_INVALID_ARGUMENT naming the node, and the operation is not added.
  * - Setter errors (a NULL name, a bad shape proto) are reported by
- *   TF_FinishOperation, or by the setter itself where it has a status.
+ *   TF_FinishOperation, or by the setter itself where it has a status (a
+ *   NULL status, which TensorFlow does not allow, defers them to
+ *   TF_FinishOperation too).
  * - An operation whose inputs live in another graph is TF_INVALID_ARGUMENT.
  * - Sessions on the graph see the added operations on their next run. */
 
