@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <fstream>
 
+#include "graphrt/core/gradients.h"
+#include "graphrt/core/graph_def_io.h"
 #include "graphrt/core/kernel_registry.h"
 #include "graphrt/core/op_registry.h"
 #include "graphrt/core/runtime.h"
@@ -26,6 +28,12 @@ std::string StandardPluginCopy() {
       std::ofstream(copy, std::ios::binary) << in.rdbuf();
     }
   return copy;
+}
+
+Status ParseAndConvert(const std::string& text, Graph* g) {
+  proto::GraphDef def;
+  GR_RETURN_IF_ERROR(ParseGraphDefText(text, &def));
+  return ConvertGraphDefToGraph(def, g);
 }
 
 class PluginLoader : public ::testing::Test {
@@ -187,6 +195,9 @@ TEST_F(PluginLoader, ErrorsNameTheFileAndLeaveTheCoreUnchanged) {
       {TestPlugin("orphan_kernel"), Code::kFailedPrecondition, {"NobodyDefinedThis", "no loaded plugin defines"}},
       {TestPlugin("conflicting_op"), Code::kAlreadyExists, {"AddV2", "already defined differently"}},
       {TestPlugin("short_op_spec"), Code::kInvalidArgument, {"GR_OpSpec is null or too small"}},
+      {TestPlugin("conflicting_gradient"), Code::kAlreadyExists,
+       {TestPlugin("conflicting_gradient"), "gradient of op 'MatMul'", "ops_math_cpu"}},
+      {TestPlugin("short_gradient_spec"), Code::kInvalidArgument, {"GR_GradientSpec is null or too small"}},
       {TestPlugin("init_throws"), Code::kInternal,
        {TestPlugin("init_throws"), "failed to initialise", "thrown by the plugin's init"}},
       {StandardPluginCopy(), Code::kAlreadyExists, {"ops_array_cpu", "already loaded from", "one copy"}},
@@ -202,6 +213,8 @@ TEST_F(PluginLoader, ErrorsNameTheFileAndLeaveTheCoreUnchanged) {
   }
   EXPECT_EQ(Runtime::Global().ops().LookUp("ShouldNotSurvive"), nullptr);
   EXPECT_EQ(Runtime::Global().ops().LookUp("FreshOpFromConflictingPlugin"), nullptr);
+  EXPECT_EQ(Runtime::Global().ops().LookUp("OpOfTheGradientConflict"), nullptr);
+  EXPECT_EQ(Runtime::Global().gradients().LookUp("MatMul")->plugin, "ops_math_cpu");
   // The standard ops still work.
   auto out = testing::RunGraph(
       "node { name: 'a' op: 'Placeholder' attr { key: 'dtype' value { type: DT_INT32 } } }"
@@ -209,6 +222,43 @@ TEST_F(PluginLoader, ErrorsNameTheFileAndLeaveTheCoreUnchanged) {
       {{"a", testing::MakeTensor<int32_t>(GR_INT32, {}, {21})}}, {"s"});
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].scalar<int32_t>(), 42);
+}
+
+// A custom op library ships its op's gradient (ABI 1.5): the core's
+// differentiation calls it; a failing one is an error naming the node.
+TEST_F(PluginLoader, CustomOpGradientFromItsPlugin) {
+  ASSERT_TRUE(Load("gradient").ok());
+  Graph g(&Runtime::Global().ops());
+  ASSERT_TRUE(ParseAndConvert("node { name: 'x' op: 'Placeholder' attr { key: 'dtype' value { type: DT_FLOAT } } }"
+                              "node { name: 'y' op: 'TimesThree' input: 'x' }"
+                              "node { name: 'f' op: 'Fragile' input: 'x' }",
+                              &g)
+                  .ok());
+  auto index = g.BuildNameIndex();
+  auto find = [&](const std::string& name) -> Node* {
+    auto it = index.find(name);
+    return it == index.end() ? nullptr : it->second;
+  };
+  std::vector<GraphOutput> dxs;
+  std::vector<Node*> added;
+  ASSERT_TRUE(AddSymbolicGradients(&g, Runtime::Global().gradients(), {{index["y"], 0}}, {{index["x"], 0}}, {},
+                                   "gradients", find, &dxs, &added)
+                  .ok());
+  ASSERT_NE(dxs[0].first, nullptr);
+  EXPECT_EQ(dxs[0].first->name(), "gradients/y_grad/mul");
+  proto::GraphDef def;
+  g.ToGraphDef(&def);
+  std::vector<Tensor> out;
+  Status s = testing::TryRunGraph(def.DebugString(), {{"x", testing::MakeTensor<float>(GR_FLOAT, {2}, {1, 2})}},
+                                  {dxs[0].first->name()}, &out);
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_EQ(testing::ToVector<float>(out[0]), (std::vector<float>{3, 3}));  // 3 * ones
+  added.clear();
+  s = AddSymbolicGradients(&g, Runtime::Global().gradients(), {{index["f"], 0}}, {{index["x"], 0}}, {},
+                           "gradients_1", find, &dxs, &added);
+  EXPECT_EQ(s.code(), Code::kFailedPrecondition) << s;
+  for (const char* part : {"gradient of node 'f'", "Fragile", "test_gradient", "fragile has no stable gradient"})
+    EXPECT_NE(s.message().find(part), std::string::npos) << s << " / " << part;
 }
 
 // A raw C-ABI kernel (no SDK catching for it) that throws: a Status naming

@@ -121,6 +121,79 @@ int32_t RegisterGraphPass(GR_Registrar* reg, const GR_GraphPassSpec* spec) {
   return GR_OK;
 }
 
+int32_t RegisterGradient(GR_Registrar* reg, const GR_GradientSpec* spec) {
+  if (spec == nullptr || spec->struct_size < GR_SIZE_THROUGH(GR_GradientSpec, user_data))
+    return Fail(reg, errors::InvalidArgument("register_gradient: GR_GradientSpec is null or too small"));
+  if (spec->op == nullptr || spec->op[0] == '\0')
+    return Fail(reg, errors::InvalidArgument("register_gradient: the op name is required"));
+  auto g = std::make_unique<GradientRegistration>();
+  g->op = spec->op;
+  g->fn = spec->fn;
+  g->user_data = spec->user_data;
+  g->plugin = reg->plugin;
+  reg->gradients.push_back(std::move(g));
+  return GR_OK;
+}
+
+const GR_Attrs* GradAttrs(const GR_GradientContext* ctx) { return &ctx->attrs; }
+int32_t GradNumInputs(const GR_GradientContext* ctx) { return static_cast<int32_t>(ctx->inputs.size()); }
+int32_t GradNumOutputs(const GR_GradientContext* ctx) { return static_cast<int32_t>(ctx->outputs.size()); }
+
+template <typename V>
+auto At(const V& v, int32_t index) -> const typename V::value_type* {
+  return index >= 0 && static_cast<size_t>(index) < v.size() ? &v[index] : nullptr;
+}
+
+int32_t GradInputType(const GR_GradientContext* ctx, int32_t index) {
+  const int32_t* t = At(ctx->input_types, index);
+  return t ? *t : 0;
+}
+int32_t GradOutputType(const GR_GradientContext* ctx, int32_t index) {
+  const int32_t* t = At(ctx->output_types, index);
+  return t ? *t : 0;
+}
+const char* GradInput(const GR_GradientContext* ctx, int32_t index) {
+  const std::string* s = At(ctx->inputs, index);
+  return s ? s->c_str() : nullptr;
+}
+const char* GradOutput(const GR_GradientContext* ctx, int32_t index) {
+  const std::string* s = At(ctx->outputs, index);
+  return s ? s->c_str() : nullptr;
+}
+const char* GradOutputGradient(const GR_GradientContext* ctx, int32_t index) {
+  const std::string* s = At(ctx->output_grads, index);
+  return s ? s->c_str() : nullptr;
+}
+
+int32_t GradFail(GR_GradientContext* ctx, Status s) {
+  if (ctx->status.ok()) ctx->status = std::move(s);
+  return static_cast<int32_t>(ctx->status.code());
+}
+
+int32_t GradAddNode(GR_GradientContext* ctx, const char* name, const char* node_def_text, const char** out_name) {
+  if (name == nullptr || node_def_text == nullptr || out_name == nullptr)
+    return GradFail(ctx, errors::InvalidArgument("grad_add_node: name, node_def_text and out_name are required"));
+  std::string final_name;
+  Status s = StatusFromExceptions("grad_add_node", [&] { return ctx->add_node(name, node_def_text, &final_name); });
+  if (!s.ok()) return GradFail(ctx, std::move(s));
+  ctx->names.push_back(std::move(final_name));
+  *out_name = ctx->names.back().c_str();
+  return GR_OK;
+}
+
+int32_t GradSetInputGradient(GR_GradientContext* ctx, int32_t index, const char* tensor) {
+  if (index < 0 || static_cast<size_t>(index) >= ctx->input_grads.size() || tensor == nullptr)
+    return GradFail(ctx, errors::InvalidArgument("grad_set_input_gradient: node '", ctx->node->name(), "' has ",
+                                                 ctx->input_grads.size(), " inputs, not an input ", index,
+                                                 tensor ? "" : " (or the tensor is NULL)"));
+  ctx->input_grads[index] = tensor;
+  return GR_OK;
+}
+
+void GradSetError(GR_GradientContext* ctx, int32_t code, const char* msg) {
+  GradFail(ctx, Status(static_cast<Code>(code == GR_OK ? GR_INTERNAL : code), msg ? msg : ""));
+}
+
 void RegistrarSetError(GR_Registrar* reg, int32_t code, const char* msg) {
   reg->error = Status(static_cast<Code>(code == GR_OK ? GR_INTERNAL : code), msg ? msg : "");
 }
@@ -943,6 +1016,18 @@ const GR_CoreApi* CoreApi() {
     a.pass_op_def = PassOpDef;
     a.pass_is_target = PassIsTarget;
     a.ctx_check_file_access = CtxCheckFileAccess;
+    a.register_gradient = RegisterGradient;
+    a.grad_attrs = GradAttrs;
+    a.grad_num_inputs = GradNumInputs;
+    a.grad_num_outputs = GradNumOutputs;
+    a.grad_input_type = GradInputType;
+    a.grad_output_type = GradOutputType;
+    a.grad_input = GradInput;
+    a.grad_output = GradOutput;
+    a.grad_output_gradient = GradOutputGradient;
+    a.grad_add_node = GradAddNode;
+    a.grad_set_input_gradient = GradSetInputGradient;
+    a.grad_set_error = GradSetError;
     return a;
   }();
   return &api;

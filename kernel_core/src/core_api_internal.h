@@ -3,12 +3,15 @@
 #define GRAPHRT_CORE_SRC_CORE_API_INTERNAL_H_
 
 #include <atomic>
+#include <deque>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "graphrt/core/device.h"
+#include "graphrt/core/gradients.h"
 #include "graphrt/core/graph_optimizer.h"
 #include "graphrt/core/kernel_registry.h"
 #include "graphrt/core/op_registry.h"
@@ -28,6 +31,7 @@ struct GR_Registrar {
   std::vector<std::unique_ptr<graphrt::KernelRegistration>> kernels;
   std::vector<std::pair<GR_DeviceSpec, std::string>> devices;
   std::vector<std::unique_ptr<graphrt::GraphPassRegistration>> graph_passes;
+  std::vector<std::unique_ptr<graphrt::GradientRegistration>> gradients;
   graphrt::Status error;
 };
 
@@ -39,6 +43,20 @@ struct GR_Attrs {
   // construction's or shape context's own status; may be null).
   graphrt::Allocator* allocator = nullptr;
   graphrt::Status* error = nullptr;
+};
+
+// One node being differentiated (gradients.cc makes it; the grad_* API
+// functions read and fill it).
+struct GR_GradientContext {
+  GR_Attrs attrs;
+  const graphrt::Node* node = nullptr;
+  std::vector<std::string> inputs, outputs, output_grads;  // tensor names
+  std::vector<int32_t> input_types, output_types;
+  std::vector<std::string> input_grads;  // set by the function; "" = none
+  // Adds a node (name, NodeDef text) under the gradient's scope.
+  std::function<graphrt::Status(const std::string&, const std::string&, std::string*)> add_node;
+  std::deque<std::string> names;  // what grad_add_node handed out
+  graphrt::Status status;
 };
 
 struct GR_Tensor {

@@ -41,6 +41,7 @@ struct Runtime::Impl {
   KernelRegistry kernels;
   DeviceRegistry devices;
   GraphPassRegistry graph_passes;
+  GradientRegistry gradients;
   mutable std::mutex mu;  // serialises loads, guards plugins/libs
   std::vector<PluginInfo> plugins;
   // Every library whose init ran, loaded or not: never unloaded.
@@ -269,6 +270,7 @@ Status Runtime::Impl::Open(const std::string& named_path, const std::vector<std:
   for (auto& k : reg.kernels) k->plugin = reg.plugin;
   for (auto& d : reg.devices) d.second = reg.plugin;
   for (auto& gp : reg.graph_passes) gp->plugin = reg.plugin;
+  for (auto& gr : reg.gradients) gr->plugin = reg.plugin;
   staged->version = args.plugin_version ? args.plugin_version : "";
   staged->abi_major = args.plugin_abi_major;
   staged->abi_minor = args.plugin_abi_minor;
@@ -305,6 +307,7 @@ Status Runtime::Impl::Commit(StagedPlugin& s, PluginInfo* loaded) {
   GR_RETURN_IF_ERROR(ops.CheckAll(reg.ops).WithContext("plugin '" + path + "'"));
   GR_RETURN_IF_ERROR(devices.CheckAll(reg.devices).WithContext("plugin '" + path + "'"));
   GR_RETURN_IF_ERROR(graph_passes.CheckAll(reg.graph_passes).WithContext("plugin '" + path + "'"));
+  GR_RETURN_IF_ERROR(gradients.CheckAll(reg.gradients).WithContext("plugin '" + path + "' "));
 
   PluginInfo info;
   info.name = reg.plugin;
@@ -330,6 +333,7 @@ Status Runtime::Impl::Commit(StagedPlugin& s, PluginInfo* loaded) {
   kernels.AddAll(std::move(reg.kernels));
   devices.AddAll(std::move(reg.devices));
   graph_passes.AddAll(std::move(reg.graph_passes));
+  gradients.AddAll(std::move(reg.gradients));
   if (loaded != nullptr) *loaded = info;
   plugins.push_back(std::move(info));
   return Status::OK();
@@ -440,5 +444,6 @@ const OpRegistry& Runtime::ops() const { return impl_->ops; }
 const KernelRegistry& Runtime::kernels() const { return impl_->kernels; }
 DeviceRegistry& Runtime::devices() { return impl_->devices; }
 const GraphPassRegistry& Runtime::graph_passes() const { return impl_->graph_passes; }
+const GradientRegistry& Runtime::gradients() const { return impl_->gradients; }
 
 }  // namespace graphrt

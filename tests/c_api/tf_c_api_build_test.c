@@ -1524,6 +1524,197 @@ static void test_import_options(void) {
   TF_DeleteStatus(s);
 }
 
+/* 10. TF_AddGradients: y = x * x + 3 * x at x = [1, 2] has dy/dx = 2x + 3;
+ * weighted initial gradients; a gradient stopped on the way is {NULL, -1};
+ * an unreachable x, a prefix in use and an op without a gradient are
+ * errors that leave the graph as it was. */
+static void test_gradients(void) {
+  TF_Status* s = TF_NewStatus();
+  TF_Graph* g = TF_NewGraph();
+  const int64_t two[1] = {2};
+  const float three_values[2] = {3, 3};
+  TF_Operation* x = placeholder(g, "x", TF_FLOAT, two, 1, s);
+  TF_Operation* z = placeholder(g, "z", TF_FLOAT, two, 1, s);
+  TF_Operation* three = const_floats(g, "three", two, 1, three_values, 2, s);
+  REQUIRE(x != NULL && z != NULL && three != NULL);
+  TF_Operation* xx = binary(g, "Mul", "xx", out0(x), out0(x), s);
+  TF_Operation* x3 = binary(g, "Mul", "x3", out0(x), out0(three), s);
+  TF_Operation* stopped = unary(g, "StopGradient", "stopped", out0(z), s);
+  TF_Operation* sum = binary(g, "AddV2", "sum", out0(xx), out0(x3), s);
+  TF_Operation* y = binary(g, "AddV2", "y", out0(sum), out0(stopped), s);
+  REQUIRE(xx != NULL && x3 != NULL && stopped != NULL && sum != NULL && y != NULL);
+
+  TF_Output ys[1] = {out0(y)};
+  TF_Output xs[2] = {out0(x), out0(z)};
+  TF_Output dy[2] = {{NULL, 0}, {NULL, 0}};
+  TF_AddGradients(g, ys, 1, xs, 2, NULL, s, dy);
+  TF_CHECK_OK(s);
+  REQUIRE(dy[0].oper != NULL);
+  CHECK(dy[1].oper == NULL && dy[1].index == -1); /* only through StopGradient */
+  CHECK(strncmp(TF_OperationName(dy[0].oper), "gradients/", 10) == 0);
+  /* Weighted: dx = [10, 100] * (2x + 3), under a prefix of our own. */
+  const float weights[2] = {10, 100};
+  TF_Operation* w = const_floats(g, "w", two, 1, weights, 2, s);
+  TF_Output dx[1] = {out0(w)};
+  TF_Output weighted[1] = {{NULL, 0}};
+  TF_AddGradientsWithPrefix(g, "mine", ys, 1, xs, 1, dx, s, weighted);
+  TF_CHECK_OK(s);
+  REQUIRE(weighted[0].oper != NULL);
+  CHECK(strncmp(TF_OperationName(weighted[0].oper), "mine/", 5) == 0);
+  /* A second default prefix is made unique. */
+  TF_Output again[1] = {{NULL, 0}};
+  TF_AddGradients(g, ys, 1, xs, 1, NULL, s, again);
+  TF_CHECK_OK(s);
+  REQUIRE(again[0].oper != NULL);
+  CHECK(strncmp(TF_OperationName(again[0].oper), "gradients_1/", 12) == 0);
+
+  TF_Session* session = TF_NewSession(g, NULL, s);
+  TF_CHECK_OK(s);
+  /* z is fed too: y's broadcasting gradient reads the shape of each addend. */
+  const float x_values[2] = {1, 2};
+  TF_Tensor* xz[2] = {tf_floats(two, 1, x_values, 2), tf_floats(two, 1, x_values, 2)};
+  TF_Output feeds[2] = {out0(x), out0(z)};
+  TF_Tensor* got = run1(session, feeds, xz, 2, dy[0], s);
+  TF_CHECK_OK(s);
+  const float want[2] = {5, 7};
+  CHECK(floats_are(got, want, 2));
+  TF_DeleteTensor(got);
+  got = run1(session, feeds, xz, 2, weighted[0], s);
+  TF_CHECK_OK(s);
+  const float want_weighted[2] = {50, 700};
+  CHECK(floats_are(got, want_weighted, 2));
+  TF_DeleteTensor(got);
+
+  /* Errors, each leaving the graph as it was. */
+  const int before = count_operations(g);
+  TF_Operation* lonely = placeholder(g, "lonely", TF_FLOAT, two, 1, s);
+  TF_Output unreachable[1] = {out0(lonely)};
+  TF_Output out[1];
+  TF_AddGradients(g, ys, 1, unreachable, 1, NULL, s, out);
+  TF_CHECK_ERROR(s, TF_INVALID_ARGUMENT,
+                 "Cannot compute the partial derivative for node 'lonely' as it's unreachable from the output node(s).");
+  TF_AddGradientsWithPrefix(g, "mine", ys, 1, xs, 1, NULL, s, out);
+  TF_CHECK_ERROR(s, TF_INVALID_ARGUMENT, "prefix 'mine' is already used");
+  TF_OperationDescription* d = TF_NewOperation(g, "Cumsum", "running");
+  TF_AddInput(d, out0(x));
+  TF_AddInput(d, out0(const_ints(g, "axis", NULL, 0, (const int32_t[]){0}, 1, s)));
+  TF_Operation* running = TF_FinishOperation(d, s);
+  TF_CHECK_OK(s);
+  REQUIRE(running != NULL);
+  TF_Output running_out[1] = {out0(running)};
+  TF_AddGradientsWithPrefix(g, "nograd", running_out, 1, xs, 1, NULL, s, out);
+  TF_CHECK_ERROR2(s, TF_NOT_FOUND, "No gradient defined for operation 'running'", "Cumsum");
+  CHECK(count_operations(g) == before + 3); /* lonely, axis, running: nothing of the failed calls */
+  CHECK(TF_GraphOperationByName(g, "nograd/OnesLike") == NULL);
+  /* And it still differentiates. */
+  TF_AddGradientsWithPrefix(g, "nograd", ys, 1, xs, 1, NULL, s, out);
+  TF_CHECK_OK(s);
+  got = run1(session, feeds, xz, 2, out[0], s);
+  TF_CHECK_OK(s);
+  CHECK(floats_are(got, want, 2));
+  TF_DeleteTensor(got);
+
+  TF_DeleteTensor(xz[0]);
+  TF_DeleteTensor(xz[1]);
+  TF_DeleteSession(session, s);
+  TF_CHECK_OK(s);
+  TF_DeleteGraph(g);
+  TF_DeleteStatus(s);
+}
+
+/* 11. The older session API: a GraphDef extended in twice and run with
+ * names; partial runs answer TF_UNIMPLEMENTED; running before any graph is
+ * TF_FAILED_PRECONDITION. */
+
+/* A serialized GraphDef holding one serialized NodeDef (field 1,
+ * length-delimited); the caller frees *out. */
+static size_t graph_def_of_node(const TF_Buffer* node_def, unsigned char** out) {
+  const size_t n = node_def->length;
+  unsigned char* bytes = (unsigned char*)malloc(n + 11);
+  size_t k = 0;
+  bytes[k++] = 0x0a;
+  for (size_t v = n;; v >>= 7) {
+    bytes[k++] = (unsigned char)((v & 0x7f) | (v >= 0x80 ? 0x80 : 0));
+    if (v < 0x80) break;
+  }
+  memcpy(bytes + k, node_def->data, n);
+  *out = bytes;
+  return k + n;
+}
+
+static void test_deprecated_session(void) {
+  TF_Status* s = TF_NewStatus();
+  /* x -> neg, as one GraphDef; sq = neg^2 as a second one. */
+  TF_Graph* g = TF_NewGraph();
+  const int64_t two[1] = {2};
+  TF_Operation* x = placeholder(g, "x", TF_FLOAT, two, 1, s);
+  REQUIRE(x != NULL);
+  TF_Operation* neg = unary(g, "Neg", "neg", out0(x), s);
+  REQUIRE(neg != NULL);
+  TF_Buffer* first = TF_NewBuffer();
+  TF_GraphToGraphDef(g, first, s);
+  TF_CHECK_OK(s);
+  TF_Operation* sq = unary(g, "Square", "sq", out0(neg), s);
+  REQUIRE(sq != NULL);
+  TF_Buffer* sq_def = TF_NewBuffer();
+  TF_OperationToNodeDef(sq, sq_def, s);
+  TF_CHECK_OK(s);
+  unsigned char* second = NULL;
+  const size_t second_len = graph_def_of_node(sq_def, &second);
+
+  TF_DeprecatedSession* session = TF_NewDeprecatedSession(NULL, s);
+  TF_CHECK_OK(s);
+  REQUIRE(session != NULL);
+  const char* in_names[1] = {"x:0"};
+  const char* out_names[2] = {"neg:0", "sq:0"};
+  const float x_values[2] = {1.5f, -2.0f};
+  TF_Tensor* xv = tf_floats(two, 1, x_values, 2);
+  TF_Tensor* outs[2] = {NULL, NULL};
+  TF_Run(session, NULL, in_names, &xv, 1, out_names, outs, 1, NULL, 0, NULL, s);
+  TF_CHECK_ERROR(s, TF_FAILED_PRECONDITION, "TF_ExtendGraph");
+  CHECK(outs[0] == NULL);
+  TF_ExtendGraph(session, first->data, first->length, s);
+  TF_CHECK_OK(s);
+  TF_Run(session, NULL, in_names, &xv, 1, out_names, outs, 1, NULL, 0, NULL, s);
+  TF_CHECK_OK(s);
+  const float want_neg[2] = {-1.5f, 2.0f};
+  CHECK(floats_are(outs[0], want_neg, 2));
+  TF_DeleteTensor(outs[0]);
+  TF_ExtendGraph(session, second, second_len, s);
+  TF_CHECK_OK(s);
+  TF_Run(session, NULL, in_names, &xv, 1, out_names, outs, 2, NULL, 0, NULL, s);
+  TF_CHECK_OK(s);
+  const float want_sq[2] = {2.25f, 4.0f};
+  CHECK(floats_are(outs[0], want_neg, 2) && floats_are(outs[1], want_sq, 2));
+  TF_DeleteTensor(outs[0]);
+  TF_DeleteTensor(outs[1]);
+  /* Errors name what is wrong; the session keeps working. */
+  const char* bad_out[1] = {"nothere:0"};
+  TF_Run(session, NULL, in_names, &xv, 1, bad_out, outs, 1, NULL, 0, NULL, s);
+  CHECK(TF_GetCode(s) != TF_OK && strstr(TF_Message(s), "nothere") != NULL && outs[0] == NULL);
+  TF_ExtendGraph(session, "garbage", 7, s);
+  CHECK(TF_GetCode(s) == TF_INVALID_ARGUMENT);
+  const char* handle = "not set";
+  TF_PRunSetup(session, in_names, 1, out_names, 1, NULL, 0, &handle, s);
+  TF_CHECK_ERROR(s, TF_UNIMPLEMENTED, "partial runs are not supported");
+  CHECK(handle == NULL);
+  TF_DeletePRunHandle(handle);
+  TF_Run(session, NULL, in_names, &xv, 1, out_names, outs, 1, NULL, 0, NULL, s);
+  TF_CHECK_OK(s);
+  TF_DeleteTensor(outs[0]);
+  TF_CloseDeprecatedSession(session, s);
+  TF_CHECK_OK(s);
+  TF_Run(session, NULL, in_names, &xv, 1, out_names, outs, 1, NULL, 0, NULL, s);
+  CHECK(TF_GetCode(s) != TF_OK && outs[0] == NULL);
+  TF_DeleteDeprecatedSession(session, s);
+  TF_DeleteTensor(xv);
+  free(second);
+  TF_DeleteBuffer(sq_def);
+  TF_DeleteBuffer(first);
+  TF_DeleteGraph(g);
+  TF_DeleteStatus(s);
+}
+
 int main(void) {
   test_build_and_run();
   test_lists();
@@ -1534,6 +1725,8 @@ int main(void) {
   test_session_grows();
   test_long_chain();
   test_import_options();
+  test_gradients();
+  test_deprecated_session();
   if (c_test_failures() == 0) printf("all TF C API build checks passed\n");
   return c_test_exit();
 }

@@ -3,6 +3,7 @@ tf.reduce_sum, tf.nn.relu, ...), each a thin layer over graphrt.ops.apply_op
 with TensorFlow's argument names, defaults and node names.
 graphrt.compat.v1 exports them under TensorFlow's names."""
 
+import builtins
 import types as _types
 
 import numpy as np
@@ -273,7 +274,7 @@ def transpose(a, perm=None, name="transpose", conjugate=False):
             rank = a.shape.ndims
             if rank is None:
                 raise ValueError("graphrt: transpose without perm needs a known rank")
-            perm = list(range(rank - 1, -1, -1))
+            perm = list(builtins.range(rank - 1, -1, -1))
         return apply_op("Transpose", x=a, perm=perm, name=scope)
 
 
@@ -401,7 +402,7 @@ def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None
 def where(condition, x=None, y=None, name=None):
     if x is None and y is None:
         return apply_op("Where", input=condition, name=name or "Where")
-    return apply_op("Select", condition=condition, x=x, y=y, name=name or "Select")
+    return apply_op("Select", condition=condition, t=x, e=y, name=name or "Select")
 
 
 # ---- random ----
@@ -562,4 +563,4 @@ nn = _types.SimpleNamespace(
     sigmoid_cross_entropy_with_logits=_nn_sigmoid_xent)
 
 
-__all__ = sorted(n for n in dir() if not n.startswith("_") and n not in ("np", "apply_op", "get_default_graph"))
+__all__ = sorted(n for n in dir() if not n.startswith("_") and n not in ("np", "apply_op", "get_default_graph", "builtins"))

@@ -241,6 +241,13 @@ class TensorShape:
             raise ValueError("as_list() is not defined on an unknown TensorShape.")
         return list(self._dims)
 
+    def is_compatible_with(self, other):
+        other = TensorShape(other)
+        if self._dims is None or other._dims is None:
+            return True
+        return len(self._dims) == len(other._dims) and all(
+            a is None or b is None or a == b for a, b in zip(self._dims, other._dims))
+
     def is_fully_defined(self):
         return self._dims is not None and all(d is not None for d in self._dims)
 
@@ -478,6 +485,29 @@ class Graph:
             self._built_types[name] = types
             self._mark_names()[name.lower()] = max(self._names_in_use.get(name.lower(), 0), 1)
             return Operation(self, node)
+
+    def _add_gradients(self, ys, xs, grad_ys, prefix):
+        """TF_AddGradientsWithPrefix on the C graph; the nodes it added join
+        the GraphDef. Returns a Tensor or None per x."""
+        from . import errors as _errors  # noqa: PLC0415
+        with self._lock:
+            pairs = lambda ts: [(t._op.name, t._value_index) for t in ts]  # noqa: E731
+            try:
+                grads, added = self._cgraph().add_gradients(
+                    pairs(ys), pairs(xs), None if grad_ys is None else pairs(grad_ys), prefix)
+            except _errors.InvalidArgumentError as e:
+                raise ValueError(e.message) from None
+            except _errors.NotFoundError as e:
+                raise LookupError(e.message) from None
+            used = self._mark_names()
+            for node_bytes, types in added:
+                node = self._graph_def.node.add()
+                node.ParseFromString(node_bytes)
+                if self._nodes is not None:
+                    self._nodes[node.name] = node
+                self._built_types[node.name] = types
+                used[node.name.lower()] = max(used.get(node.name.lower(), 0), 1)
+            return [None if g is None else Tensor(self.get_operation_by_name(g[0]), g[1]) for g in grads]
 
     def _tensor_shape(self, op_name, index, node_def):
         if self._builder is not None and op_name in self._built_types:

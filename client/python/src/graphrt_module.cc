@@ -609,6 +609,40 @@ class PyGraphBuilder {
     return py::make_tuple(NodeDefOf(op), OutputTypes(op));
   }
 
+  // TF_AddGradientsWithPrefix: ys, xs and grad_ys (or None) as (name,
+  // index) pairs. Returns ([(name, index) or None per x], [(NodeDef bytes,
+  // [output dtype enums]) of every node it added]).
+  py::tuple AddGradients(const py::list& ys, const py::list& xs, const py::object& grad_ys,
+                         const std::string& prefix) {
+    std::vector<TF_Output> y, x, dx;
+    for (const py::handle& t : ys) y.push_back(Output(t));
+    for (const py::handle& t : xs) x.push_back(Output(t));
+    if (!grad_ys.is_none())
+      for (const py::handle& t : grad_ys.cast<py::list>()) dx.push_back(Output(t));
+    size_t first_new = 0;
+    while (TF_GraphNextOperation(graph_, &first_new) != nullptr) {
+    }
+    std::vector<TF_Output> dy(x.size());
+    TF_AddGradientsWithPrefix(graph_, prefix.c_str(), y.data(), static_cast<int>(y.size()), x.data(),
+                              static_cast<int>(x.size()), grad_ys.is_none() ? nullptr : dx.data(), status_,
+                              dy.data());
+    Check(Last());
+    py::list grads;
+    for (const TF_Output& d : dy) {
+      if (d.oper == nullptr) {
+        grads.append(py::none());
+      } else {
+        grads.append(py::make_tuple(std::string(TF_OperationName(d.oper)), d.index));
+      }
+    }
+    py::list added;
+    size_t pos = first_new;
+    while (TF_Operation* op = TF_GraphNextOperation(graph_, &pos)) {
+      added.append(py::make_tuple(NodeDefOf(op), OutputTypes(op)));
+    }
+    return py::make_tuple(grads, added);
+  }
+
   void ImportGraphDef(const py::bytes& graph_def) {
     const std::string bytes = graph_def;
     TF_Buffer* b = TF_NewBufferFromString(bytes.data(), bytes.size());
@@ -736,6 +770,7 @@ PYBIND11_MODULE(_graphrt, m) {
       .def(py::init<>())
       .def("add_operation", &PyGraphBuilder::AddOperation)
       .def("import_graph_def", &PyGraphBuilder::ImportGraphDef)
+      .def("add_gradients", &PyGraphBuilder::AddGradients)
       .def("output_types", &PyGraphBuilder::OutputTypesOf)
       .def("shape", &PyGraphBuilder::Shape)
       .def("set_shape", &PyGraphBuilder::SetShape);

@@ -84,20 +84,20 @@ Status FillBuffer(const char* fn, const google::protobuf::MessageLite& m, TF_Buf
   return Status::OK();
 }
 
-}  // namespace graphrt::tf_c
-
-namespace {
-
-// The RunOptions in `run_options` (NULL: the defaults), and `out`, a buffer
-// the call will fill, empty (TensorFlow refuses a filled one).
-Status BufferArguments(const char* fn, const TF_Buffer* run_options, graphrt::proto::RunOptions* opts,
-                       const TF_Buffer* out, const char* out_name) {
+Status BufferArguments(const char* fn, const TF_Buffer* run_options, proto::RunOptions* opts, const TF_Buffer* out,
+                       const char* out_name) {
   if (out != nullptr && out->data != nullptr) {
     return errors::InvalidArgument(fn, ": passing a non-empty TF_Buffer as ", out_name, " is invalid");
   }
   if (run_options == nullptr) return Status::OK();
   return ParseProto(fn, run_options->data, run_options->length, "run_options", opts);
 }
+
+}  // namespace graphrt::tf_c
+
+namespace {
+
+using graphrt::tf_c::BufferArguments;
 
 // dtype and shape of a tensor the caller describes, checked: a known
 // fixed-size type, non-negative dims within the size rule, and len equal to

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "c_api_internal.h"
+#include "graphrt/core/gradients.h"
 #include "graphrt/core/graph.h"
 #include "graphrt/core/op_registry.h"
 #include "graphrt/core/runtime.h"
@@ -1088,6 +1089,86 @@ void TF_OperationToNodeDef(TF_Operation* oper, TF_Buffer* output_node_def, TF_St
     if (oper == nullptr) return NullArgument(fn, "oper");
     if (output_node_def == nullptr) return NullArgument(fn, "output_node_def");
     return FillBuffer(fn, oper->node->def(), output_node_def);
+  });
+}
+
+// ---- Gradients ----
+
+void TF_AddGradients(TF_Graph* g, TF_Output* y, int ny, TF_Output* x, int nx, TF_Output* dx, TF_Status* status,
+                     TF_Output* dy) {
+  TF_AddGradientsWithPrefix(g, nullptr, y, ny, x, nx, dx, status, dy);
+}
+
+void TF_AddGradientsWithPrefix(TF_Graph* g, const char* prefix, TF_Output* y, int ny, TF_Output* x, int nx,
+                               TF_Output* dx, TF_Status* status, TF_Output* dy) {
+  static const char* fn = "TF_AddGradientsWithPrefix";
+  Call(status, fn, [&]() -> Status {
+    if (g == nullptr) return NullArgument(fn, "g");
+    if (ny < 1 || nx < 1) return errors::InvalidArgument(fn, ": needs at least one y and one x (ny ", ny, ", nx ", nx, ")");
+    if (y == nullptr || x == nullptr || dy == nullptr) return NullArgument(fn, "y, x or dy");
+    GR_RETURN_IF_ERROR(LoadDefaultPlugins());
+    std::lock_guard<std::mutex> l(g->mu);
+    auto outputs = [&](const TF_Output* t, int n, const char* what, std::vector<graphrt::GraphOutput>* out) {
+      for (int i = 0; i < n; ++i) {
+        GR_RETURN_IF_ERROR(CheckOutput(fn, g, t[i]).WithContext(std::string(what) + "[" + std::to_string(i) + "]: "));
+        out->emplace_back(t[i].oper->node, t[i].index);
+      }
+      return Status::OK();
+    };
+    std::vector<graphrt::GraphOutput> ys, xs, grad_ys;
+    GR_RETURN_IF_ERROR(outputs(y, ny, "y", &ys));
+    GR_RETURN_IF_ERROR(outputs(x, nx, "x", &xs));
+    if (dx != nullptr) GR_RETURN_IF_ERROR(outputs(dx, ny, "dx", &grad_ys));
+    std::string scope;
+    if (prefix == nullptr) {
+      scope = "gradients";
+      for (int k = 1; graphrt::tf_c::NameInUse(*g, scope); ++k) scope = "gradients_" + std::to_string(k);
+    } else {
+      scope = prefix;
+      if (!graphrt::IsValidNodeName(scope))
+        return errors::InvalidArgument(fn, ": prefix '", scope, "' is not a valid node name");
+      if (graphrt::tf_c::NameInUse(*g, scope))
+        return errors::InvalidArgument(fn, ": prefix '", scope, "' is already used in the graph");
+    }
+    // An x no y depends on is an error (TensorFlow's); one whose gradient
+    // is stopped on the way (by an op that is not differentiable) gets none.
+    std::vector<char> reaches_y(g->graph->num_node_ids(), 0);
+    std::vector<Node*> stack;
+    for (const auto& t : ys) stack.push_back(t.first);
+    while (!stack.empty()) {
+      Node* n = stack.back();
+      stack.pop_back();
+      if (reaches_y[n->id()]) continue;
+      reaches_y[n->id()] = 1;
+      for (const graphrt::Edge* e : n->in_edges())
+        if (!e->IsControlEdge()) stack.push_back(e->src());
+    }
+    for (const auto& t : xs) {
+      if (!reaches_y[t.first->id()])
+        return errors::InvalidArgument("Cannot compute the partial derivative for node '", t.first->name(),
+                                       "' as it's unreachable from the output node(s).");
+    }
+    auto find = [&](const std::string& name) -> Node* {
+      auto it = g->by_name.find(name);
+      return it == g->by_name.end() ? nullptr : it->second->node;
+    };
+    std::vector<graphrt::GraphOutput> dxs;
+    std::vector<Node*> added;
+    Status s = graphrt::AddSymbolicGradients(g->graph.get(), graphrt::Runtime::Global().gradients(), ys, xs,
+                                             grad_ys, scope, find, &dxs, &added);
+    if (!s.ok()) {
+      g->graph->RemoveNodes(added);
+      return s;
+    }
+    GR_RETURN_IF_ERROR(graphrt::tf_c::AdoptAddedNodes(g, added));
+    graphrt::proto::GraphDef addition;
+    for (Node* n : added) *addition.add_node() = n->def();
+    g->additions.push_back(std::move(addition));
+    for (int i = 0; i < nx; ++i) {
+      dy[i] = dxs[i].first == nullptr ? TF_Output{nullptr, -1}
+                                      : TF_Output{g->by_name.at(dxs[i].first->name()), dxs[i].second};
+    }
+    return Status::OK();
   });
 }
 

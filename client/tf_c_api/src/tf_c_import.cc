@@ -46,20 +46,11 @@ using graphrt::c_api_internal::LoadDefaultPlugins;
 using graphrt::c_api_internal::NullArgument;
 using graphrt::c_api_internal::ParseProto;
 using graphrt::tf_c::kNoStatus;
+using graphrt::tf_c::NameInUse;
 namespace errors = graphrt::errors;
 
 std::string TensorText(const std::string& name, int index) {
   return index == 0 ? name : name + ":" + std::to_string(index);
-}
-
-// Whether `name` is an operation of the graph or a name scope of one.
-bool NameInUse(const TF_Graph& g, const std::string& name) {
-  if (g.by_name.count(name)) return true;
-  const std::string scope = name + "/";
-  for (const auto& [op, unused] : g.by_name) {
-    if (op.compare(0, scope.size(), scope) == 0) return true;
-  }
-  return false;
 }
 
 // Rewrites `def` as `opts` ask before it joins `g` (TensorFlow's
@@ -244,6 +235,15 @@ Status ImportBuffer(const char* fn, TF_Graph* graph, const TF_Buffer* graph_def,
 }  // namespace
 
 namespace graphrt::tf_c {
+
+bool NameInUse(const TF_Graph& g, const std::string& name) {
+  if (g.by_name.count(name)) return true;
+  const std::string scope = name + "/";
+  for (const auto& [op, unused] : g.by_name) {
+    if (op.compare(0, scope.size(), scope) == 0) return true;
+  }
+  return false;
+}
 
 std::unique_ptr<Graph> EmptyGraph() {
   auto g = std::make_unique<Graph>(&Runtime::Global().ops());

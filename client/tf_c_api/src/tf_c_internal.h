@@ -83,6 +83,14 @@ inline constexpr TF_Status* kNoStatus = nullptr;
 // buffer's deallocator frees (TensorFlow's rule: a filled buffer is refused).
 Status FillBuffer(const char* fn, const google::protobuf::MessageLite& m, TF_Buffer* out);
 
+// The RunOptions in `run_options` (NULL: the defaults), and `out`, a buffer
+// the call will fill, empty (TensorFlow refuses a filled one).
+Status BufferArguments(const char* fn, const TF_Buffer* run_options, proto::RunOptions* opts, const TF_Buffer* out,
+                       const char* out_name);
+
+// Whether `name` is an operation of the graph or a name scope of one.
+bool NameInUse(const TF_Graph& g, const std::string& name);
+
 // An empty graph with the versions of graphs built here.
 std::unique_ptr<Graph> EmptyGraph();
 

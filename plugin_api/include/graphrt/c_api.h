@@ -26,7 +26,7 @@ extern "C" {
 #endif
 
 #define GR_ABI_MAJOR 1
-#define GR_ABI_MINOR 4
+#define GR_ABI_MINOR 5
 
 #define GR_PLUGIN_ENTRY_SYMBOL "graphrt_plugin_init"
 
@@ -383,6 +383,33 @@ typedef struct GR_GraphPassSpec {
                  uint64_t size);
 } GR_GraphPassSpec;
 
+/* ---- gradients (ABI 1.5) ----
+ *
+ * The plugin that defines an op says how its inputs' gradients are computed
+ * (TensorFlow's gradient functions): when the core differentiates a graph
+ * (TF_AddGradients, graphrt.compat.v1's tf.gradients), it calls the op's
+ * GR_GradientFn once per node on the path from the differentiated tensors
+ * back to the variables. The function adds ordinary nodes to the graph that
+ * read the node's inputs, outputs and the gradients arriving at its outputs
+ * (grad_input, grad_output, grad_output_gradient), and names the tensor that
+ * is each input's gradient (grad_set_input_gradient); inputs it gives none
+ * (an integer axis, a shape) get no gradient. It runs while the graph is
+ * built, never in a step; it must not keep the names it was given. A spec
+ * with fn == NULL declares the op not differentiable (TensorFlow's
+ * NotDifferentiable: no gradient flows through it, and it is no error).
+ * A gradient is registered once per op in the process. */
+typedef struct GR_GradientContext GR_GradientContext;
+
+/* Returns GR_OK, or an error code after grad_set_error. */
+typedef int32_t (*GR_GradientFn)(GR_GradientContext* ctx, void* user_data);
+
+typedef struct GR_GradientSpec {
+  size_t struct_size;
+  const char* op;
+  GR_GradientFn fn; /* NULL: not differentiable */
+  void* user_data;
+} GR_GradientSpec;
+
 typedef struct GR_CoreApi {
   size_t struct_size;
   uint32_t abi_major;
@@ -655,6 +682,39 @@ typedef struct GR_CoreApi {
    * deletes a file named by its inputs or attrs calls it for each such path
    * before touching it. */
   int32_t (*ctx_check_file_access)(GR_KernelContext* ctx, const char* path, uint32_t access);
+
+  /* ---- ABI 1.5: gradients (see GR_GradientSpec). A 1.4 core has none:
+   * check struct_size. */
+
+  int32_t (*register_gradient)(GR_Registrar* reg, const GR_GradientSpec* spec);
+  /* The attrs of the node being differentiated (its OpDef's defaults
+   * filled in), for the attr_* functions. */
+  const GR_Attrs* (*grad_attrs)(const GR_GradientContext* ctx);
+  int32_t (*grad_num_inputs)(const GR_GradientContext* ctx);
+  int32_t (*grad_num_outputs)(const GR_GradientContext* ctx);
+  /* GR_DataType of input / output `index` (a ref input's base type). */
+  int32_t (*grad_input_type)(const GR_GradientContext* ctx, int32_t index);
+  int32_t (*grad_output_type)(const GR_GradientContext* ctx, int32_t index);
+  /* Tensor names ("node:index") the added nodes may read: the node's input
+   * `index`, its output `index`, and the gradient arriving at its output
+   * `index` (a zeros_like of the output where none arrives). Valid during
+   * the call; NULL for an index out of range. */
+  const char* (*grad_input)(const GR_GradientContext* ctx, int32_t index);
+  const char* (*grad_output)(const GR_GradientContext* ctx, int32_t index);
+  const char* (*grad_output_gradient)(const GR_GradientContext* ctx, int32_t index);
+  /* Adds a node: `node_def_text` is a NodeDef in protobuf text format
+   * without a name (op, input: tensor names, device, attr { key value });
+   * its attrs are checked against the op's OpDef (defaults added) and its
+   * input types against its inputs. It is named `name` (a valid node name)
+   * under the node's gradient scope ("gradients/MatMul_grad/MatMul_1"), made
+   * unique; *out_name gets the final name, valid during the call. GR_OK, or
+   * an error recorded on ctx naming the added node. */
+  int32_t (*grad_add_node)(GR_GradientContext* ctx, const char* name, const char* node_def_text,
+                           const char** out_name);
+  /* The gradient of input `index` is tensor `tensor` ("node:index"), of the
+   * input's type. GR_OK or an error recorded on ctx. */
+  int32_t (*grad_set_input_gradient)(GR_GradientContext* ctx, int32_t index, const char* tensor);
+  void (*grad_set_error)(GR_GradientContext* ctx, int32_t code, const char* msg);
 } GR_CoreApi;
 
 /* --------------------------------------------------------- entry point */

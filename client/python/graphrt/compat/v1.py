@@ -36,6 +36,13 @@ from ..ops import (GraphKeys, Variable, constant, convert_to_tensor, global_vari
 from ..ops import as_dtype as _as_dtype  # noqa: F401
 from ..api import *  # noqa: F401,F403 -- TensorFlow 1's function names
 from ..api import nn  # noqa: F401
+from .. import training as _training
+from ..variable_scope import (AUTO_REUSE, VariableScope, constant_initializer, get_variable,  # noqa: F401
+                              get_variable_scope, glorot_normal_initializer, glorot_uniform_initializer,
+                              initializers, ones_initializer, random_normal_initializer,
+                              random_uniform_initializer, truncated_normal_initializer,
+                              variable_scope, variance_scaling_initializer, zeros_initializer)
+from ..training import gradients  # noqa: F401
 
 initialize_all_variables = global_variables_initializer
 initialize_variables = variables_initializer
@@ -107,7 +114,15 @@ gfile = _types.SimpleNamespace(GFile=_gfile_open, Open=_gfile_open, Exists=_os.p
 train = _types.SimpleNamespace(Saver=_train.Saver, latest_checkpoint=_train.latest_checkpoint,
                                import_meta_graph=_train.import_meta_graph,
                                checkpoint_exists=_train.checkpoint_exists, Server=_train.Server,
-                               ClusterSpec=_train.ClusterSpec)
+                               ClusterSpec=_train.ClusterSpec,
+                               Optimizer=_training.Optimizer,
+                               GradientDescentOptimizer=_training.GradientDescentOptimizer,
+                               MomentumOptimizer=_training.MomentumOptimizer,
+                               AdamOptimizer=_training.AdamOptimizer, RMSPropOptimizer=_training.RMSPropOptimizer,
+                               AdagradOptimizer=_training.AdagradOptimizer,
+                               get_global_step=_training.get_global_step,
+                               create_global_step=_training.create_global_step,
+                               get_or_create_global_step=_training.get_or_create_global_step)
 
 saved_model = _types.SimpleNamespace(
     loader=_types.SimpleNamespace(load=_loader_load, maybe_saved_model_directory=_sm.contains_saved_model),

@@ -14,14 +14,17 @@
  * graphs filled by TF_GraphImportGraphDef* (prefix, unique names, input
  * and control mappings, control dependencies, returned outputs) and
  * built operation by operation (TF_NewOperation ... TF_FinishOperation,
- * with TensorFlow's attr inference and the ops' shape functions), tensor
+ * with TensorFlow's attr inference and the ops' shape functions),
+ * gradients (TF_AddGradients, with the plugins' gradient functions), tensor
  * shapes, operation lookup and inspection (inputs, consumers, control
  * edges, attrs, NodeDefs), OpDefs, TF_GraphToGraphDef, session options,
- * sessions (new, run, close, delete), TF_LoadSessionFromSavedModel, and
+ * sessions (new, run, close, delete), the older TF_DeprecatedSession /
+ * TF_ExtendGraph / TF_Run, TF_LoadSessionFromSavedModel, and
  * TF_LoadLibrary / TF_GetOpList mapped onto graphrt's op plugins.
  *
- * WHAT IS NOT (yet). Gradients (TF_AddGradients), functions, while
- * loops, partial runs (TF_SessionPRun*), device lists, the eager API, and
+ * WHAT IS NOT (yet). Gradients through loops and conditionals, functions,
+ * while loops, partial runs (TF_SessionPRun* and TF_PRun* answer
+ * TF_UNIMPLEMENTED), device lists, the eager API, and
  * TF_STRING tensors (TensorFlow 2's TF_TString element layout is not
  * implemented: TF_NewTensor/TF_AllocateTensor refuse TF_STRING, and a
  * string tensor a run returns has TF_TensorData() == NULL and
@@ -467,6 +470,26 @@ void TF_OperationGetAttrValueProto(TF_Operation* oper, const char* attr_name, TF
  * filled in) into an empty buffer. */
 void TF_OperationToNodeDef(TF_Operation* oper, TF_Buffer* output_node_def, TF_Status* status);
 
+/* ---- Gradients ---- */
+
+/* Adds the nodes that compute the partial derivatives of sum(y[i] * dx[i])
+ * with respect to each x (TensorFlow's AddSymbolicGradients), with the
+ * gradient functions the op plugins register, and writes them to
+ * dy[0..nx). dx (ny initial gradients) may be NULL: ones of each y's shape.
+ * The nodes are named under `prefix` ("prefix/MatMul_grad/MatMul_1"),
+ * which must not be in use; NULL: "gradients", made unique ("gradients_1",
+ * ...). An x no y depends on is TF_INVALID_ARGUMENT ("Cannot compute the
+ * partial derivative for node 'x' as it's unreachable from the output
+ * node(s)."); an x whose gradient is stopped on the way (StopGradient, an
+ * integer input) gets dy[i] = {NULL, -1}. An op on the path whose plugin
+ * registers no gradient is TF_NOT_FOUND naming the node; loops and
+ * conditionals are TF_UNIMPLEMENTED for now. On failure the graph is left
+ * as it was. */
+void TF_AddGradients(TF_Graph* g, TF_Output* y, int ny, TF_Output* x, int nx, TF_Output* dx, TF_Status* status,
+                     TF_Output* dy);
+void TF_AddGradientsWithPrefix(TF_Graph* g, const char* prefix, TF_Output* y, int ny, TF_Output* x, int nx,
+                               TF_Output* dx, TF_Status* status, TF_Output* dy);
+
 /* ---- Op definitions ---- */
 
 /* The serialized OpDef of op_name (TF_NOT_FOUND when no plugin defines
@@ -520,6 +543,40 @@ void TF_DeleteSession(TF_Session* session, TF_Status* status);
 TF_Session* TF_LoadSessionFromSavedModel(const TF_SessionOptions* session_options, const TF_Buffer* run_options,
                                          const char* export_dir, const char* const* tags, int tags_len,
                                          TF_Graph* graph, TF_Buffer* meta_graph_def, TF_Status* status);
+
+/* ---- The older session API (TensorFlow's TF_DeprecatedSession) ----
+ *
+ * A session fed serialized GraphDefs (TF_ExtendGraph: the first creates
+ * its graph, later ones add to it) and run with tensors named by strings
+ * ("x:0"; targets by node name). TF_Run's outputs become the caller's
+ * (TF_DeleteTensor each; NULL on failure); its inputs stay the caller's.
+ * Running before any TF_ExtendGraph is TF_FAILED_PRECONDITION. */
+typedef struct TF_DeprecatedSession TF_DeprecatedSession;
+
+TF_DeprecatedSession* TF_NewDeprecatedSession(const TF_SessionOptions* opts, TF_Status* status);
+void TF_CloseDeprecatedSession(TF_DeprecatedSession* session, TF_Status* status);
+void TF_DeleteDeprecatedSession(TF_DeprecatedSession* session, TF_Status* status);
+void TF_ExtendGraph(TF_DeprecatedSession* session, const void* proto, size_t proto_len, TF_Status* status);
+void TF_Run(TF_DeprecatedSession* session, const TF_Buffer* run_options, const char** input_names,
+            TF_Tensor** inputs, int ninputs, const char** output_names, TF_Tensor** outputs, int noutputs,
+            const char** target_oper_names, int ntargets, TF_Buffer* run_metadata, TF_Status* status);
+
+/* Partial runs: graphrt's sessions have none, so these answer
+ * TF_UNIMPLEMENTED (saying so), set *handle to NULL and every output to
+ * NULL. They exist so that bindings which link them load. */
+void TF_PRunSetup(TF_DeprecatedSession* session, const char** input_names, int ninputs, const char** output_names,
+                  int noutputs, const char** target_oper_names, int ntargets, const char** handle,
+                  TF_Status* status);
+void TF_PRun(TF_DeprecatedSession* session, const char* handle, const char** input_names, TF_Tensor** inputs,
+             int ninputs, const char** output_names, TF_Tensor** outputs, int noutputs,
+             const char** target_oper_names, int ntargets, TF_Status* status);
+void TF_SessionPRunSetup(TF_Session* session, const TF_Output* inputs, int ninputs, const TF_Output* outputs,
+                         int noutputs, const TF_Operation* const* target_opers, int ntargets, const char** handle,
+                         TF_Status* status);
+void TF_SessionPRun(TF_Session* session, const char* handle, const TF_Output* inputs, TF_Tensor* const* input_values,
+                    int ninputs, const TF_Output* outputs, TF_Tensor** output_values, int noutputs,
+                    const TF_Operation* const* target_opers, int ntargets, TF_Status* status);
+void TF_DeletePRunHandle(const char* handle);
 
 /* ---- Op libraries ---- */
 

@@ -14,6 +14,7 @@ class OpRegistry;
 class KernelRegistry;
 class DeviceRegistry;
 class GraphPassRegistry;
+class GradientRegistry;
 
 struct PluginInfo {
   std::string name;
@@ -59,6 +60,8 @@ class Runtime {
   const OpRegistry& ops() const;
   const KernelRegistry& kernels() const;
   const GraphPassRegistry& graph_passes() const;
+  // The ops' gradient functions (plugin ABI 1.5).
+  const GradientRegistry& gradients() const;
   DeviceRegistry& devices();
 
   Runtime(const Runtime&) = delete;
