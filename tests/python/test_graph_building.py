@@ -255,3 +255,63 @@ def test_a_long_graph_builds_and_runs():
     with tf.Session() as sess:
         assert sess.run(x) == 1000.0
     assert len(node_names()) == 3001
+
+
+def test_cond_runs_only_the_branch_taken():
+    x = tf.placeholder(tf.float32, name="x")  # unknown shape: the bad reshape fails only when run
+    p = tf.placeholder(tf.bool, [], name="p")
+    c = tf.constant(10.0)
+    y = tf.cond(p, lambda: x * 2.0 + c, lambda: tf.reshape(x, [3]) - 1.0)
+    pair = tf.cond(tf.reduce_sum(x) > 0, lambda: (x, tf.constant(1)), lambda: (-x, tf.constant(0)))
+    assert y.op.type == "Merge" and y.name == "cond/Merge:0"
+    with tf.Session() as sess:
+        np.testing.assert_array_equal(sess.run(y, {x: [1, 2], p: True}), [12, 14])
+        np.testing.assert_array_equal(sess.run(y, {x: [1, 2, 3], p: False}), [0, 1, 2])
+        with pytest.raises(errors.InvalidArgumentError):
+            sess.run(y, {x: [1, 2], p: False})  # the false branch does run now, and fails
+        v, flag = sess.run(pair, {x: [-1, -2]})
+        np.testing.assert_array_equal(v, [1, 2])
+        assert flag == 0
+    with pytest.raises(ValueError, match="same type"):
+        tf.cond(p, lambda: tf.constant(1), lambda: tf.constant(1.0))
+
+
+def test_while_loop_and_an_rnn_match_numpy():
+    # Powers: i counts to 5 while acc doubles and adds a captured step.
+    x = tf.placeholder(tf.float32, [2], name="x")
+    step = tf.constant(0.5)
+    i, acc = tf.while_loop(lambda i, a: i < 5, lambda i, a: (i + 1, a * 2.0 + step), [tf.constant(0), x])
+    assert acc.shape == [2] and i.dtype == tf.int32
+    capped = tf.while_loop(lambda v: tf.reduce_sum(v) < 100.0, lambda v: v * 3.0, [x], maximum_iterations=2)
+    # An Elman RNN over T steps: h = tanh(W h + U x_t), with a cond inside.
+    rng = np.random.default_rng(2)
+    T, B, D, H = 4, 3, 2, 5
+    xs_v = rng.standard_normal((T, B, D)).astype(np.float32)
+    W_v = rng.standard_normal((H, H)).astype(np.float32) * 0.5
+    U_v = rng.standard_normal((D, H)).astype(np.float32) * 0.5
+    xs = tf.placeholder(tf.float32, [T, B, D], name="xs")
+    W, U = tf.constant(W_v), tf.constant(U_v)
+
+    def cell(t, h):
+        x_t = tf.gather(xs, t)
+        pre = tf.matmul(h, W) + tf.matmul(x_t, U)
+        h_new = tf.cond(t < 2, lambda: tf.tanh(pre), lambda: tf.nn.relu(pre))
+        return t + 1, h_new
+    _, h_final = tf.while_loop(lambda t, h: t < T, cell, [tf.constant(0), tf.zeros([B, H])], name="rnn")
+    with tf.Session() as sess:
+        got_i, got_acc = sess.run([i, acc], {x: [1, 2]})
+        got_capped = sess.run(capped, {x: [1, 2]})[0]
+        got_h = sess.run(h_final, {xs: xs_v})
+    assert got_i == 5
+    np.testing.assert_allclose(got_acc, np.array([1, 2]) * 32 + 0.5 * 31)
+    np.testing.assert_allclose(got_capped, [9, 18])
+    h = np.zeros((B, H), np.float32)
+    for t in range(T):
+        pre = h @ W_v + xs_v[t] @ U_v
+        h = np.tanh(pre) if t < 2 else np.maximum(pre, 0)
+    np.testing.assert_allclose(got_h, h, rtol=1e-5, atol=1e-6)
+    names = [n.name for n in tf.get_default_graph().as_graph_def().node]
+    assert "rnn/LoopCond" in names and "rnn/NextIteration_1" in names
+    # Gradients through loops are not built yet: an error naming the node.
+    with pytest.raises(errors.UnimplementedError, match="while loops and conditionals"):
+        tf.gradients(tf.reduce_sum(h_final), xs)

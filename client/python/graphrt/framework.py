@@ -328,6 +328,11 @@ class Graph:
         self._collections = {}
         self._seed = None
         self._last_id = 0
+        # The branch of a cond being built (graphrt.control_flow), or None;
+        # for a while_loop's scratch graph, what maps another graph's
+        # tensors to placeholders.
+        self._cf_context = None
+        self._capture = None
 
     def as_graph_def(self):
         g = graph_pb2.GraphDef()
@@ -450,6 +455,12 @@ class Graph:
         Returns the Operation."""
         from . import errors as _errors  # noqa: PLC0415
         with self._lock:
+            if self._capture is not None:
+                inputs = [[self._capture(t) for t in arg] if isinstance(arg, list) else self._capture(arg)
+                          for arg in inputs]
+            ctx = self._cf_context
+            if ctx is not None:
+                inputs = ctx.process_inputs(inputs)
             c_inputs = []
             for arg in inputs:
                 if isinstance(arg, list):
@@ -469,6 +480,8 @@ class Graph:
                 device = ""
                 for d in self._device_stack:  # the innermost wins
                     device = (d(_OpStub(op_type, name)) or "") if callable(d) else d
+            if ctx is not None and ctx.needs_pivot(inputs) and ctx.pivot.op.name not in controls:
+                controls.append(ctx.pivot.op.name)
             colocate = [self._colocation_stack[-1].name] if self._colocation_stack else []
             try:
                 node_bytes, types = self._cgraph().add_operation(
@@ -484,6 +497,8 @@ class Graph:
                 self._nodes[name] = node
             self._built_types[name] = types
             self._mark_names()[name.lower()] = max(self._names_in_use.get(name.lower(), 0), 1)
+            if ctx is not None:
+                ctx.add_op(name)
             return Operation(self, node)
 
     def _add_gradients(self, ys, xs, grad_ys, prefix):

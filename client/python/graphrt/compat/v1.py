@@ -9,8 +9,9 @@ device, control_dependencies, colocate_with, collections and GraphKeys, the
 math, array, random and tf.nn functions of graphrt.api, Tensor operators,
 raw_ops (every registered op); train.Saver / import_meta_graph /
 latest_checkpoint, saved_model.loader.load (and tag / signature constants),
-errors, gfile.GFile, the dtype names. Not yet: gradients and optimizers,
-variable_scope / get_variable, control flow (cond, while_loop), summaries,
+errors, gfile.GFile, the dtype names; gradients and the optimizers,
+variable_scope / get_variable and the initializers, cond and while_loop.
+Not yet: gradients through cond and while_loop, summaries, tf.layers,
 eager execution.
 """
 
@@ -43,6 +44,7 @@ from ..variable_scope import (AUTO_REUSE, VariableScope, constant_initializer, g
                               random_uniform_initializer, truncated_normal_initializer,
                               variable_scope, variance_scaling_initializer, zeros_initializer)
 from ..training import gradients  # noqa: F401
+from ..control_flow import cond, while_loop  # noqa: F401
 
 initialize_all_variables = global_variables_initializer
 initialize_variables = variables_initializer
