@@ -358,3 +358,43 @@ def test_saver_round_trips_a_built_graph(tmp_path):
         saver.restore(sess, path)
         np.testing.assert_array_equal(sess.run(w), trained)
     assert tf.train.latest_checkpoint(str(tmp_path)) == path
+
+
+def test_cnn_with_layers_trains_and_freezes(tmp_path):
+    # MNIST-style CNN on generated 8x8 images: a bright quadrant is the class.
+    rng = np.random.default_rng(4)
+    labels = rng.integers(0, 4, 128)
+    images = rng.uniform(0, 0.3, (128, 8, 8, 1)).astype(np.float32)
+    for k, lab in enumerate(labels):
+        r, c = divmod(int(lab), 2)
+        images[k, r * 4:(r + 1) * 4, c * 4:(c + 1) * 4, 0] += 0.7
+    tf.set_random_seed(5)
+    x = tf.placeholder(tf.float32, [None, 8, 8, 1], name="images")
+    y = tf.placeholder(tf.int32, [None], name="labels")
+    h = tf.layers.conv2d(x, 4, 3, padding="same", activation=tf.nn.relu)
+    h = tf.layers.max_pooling2d(h, 2, 2)
+    h = tf.layers.flatten(h)
+    logits = tf.layers.dense(h, 4, name="logits")
+    probs = tf.nn.softmax(logits, name="probs")
+    loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits))
+    train = tf.train.AdamOptimizer(0.05).minimize(loss)
+    assert sorted(v.name for v in tf.trainable_variables()) == [
+        "conv2d/bias:0", "conv2d/kernel:0", "logits/bias:0", "logits/kernel:0"]
+    assert h.shape == [None, 64]
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        first = sess.run(loss, {x: images, y: labels})
+        for _ in range(40):
+            sess.run(train, {x: images, y: labels})
+        last, want = sess.run([loss, probs], {x: images, y: labels})
+        frozen = tf.graph_util.convert_variables_to_constants(sess, tf.get_default_graph().as_graph_def(),
+                                                             ["probs"])
+    assert last < first / 3, (first, last)
+    assert (want.argmax(axis=1) == labels).mean() > 0.95
+    # The frozen graph: no variable left, same answers in a fresh session.
+    ops = {n.op for n in frozen.node}
+    assert "VariableV2" not in ops and "Assign" not in ops and "ApplyAdam" not in ops
+    path = tf.train.write_graph(frozen, str(tmp_path), "frozen.pb", as_text=False)
+    with tf.Session(graph=path) as sess:
+        got = sess.run("probs:0", {"images:0": images})
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)

@@ -45,6 +45,7 @@ from ..variable_scope import (AUTO_REUSE, VariableScope, constant_initializer, g
                               variable_scope, variance_scaling_initializer, zeros_initializer)
 from ..training import gradients  # noqa: F401
 from ..control_flow import cond, while_loop  # noqa: F401
+from .. import layers as _layers
 
 initialize_all_variables = global_variables_initializer
 initialize_variables = variables_initializer
@@ -124,7 +125,13 @@ train = _types.SimpleNamespace(Saver=_train.Saver, latest_checkpoint=_train.late
                                AdagradOptimizer=_training.AdagradOptimizer,
                                get_global_step=_training.get_global_step,
                                create_global_step=_training.create_global_step,
-                               get_or_create_global_step=_training.get_or_create_global_step)
+                               get_or_create_global_step=_training.get_or_create_global_step,
+                               write_graph=_layers.write_graph)
+
+layers = _types.SimpleNamespace(dense=_layers.dense, conv2d=_layers.conv2d, max_pooling2d=_layers.max_pooling2d,
+                                average_pooling2d=_layers.average_pooling2d, flatten=_layers.flatten)
+graph_util = _types.SimpleNamespace(convert_variables_to_constants=_layers.convert_variables_to_constants,
+                                    extract_sub_graph=_layers.extract_sub_graph)
 
 saved_model = _types.SimpleNamespace(
     loader=_types.SimpleNamespace(load=_loader_load, maybe_saved_model_directory=_sm.contains_saved_model),
