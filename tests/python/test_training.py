@@ -398,3 +398,43 @@ def test_cnn_with_layers_trains_and_freezes(tmp_path):
     with tf.Session(graph=path) as sess:
         got = sess.run("probs:0", {"images:0": images})
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def read_events(logdir):
+    """The Events of the one event file in logdir (TFRecord framing: length,
+    its CRC, data, its CRC; the CRCs are the writer's business here)."""
+    import glob
+    import struct
+    from graphrt.proto import event_pb2
+    files = glob.glob(str(logdir) + "/events.out.tfevents.*")
+    assert len(files) == 1, files
+    data = open(files[0], "rb").read()
+    events, at = [], 0
+    while at < len(data):
+        (n,) = struct.unpack_from("<Q", data, at)
+        event = event_pb2.Event()
+        event.ParseFromString(data[at + 12:at + 12 + n])
+        events.append(event)
+        at += 12 + n + 4
+    return events
+
+
+def test_summaries_and_file_writer(tmp_path):
+    x = tf.placeholder(tf.float32, [4], name="x")
+    loss = tf.reduce_mean(tf.square(x), name="loss_value")
+    tf.summary.scalar("loss", loss)
+    tf.summary.histogram("x", x)  # tagged "x_1": the scope "x" is the placeholder's (as in TensorFlow)
+    merged = tf.summary.merge_all()
+    assert merged.op.type == "MergeSummary"
+    with tf.Session() as sess, tf.summary.FileWriter(str(tmp_path), sess.graph) as writer:
+        for step in range(3):
+            writer.add_summary(sess.run(merged, {x: [step, 1, 2, 3]}), global_step=step)
+    events = read_events(tmp_path)
+    assert events[0].file_version == "brain.Event:2"
+    graph = tf.GraphDef()
+    graph.ParseFromString(events[1].graph_def)
+    assert "loss_value" in [n.name for n in graph.node]
+    scalars = [(e.step, v.simple_value) for e in events[2:] for v in e.summary.value if v.tag == "loss"]
+    assert scalars == [(s, pytest.approx(np.mean(np.square([s, 1, 2, 3])))) for s in range(3)]
+    hist = [v.histo for e in events[2:] for v in e.summary.value if v.tag == "x_1"]
+    assert len(hist) == 3 and hist[2].min == 1 and hist[2].max == 3 and hist[2].num == 4

@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "graphrt/client/event_writer.h"
 #include "graphrt/client/meta_graph.h"
 #include "graphrt/client/saved_model.h"
 #include "graphrt/client/saver.h"
@@ -766,6 +767,24 @@ PYBIND11_MODULE(_graphrt, m) {
     }
     return out;
   });
+  // TensorBoard event files (graphrt.summary.FileWriter): events cross as
+  // serialized Event protos.
+  py::class_<EventFileWriter>(m, "EventFileWriter")
+      .def(py::init([](const std::string& logdir, const std::string& suffix) {
+        std::unique_ptr<EventFileWriter> w;
+        Check(EventFileWriter::Create(logdir, suffix, &w));
+        return w;
+      }))
+      .def("write_event",
+           [](EventFileWriter& w, const py::bytes& event) {
+             proto::Event e;
+             if (!e.ParseFromString(std::string(event)))
+               Check(errors::InvalidArgument("graphrt: the bytes given are not a serialized Event"));
+             Check(w.WriteEvent(e));
+           })
+      .def("flush", [](EventFileWriter& w) { Check(w.Flush()); })
+      .def("close", [](EventFileWriter& w) { Check(w.Close()); })
+      .def_property_readonly("filename", &EventFileWriter::filename);
   py::class_<PyGraphBuilder>(m, "GraphBuilder")
       .def(py::init<>())
       .def("add_operation", &PyGraphBuilder::AddOperation)

@@ -10,9 +10,10 @@ math, array, random and tf.nn functions of graphrt.api, Tensor operators,
 raw_ops (every registered op); train.Saver / import_meta_graph /
 latest_checkpoint, saved_model.loader.load (and tag / signature constants),
 errors, gfile.GFile, the dtype names; gradients and the optimizers,
-variable_scope / get_variable and the initializers, cond and while_loop.
-Not yet: gradients through cond and while_loop, summaries, tf.layers,
-eager execution.
+variable_scope / get_variable and the initializers, cond and while_loop,
+tf.layers, tf.summary with FileWriter, graph_util.convert_variables_to_constants.
+Not yet: gradients through cond and while_loop, MonitoredTrainingSession
+from Python, eager execution.
 """
 
 import os as _os
@@ -46,6 +47,7 @@ from ..variable_scope import (AUTO_REUSE, VariableScope, constant_initializer, g
 from ..training import gradients  # noqa: F401
 from ..control_flow import cond, while_loop  # noqa: F401
 from .. import layers as _layers
+from .. import summary  # noqa: F401 -- tf.summary
 
 initialize_all_variables = global_variables_initializer
 initialize_variables = variables_initializer
