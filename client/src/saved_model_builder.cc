@@ -104,7 +104,8 @@ Status SavedModelBuilder::BuildMetaGraph(const proto::GraphDef& graph, const Met
 }
 
 Status SavedModelBuilder::AddMetaGraphAndVariables(Session* session, const proto::GraphDef& graph,
-                                                   const MetaGraphExport& meta, const proto::SaverDef* saver_def) {
+                                                   const MetaGraphExport& meta, const proto::SaverDef* saver_def,
+                                                   proto::GraphDef* session_graph) {
   if (have_variables_meta_graph_)
     return errors::FailedPrecondition("SavedModelBuilder: AddMetaGraphAndVariables was already called; use AddMetaGraph");
   GR_RETURN_IF_ERROR(Prepare());
@@ -139,6 +140,7 @@ Status SavedModelBuilder::AddMetaGraphAndVariables(Session* session, const proto
   GR_RETURN_IF_ERROR(BuildMetaGraph(full, meta, saver ? &def : nullptr, &m));
   *saved_model_.add_meta_graphs() = std::move(m);
   have_variables_meta_graph_ = true;
+  if (session_graph != nullptr) *session_graph = std::move(full);
   return Status::OK();
 }
 

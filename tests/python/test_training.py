@@ -5,6 +5,7 @@ TensorFlow's update formulas computed here."""
 import numpy as np
 import pytest
 
+import graphrt
 import graphrt.compat.v1 as tf
 
 
@@ -438,3 +439,31 @@ def test_summaries_and_file_writer(tmp_path):
     assert scalars == [(s, pytest.approx(np.mean(np.square([s, 1, 2, 3])))) for s in range(3)]
     hist = [v.histo for e in events[2:] for v in e.summary.value if v.tag == "x_1"]
     assert len(hist) == 3 and hist[2].min == 1 and hist[2].max == 3 and hist[2].num == 4
+
+
+def test_simple_save_and_builder_round_trip(tmp_path):
+    x = tf.placeholder(tf.float32, [None, 2], name="x")
+    w = tf.Variable(np.array([[1.0], [-1.0]], np.float32), name="w")
+    y = tf.matmul(x, w, name="y")
+    loss = tf.reduce_sum(tf.square(y - 1.0))
+    train = tf.train.GradientDescentOptimizer(0.1).minimize(loss)
+    feed = {x: np.array([[1.0, 2.0]], np.float32)}
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        sess.run(train, feed)
+        want = sess.run(y, feed)
+        tf.saved_model.simple_save(sess, str(tmp_path / "simple"), inputs={"x": x}, outputs={"y": y})
+        b = tf.saved_model.builder.SavedModelBuilder(str(tmp_path / "built"))
+        sig = tf.saved_model.signature_def_utils.predict_signature_def({"in": x}, {"out": y})
+        b.add_meta_graph_and_variables(sess, ["serve", "extra"], {"predict": sig})
+        b.save()
+    # Loaded without the building graph: the trained weights and the signature.
+    model = graphrt.saved_model.load(str(tmp_path / "simple"))
+    got = model.signatures["serving_default"](x=feed[x])["y"]
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    built = graphrt.saved_model.load(str(tmp_path / "built"), tags=["serve", "extra"])
+    np.testing.assert_allclose(built.signatures["predict"](**{"in": feed[x]})["out"], want, rtol=1e-6)
+    with pytest.raises(graphrt.errors.AlreadyExistsError):
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            tf.saved_model.simple_save(sess, str(tmp_path / "simple"), inputs={"x": x}, outputs={"y": y})

@@ -126,3 +126,84 @@ def contains_saved_model(export_dir):
     import os
     return os.path.exists(os.path.join(export_dir, "saved_model.pb")) or \
         os.path.exists(os.path.join(export_dir, "saved_model.pbtxt"))
+
+
+# ---- writing (TensorFlow 1's SavedModelBuilder and simple_save) ----
+
+def build_tensor_info(tensor):
+    """tf.saved_model.utils.build_tensor_info: a tensor's name, dtype and shape."""
+    info = meta_graph_pb2.TensorInfo(name=tensor.name, dtype=tensor.dtype.base_dtype.as_datatype_enum)
+    dims = tensor.shape.dims
+    if dims is None:
+        info.tensor_shape.unknown_rank = True
+    else:
+        for d in dims:
+            info.tensor_shape.dim.add().size = -1 if d is None else d
+    return info
+
+
+def build_signature_def(inputs=None, outputs=None, method_name=None):
+    sig = meta_graph_pb2.SignatureDef(method_name=method_name or "")
+    for k, v in (inputs or {}).items():
+        sig.inputs[k].CopyFrom(v)
+    for k, v in (outputs or {}).items():
+        sig.outputs[k].CopyFrom(v)
+    return sig
+
+
+def predict_signature_def(inputs, outputs):
+    """A "tensorflow/serving/predict" signature of named tensors."""
+    if not inputs or not outputs:
+        raise ValueError("Prediction inputs and outputs cannot be None or empty.")
+    return build_signature_def({k: build_tensor_info(t) for k, t in inputs.items()},
+                               {k: build_tensor_info(t) for k, t in outputs.items()},
+                               "tensorflow/serving/predict")
+
+
+class SavedModelBuilder:
+    """tf.saved_model.builder.SavedModelBuilder: the session's graph and
+    variables (saved by a sharded Saver the core adds), signatures, a main
+    op; written into place by save()."""
+
+    def __init__(self, export_dir):
+        self._export_dir = os.fspath(export_dir)
+        self._impl = _graphrt.SavedModelBuilder(self._export_dir)
+
+    @staticmethod
+    def _op_name(op):
+        if op is None:
+            return ""
+        return op.name if not hasattr(op, "op") else op.op.name
+
+    def add_meta_graph_and_variables(self, sess, tags, signature_def_map=None, assets_collection=None,
+                                     legacy_init_op=None, clear_devices=False, main_op=None,
+                                     strip_default_attrs=False, saver=None):
+        if assets_collection:
+            raise NotImplementedError("graphrt: SavedModelBuilder(assets_collection=...) from Python")
+        sess._sync_graph()
+        sigs = {k: v.SerializeToString() for k, v in (signature_def_map or {}).items()}
+        op = main_op if main_op is not None else legacy_init_op
+        self._impl.add_meta_graph_and_variables(sess._impl, list(tags), sigs, self._op_name(op),
+                                                main_op is None and legacy_init_op is not None)
+
+    def add_meta_graph(self, tags, signature_def_map=None, assets_collection=None, legacy_init_op=None,
+                       clear_devices=False, main_op=None, strip_default_attrs=False, saver=None):
+        sigs = {k: v.SerializeToString() for k, v in (signature_def_map or {}).items()}
+        op = main_op if main_op is not None else legacy_init_op
+        graph = framework.get_default_graph().as_graph_def().SerializeToString()
+        self._impl.add_meta_graph(graph, list(tags), sigs, self._op_name(op),
+                                  main_op is None and legacy_init_op is not None)
+
+    def save(self, as_text=False):
+        self._impl.save(as_text)
+        return self._export_dir.encode()
+
+
+def simple_save(session, export_dir, inputs, outputs, legacy_init_op=None):
+    """tf.saved_model.simple_save: a "serve" SavedModel with one predict
+    signature, "serving_default"."""
+    b = SavedModelBuilder(export_dir)
+    b.add_meta_graph_and_variables(session, [SERVING],
+                                   {DEFAULT_SERVING_SIGNATURE_DEF_KEY: predict_signature_def(inputs, outputs)},
+                                   legacy_init_op=legacy_init_op)
+    b.save()

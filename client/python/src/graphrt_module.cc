@@ -22,6 +22,7 @@
 #include "graphrt/client/event_writer.h"
 #include "graphrt/client/meta_graph.h"
 #include "graphrt/client/saved_model.h"
+#include "graphrt/client/saved_model_builder.h"
 #include "graphrt/client/saver.h"
 #include "graphrt/core/device.h"
 #include "graphrt/core/graph.h"
@@ -536,6 +537,27 @@ class PySaver {
   std::unique_ptr<Saver> saver;
 };
 
+// tf.saved_model.builder.SavedModelBuilder's core (graphrt.saved_model).
+struct PySavedModelBuilder {
+  std::unique_ptr<SavedModelBuilder> builder;
+};
+
+MetaGraphExport MakeMetaGraphExport(const std::vector<std::string>& tags,
+                                    const std::map<std::string, py::bytes>& signatures, const std::string& main_op,
+                                    bool legacy_init_op) {
+  MetaGraphExport meta;
+  meta.tags = tags;
+  for (const auto& [key, bytes] : signatures) {
+    proto::SignatureDef sig;
+    if (!sig.ParseFromString(std::string(bytes)))
+      Raise(PyExc_ValueError, "graphrt: signature '" + key + "' is not a serialized SignatureDef");
+    meta.signatures[key] = std::move(sig);
+  }
+  meta.main_op = main_op;
+  meta.legacy_init_op = legacy_init_op;
+  return meta;
+}
+
 SaverOptions MakeSaverOptions(const std::vector<std::string>& var_names, int max_to_keep, double keep_hours,
                               bool sharded, const std::string& name, bool save_relative_paths) {
   SaverOptions o;
@@ -904,6 +926,37 @@ PYBIND11_MODULE(_graphrt, m) {
     return py::make_tuple(session, py::bytes(bundle->meta_graph_def.SerializeAsString()));
   });
 
+  py::class_<PySavedModelBuilder>(m, "SavedModelBuilder")
+      .def(py::init([](const std::string& export_dir) {
+        auto b = std::make_unique<PySavedModelBuilder>();
+        b->builder = std::make_unique<SavedModelBuilder>(export_dir);
+        return b;
+      }))
+      .def("add_meta_graph_and_variables",
+           [](PySavedModelBuilder& self, PySession& session, const std::vector<std::string>& tags,
+              const std::map<std::string, py::bytes>& signatures, const std::string& main_op, bool legacy_init_op) {
+             const MetaGraphExport meta = MakeMetaGraphExport(tags, signatures, main_op, legacy_init_op);
+             session.MutateGraph([&](proto::GraphDef* g) {
+               Status s;
+               {
+                 py::gil_scoped_release release;
+                 // g gets the Saver's nodes: a later Saver or builder picks other names.
+                 const proto::GraphDef graph = *g;
+                 s = self.builder->AddMetaGraphAndVariables(session.session(), graph, meta, nullptr, g);
+               }
+               Check(s);
+             });
+           })
+      .def("add_meta_graph",
+           [](PySavedModelBuilder& self, const py::bytes& graph_def, const std::vector<std::string>& tags,
+              const std::map<std::string, py::bytes>& signatures, const std::string& main_op, bool legacy_init_op) {
+             const MetaGraphExport meta = MakeMetaGraphExport(tags, signatures, main_op, legacy_init_op);
+             Check(self.builder->AddMetaGraph(GraphFromBytes(graph_def), meta));
+           })
+      .def("save", [](PySavedModelBuilder& self, bool as_text) {
+        py::gil_scoped_release release;
+        Check(self.builder->Save(as_text));
+      });
   py::class_<PySaver>(m, "Saver")
       .def_static("create",
                   [](PySession& session, const std::vector<std::string>& var_names, int max_to_keep, double keep_hours,

@@ -49,9 +49,12 @@ class SavedModelBuilder {
   // The first MetaGraphDef: `graph` must be `session`'s graph. Variables are
   // saved through `saver_def` when given (its nodes are in the graph), else
   // through a sharded Saver added to the session (when the graph has
-  // variables). AlreadyExists when export_dir exists.
+  // variables). AlreadyExists when export_dir exists. `session_graph`, when
+  // given, gets `graph` with the nodes added to the session (that Saver's),
+  // for a caller that keeps a copy of the session's graph.
   Status AddMetaGraphAndVariables(Session* session, const proto::GraphDef& graph, const MetaGraphExport& meta,
-                                  const proto::SaverDef* saver_def = nullptr);
+                                  const proto::SaverDef* saver_def = nullptr,
+                                  proto::GraphDef* session_graph = nullptr);
   // A further MetaGraphDef sharing those variables (another tag set).
   Status AddMetaGraph(const proto::GraphDef& graph, const MetaGraphExport& meta,
                       const proto::SaverDef* saver_def = nullptr);

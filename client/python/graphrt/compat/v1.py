@@ -138,6 +138,14 @@ graph_util = _types.SimpleNamespace(convert_variables_to_constants=_layers.conve
 saved_model = _types.SimpleNamespace(
     loader=_types.SimpleNamespace(load=_loader_load, maybe_saved_model_directory=_sm.contains_saved_model),
     load=_loader_load,
+    simple_save=_sm.simple_save,
+    builder=_types.SimpleNamespace(SavedModelBuilder=_sm.SavedModelBuilder),
+    Builder=_sm.SavedModelBuilder,
+    utils=_types.SimpleNamespace(build_tensor_info=_sm.build_tensor_info),
+    build_tensor_info=_sm.build_tensor_info,
+    signature_def_utils=_types.SimpleNamespace(predict_signature_def=_sm.predict_signature_def,
+                                               build_signature_def=_sm.build_signature_def),
+    predict_signature_def=_sm.predict_signature_def,
     contains_saved_model=_sm.contains_saved_model,
     tag_constants=_types.SimpleNamespace(SERVING="serve", TRAINING="train", GPU="gpu", TPU="tpu"),
     signature_constants=_types.SimpleNamespace(
