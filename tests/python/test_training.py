@@ -467,3 +467,66 @@ def test_simple_save_and_builder_round_trip(tmp_path):
         with tf.Session() as sess:
             sess.run(tf.global_variables_initializer())
             tf.saved_model.simple_save(sess, str(tmp_path / "simple"), inputs={"x": x}, outputs={"y": y})
+
+
+def build_regression():
+    x_data, y_data = regression_data()
+    x = tf.constant(x_data)
+    y = tf.constant(y_data)
+    w = tf.Variable(np.full((3, 1), 0.1, np.float32), name="w")
+    loss = tf.reduce_mean(tf.square(tf.matmul(x, w) - y), name="loss")
+    step = tf.train.get_or_create_global_step()
+    train = tf.train.GradientDescentOptimizer(0.05).minimize(loss, global_step=step)
+    return w, loss, step, train
+
+
+def test_monitored_training_session_stops_and_resumes(tmp_path):
+    ckpt = str(tmp_path / "ckpt")
+    # Reference: 30 steps in one session.
+    w, _, _, train = build_regression()
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        for _ in range(30):
+            sess.run(train)
+        want = sess.run(w)
+    # 20 steps, saving every 10; then a new graph resumes to 30.
+    tf.reset_default_graph()
+    w, loss, step, train = build_regression()
+    seen = []
+
+    class Count(tf.train.SessionRunHook):
+        def before_run(self, run_context):
+            return tf.train.SessionRunArgs(step)
+
+        def after_run(self, run_context, run_values):
+            seen.append(int(run_values.results))
+    with tf.train.MonitoredTrainingSession(checkpoint_dir=ckpt, save_checkpoint_steps=10,
+                                           hooks=[tf.train.StopAtStepHook(last_step=20), Count()]) as sess:
+        while not sess.should_stop():
+            sess.run(train)
+    assert seen == list(range(20))
+    assert tf.train.latest_checkpoint(ckpt).endswith("model.ckpt-20")
+    tf.reset_default_graph()
+    w, loss, step, train = build_regression()
+    with tf.train.MonitoredTrainingSession(checkpoint_dir=ckpt, save_checkpoint_steps=10,
+                                           hooks=[tf.train.StopAtStepHook(last_step=30),
+                                                  tf.train.NanTensorHook(loss)]) as sess:
+        assert sess.run(step) == 20  # restored
+        while not sess.should_stop():
+            sess.run(train)
+        with pytest.raises(RuntimeError, match="should_stop"):
+            sess.run(train)  # as TensorFlow: no run after the stop
+    last = tf.train.latest_checkpoint(ckpt)
+    assert last.endswith("model.ckpt-30")
+    with tf.Session() as plain:
+        tf.train.Saver().restore(plain, last)
+        got, final_step = plain.run([w, step])
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    assert final_step == 30
+    # A NaN loss stops training with TensorFlow's error.
+    tf.reset_default_graph()
+    bad = tf.Variable(1.0) * np.float32(np.nan)
+    tf.train.get_or_create_global_step()
+    with pytest.raises(tf.train.NanLossDuringTrainingError):
+        with tf.train.MonitoredTrainingSession(hooks=[tf.train.NanTensorHook(bad)]) as sess:
+            sess.run(bad)

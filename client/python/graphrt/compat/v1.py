@@ -12,8 +12,8 @@ latest_checkpoint, saved_model.loader.load (and tag / signature constants),
 errors, gfile.GFile, the dtype names; gradients and the optimizers,
 variable_scope / get_variable and the initializers, cond and while_loop,
 tf.layers, tf.summary with FileWriter, graph_util.convert_variables_to_constants.
-Not yet: gradients through cond and while_loop, MonitoredTrainingSession
-from Python, eager execution.
+MonitoredTrainingSession with the common hooks, SavedModel writing.
+Not yet: gradients through cond and while_loop, eager execution.
 """
 
 import os as _os
@@ -47,6 +47,7 @@ from ..variable_scope import (AUTO_REUSE, VariableScope, constant_initializer, g
 from ..training import gradients  # noqa: F401
 from ..control_flow import cond, while_loop  # noqa: F401
 from .. import layers as _layers
+from .. import monitored as _monitored
 from .. import summary  # noqa: F401 -- tf.summary
 
 initialize_all_variables = global_variables_initializer
@@ -128,7 +129,16 @@ train = _types.SimpleNamespace(Saver=_train.Saver, latest_checkpoint=_train.late
                                get_global_step=_training.get_global_step,
                                create_global_step=_training.create_global_step,
                                get_or_create_global_step=_training.get_or_create_global_step,
-                               write_graph=_layers.write_graph)
+                               write_graph=_layers.write_graph,
+                               MonitoredTrainingSession=_monitored.MonitoredTrainingSession,
+                               MonitoredSession=_monitored.MonitoredSession, Scaffold=_monitored.Scaffold,
+                               ChiefSessionCreator=_monitored.ChiefSessionCreator,
+                               SessionRunHook=_monitored.SessionRunHook, SessionRunArgs=_monitored.SessionRunArgs,
+                               StopAtStepHook=_monitored.StopAtStepHook,
+                               CheckpointSaverHook=_monitored.CheckpointSaverHook,
+                               LoggingTensorHook=_monitored.LoggingTensorHook, NanTensorHook=_monitored.NanTensorHook,
+                               SummarySaverHook=_monitored.SummarySaverHook,
+                               NanLossDuringTrainingError=_monitored.NanLossDuringTrainingError)
 
 layers = _types.SimpleNamespace(dense=_layers.dense, conv2d=_layers.conv2d, max_pooling2d=_layers.max_pooling2d,
                                 average_pooling2d=_layers.average_pooling2d, flatten=_layers.flatten)
