@@ -45,11 +45,22 @@ Status CheckVersions(const proto::VersionDef& v) {
   return Status::OK();
 }
 
+// src has an output `slot` for dst to read.
+Status CheckSourceSlot(const Node& src, int slot, const Node& dst) {
+  if (slot >= 0 && slot < src.num_outputs()) return Status::OK();
+  return errors::InvalidArgument("Node '", dst.name(), "': Connecting to invalid output ", slot, " of source node ",
+                                 src.name(), " which has ", src.num_outputs(), " outputs");
+}
+
 Status CheckInputType(const Node& src, int slot, const Node& dst, int input) {
   if (TypesCompatible(src.output_type(slot), dst.input_type(input))) return Status::OK();
   return errors::InvalidArgument("Input ", input, " of node ", dst.name(), " was passed ",
                                  DataTypeString(src.output_type(slot)), " from ", src.name(), ":", slot,
                                  " incompatible with expected ", DataTypeString(dst.input_type(input)), ".");
+}
+
+Status InputCountError(const Node& n, size_t given) {
+  return errors::InvalidArgument(NodePrefix(n.def()), ": expects ", n.num_inputs(), " inputs but has ", given);
 }
 
 // Wires the inputs of the NodeDefs in [first, nodes.end()) given by name.
@@ -83,10 +94,7 @@ Status AddEdgesFromInputs(Graph* g, const std::vector<Node*>& new_nodes) {
         control_from[src->id()] = n->id();
         continue;
       }
-      if (slot >= src->num_outputs())
-        return errors::InvalidArgument("Node '", n->name(), "': Connecting to invalid output ", slot,
-                                       " of source node ", src->name(), " which has ", src->num_outputs(),
-                                       " outputs");
+      GR_RETURN_IF_ERROR(CheckSourceSlot(*src, slot, *n));
       if (data_inputs >= n->num_inputs())
         return errors::InvalidArgument(NodePrefix(def), ": has more inputs than the ", n->num_inputs(),
                                        " its op takes");
@@ -94,9 +102,7 @@ Status AddEdgesFromInputs(Graph* g, const std::vector<Node*>& new_nodes) {
       g->AddEdge(src, slot, n, data_inputs);
       ++data_inputs;
     }
-    if (data_inputs != n->num_inputs())
-      return errors::InvalidArgument(NodePrefix(def), ": expects ", n->num_inputs(), " inputs but has ",
-                                     data_inputs);
+    if (data_inputs != n->num_inputs()) return InputCountError(*n, data_inputs);
   }
   return Status::OK();
 }
@@ -223,18 +229,11 @@ Status AddNodeWithInputs(proto::NodeDef def, const std::vector<std::pair<Node*, 
   Node* n;
   GR_RETURN_IF_ERROR(g->AddNode(std::move(def), &n));
   Status s;
-  if (static_cast<int>(inputs.size()) != n->num_inputs()) {
-    s = errors::InvalidArgument(NodePrefix(n->def()), ": expects ", n->num_inputs(), " inputs but has ",
-                                inputs.size());
-  }
+  if (static_cast<int>(inputs.size()) != n->num_inputs()) s = InputCountError(*n, inputs.size());
   for (size_t i = 0; s.ok() && i < inputs.size(); ++i) {
     const auto& [src, slot] = inputs[i];
-    if (slot < 0 || slot >= src->num_outputs()) {
-      s = errors::InvalidArgument("Node '", n->name(), "': Connecting to invalid output ", slot, " of source node ",
-                                  src->name(), " which has ", src->num_outputs(), " outputs");
-    } else {
-      s = CheckInputType(*src, slot, *n, static_cast<int>(i));
-    }
+    s = CheckSourceSlot(*src, slot, *n);
+    if (s.ok()) s = CheckInputType(*src, slot, *n, static_cast<int>(i));
   }
   if (!s.ok()) {
     g->RemoveNode(n);

@@ -184,8 +184,9 @@ def _copy_nodes(sg, scope, frame, bindings, pivot, taken, out):
     """sg's nodes into `out` under `scope`: placeholders in `bindings` (name
     -> tensor name) left out and read as bound; ops with no data inputs wait
     for `pivot`; Enter frames nested under `frame`. Returns {old: new}."""
+    nodes = sg.as_graph_def().node  # one copy of the scratch graph
     renamed = {}
-    for n in sg.as_graph_def().node:
+    for n in nodes:
         if n.name in bindings:
             continue
         new = scope + n.name
@@ -195,7 +196,7 @@ def _copy_nodes(sg, scope, frame, bindings, pivot, taken, out):
             k += 1
         taken.add(new)
         renamed[n.name] = new
-    for n in sg.as_graph_def().node:
+    for n in nodes:
         if n.name in bindings:
             continue
         m = out.node.add()

@@ -95,7 +95,7 @@ def as_dtype(value):
 # ---- values as tensors ----
 
 def _is_tensor_like(v):
-    return isinstance(v, Tensor) or hasattr(v, "_as_graph_element") and isinstance(v, Variable)
+    return isinstance(v, (Tensor, Variable))
 
 
 def _numpy_value(values, dtype):
